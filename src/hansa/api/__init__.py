@@ -1,0 +1,1 @@
+"""The HTTP, SSE and WebSocket surface (thin: it validates, calls the engine, shapes JSON)."""

@@ -1,0 +1,25 @@
+"""Request dependencies: the services and the tenant."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from hansa.engine.services import Services
+from hansa.store.db import DEFAULT_TENANT_ID
+
+
+def get_services(request: Request) -> Services:
+    """The services built by ``create_app``."""
+    services: Services = request.app.state.services
+    return services
+
+
+def get_tenant() -> str:
+    """The caller's tenant (the default tenant until authentication comes)."""
+    return DEFAULT_TENANT_ID
+
+
+ServicesDep = Annotated[Services, Depends(get_services)]
+TenantDep = Annotated[str, Depends(get_tenant)]

@@ -1,0 +1,84 @@
+"""The seed-compatible chat route (seed 000 §12.1): it answers when the turn is done."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from hansa import errors
+from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.schemas import ChatRequest
+from hansa.domain import event
+from hansa.engine import chat
+from hansa.engine.services import Services
+from hansa.store import projects
+
+router = APIRouter(prefix="/api/assistant")
+
+
+@router.post("/chat")
+async def assistant_chat(
+    body: ChatRequest, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Post the last user message, wait for its turn, answer with what it produced."""
+    user_messages = [m for m in body.messages if m.role == "user"]
+    if not user_messages:
+        raise errors.InvalidInput(
+            "messages must contain a user message", details={"field": "messages"}
+        )
+    content = user_messages[-1].content
+    conversation_id = body.conversation_id
+    if conversation_id is None:
+        project_id = await _stored_project(services, tenant, body.project_context)
+        convo = await chat.create_conversation(
+            services, tenant, project_id=project_id, active_agent_id=body.active_agent_id
+        )
+        conversation_id = convo.id
+    posted = await chat.post_message(
+        services, tenant, conversation_id, content,
+        active_agent_id=body.active_agent_id, project_context=body.project_context,
+    )  # fmt: skip
+    produced = await chat.wait_for_done(
+        services, tenant, conversation_id, posted.turn_id, posted.seq
+    )
+    return _response(conversation_id, produced)
+
+
+async def _stored_project(
+    services: Services, tenant: str, context: dict[str, Any] | None
+) -> str | None:
+    project_id = (context or {}).get("projectId")
+    if not isinstance(project_id, str):
+        return None
+    async with services.db.read() as conn:
+        try:
+            await projects.get(conn, tenant, project_id)
+        except errors.NotFound:
+            return None  # described by the request only; the turn still gets its context
+    return project_id
+
+
+def _response(conversation_id: str, produced: list[event.Event]) -> dict[str, Any]:
+    out_messages: list[dict[str, Any]] = []
+    thinking: list[dict[str, str]] = []
+    routed: str | None = None
+    for ev in produced:
+        match ev.payload:
+            case event.MessageData(author="assistant", message_id=mid, content=content):
+                out_messages.append(
+                    {"id": mid, "role": "assistant", "agentId": ev.agent_id, "content": content}
+                )
+            case event.ThinkingData(summary=summary, phase=phase):
+                thinking.append({"kind": phase, "summary": summary})
+            case event.RoutingData(agent_id=agent_id):
+                routed = agent_id
+            case _:
+                pass
+    return {
+        "conversationId": conversation_id,
+        "messages": out_messages,
+        "thinking": thinking,
+        "routedAgentId": routed,
+        "runCreated": None,
+    }

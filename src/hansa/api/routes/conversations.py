@@ -1,0 +1,85 @@
+"""Conversations, their messages and their timeline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.schemas import ConversationCreate, MessageCreate, conversation_out, message_out
+from hansa.engine import chat, timeline
+from hansa.store import conversations, events, messages
+
+router = APIRouter(prefix="/api/conversations")
+
+
+@router.post("", status_code=201)
+async def create_conversation(
+    body: ConversationCreate, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Start a conversation."""
+    convo = await chat.create_conversation(
+        services,
+        tenant,
+        project_id=body.project_id,
+        title=body.title,
+        active_agent_id=body.active_agent_id,
+    )
+    return conversation_out(convo)
+
+
+@router.get("")
+async def list_conversations(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
+    """The newest conversations."""
+    async with services.db.read() as conn:
+        return [conversation_out(c) for c in await conversations.list_recent(conn, tenant)]
+
+
+@router.get("/{conversation_id}")
+async def get_conversation(
+    conversation_id: str, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """One conversation."""
+    async with services.db.read() as conn:
+        return conversation_out(await conversations.get(conn, tenant, conversation_id))
+
+
+@router.get("/{conversation_id}/messages")
+async def list_messages(
+    conversation_id: str, services: ServicesDep, tenant: TenantDep
+) -> list[dict[str, Any]]:
+    """Every message, in order."""
+    async with services.db.read() as conn:
+        await conversations.get(conn, tenant, conversation_id)
+        return [message_out(m) for m in await messages.list_for(conn, tenant, conversation_id)]
+
+
+@router.post("/{conversation_id}/messages", status_code=202)
+async def post_message(
+    conversation_id: str, body: MessageCreate, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Store the message and start its turn in the background."""
+    posted = await chat.post_message(
+        services,
+        tenant,
+        conversation_id,
+        body.content,
+        active_agent_id=body.active_agent_id,
+        project_context=body.project_context,
+    )
+    return {"messageId": posted.message_id, "turnId": posted.turn_id, "seq": posted.seq}
+
+
+@router.get("/{conversation_id}/timeline")
+async def get_timeline(
+    conversation_id: str,
+    services: ServicesDep,
+    tenant: TenantDep,
+    runId: str | None = None,  # noqa: N803 - the query parameter's name in API.md
+) -> list[dict[str, Any]]:
+    """The experience timeline (seed 000 §9.2), optionally of one run."""
+    async with services.db.read() as conn:
+        await conversations.get(conn, tenant, conversation_id)
+        log = await events.read_after(conn, tenant, conversation_id, 0, limit=100_000, run_id=runId)
+    return timeline.build(log, services.roster)

@@ -1,0 +1,62 @@
+"""Projects: the context agents work in (seed 000 §7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.schemas import ProjectCreate, ProjectPatch, project_out
+from hansa.domain.base import new_id
+from hansa.domain.project import Project
+from hansa.store import projects
+
+router = APIRouter(prefix="/api/projects")
+
+
+@router.post("", status_code=201)
+async def create_project(
+    body: ProjectCreate, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Create a project."""
+    proj = Project(
+        id=new_id(),
+        tenant_id=tenant,
+        name=body.name,
+        domain=body.domain,
+        cms_platform=body.cms_platform,
+        allowed_task_types=None
+        if body.allowed_task_types is None
+        else tuple(body.allowed_task_types),
+        config=body.config,
+        created_at=services.clock(),
+    )
+    async with services.db.transaction() as conn:
+        await projects.create(conn, proj)
+    return project_out(proj)
+
+
+@router.get("")
+async def list_projects(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
+    """The tenant's projects."""
+    async with services.db.read() as conn:
+        return [project_out(p) for p in await projects.list_all(conn, tenant)]
+
+
+@router.get("/{project_id}")
+async def get_project(project_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """One project."""
+    async with services.db.read() as conn:
+        return project_out(await projects.get(conn, tenant, project_id))
+
+
+@router.patch("/{project_id}")
+async def patch_project(
+    project_id: str, body: ProjectPatch, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Change the fields given."""
+    changes = body.model_dump(exclude_unset=True)
+    async with services.db.transaction() as conn:
+        proj = await projects.update(conn, tenant, project_id, changes, services.clock())
+    return project_out(proj)

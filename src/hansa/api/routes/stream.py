@@ -1,0 +1,132 @@
+"""Live events: Server-Sent Events and WebSocket, replayed from the log then followed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Header, Query, Request, WebSocket, WebSocketDisconnect
+from sse_starlette import EventSourceResponse
+
+from hansa import errors
+from hansa.api.deps import ServicesDep, TenantDep, get_tenant
+from hansa.domain import event
+from hansa.engine import chat
+from hansa.engine.services import Services
+from hansa.store import conversations, events
+
+router = APIRouter(prefix="/api/conversations")
+
+
+async def follow(
+    services: Services, tenant: str, conversation_id: str, after: int, *, until_done: bool
+) -> AsyncIterator[event.Event]:
+    """Every event after ``after``, then new ones as they commit; stops after ``done`` if asked."""
+    cursor = after
+    keepalive = services.settings.sse_keepalive_seconds
+    with services.bus.subscribe(conversation_id) as sub:
+        while True:
+            async with services.db.read() as conn:
+                batch = await events.read_after(conn, tenant, conversation_id, cursor)
+            for ev in batch:
+                cursor = ev.seq
+                yield ev
+                if until_done and ev.type == "done":
+                    return
+            if not batch:
+                # the log is the source of truth; the bus only shortens the wait
+                await sub.wait(keepalive)
+
+
+def _cursor(after: int | None, last_event_id: str | None) -> int:
+    if last_event_id is not None:
+        if not last_event_id.strip().isdigit():
+            raise errors.InvalidInput("Last-Event-ID must be an event seq (a whole number)")
+        return int(last_event_id)
+    return after or 0
+
+
+@router.get("/{conversation_id}/events")
+async def stream_events(
+    conversation_id: str,
+    request: Request,
+    services: ServicesDep,
+    tenant: TenantDep,
+    after: int | None = Query(default=None, ge=0),
+    until: str | None = Query(default=None, pattern="^done$"),
+    last_event_id: str | None = Header(default=None),
+) -> EventSourceResponse:
+    """SSE: ``id`` is the seq, ``event`` the type, ``data`` the event as JSON."""
+    async with services.db.read() as conn:
+        await conversations.get(conn, tenant, conversation_id)
+    cursor = _cursor(after, last_event_id)
+
+    async def frames() -> AsyncIterator[dict[str, Any]]:
+        async for ev in follow(services, tenant, conversation_id, cursor, until_done=bool(until)):
+            yield {"id": str(ev.seq), "event": ev.type, "data": json.dumps(ev.to_wire())}
+
+    return EventSourceResponse(
+        frames(), ping=int(services.settings.sse_keepalive_seconds), send_timeout=30
+    )
+
+
+@router.websocket("/{conversation_id}/ws")
+async def websocket_events(websocket: WebSocket, conversation_id: str, after: int = 0) -> None:
+    """The same events as JSON text frames; the client may send ``{"type": "message", ...}``."""
+    services: Services = websocket.app.state.services
+    tenant = get_tenant()
+    async with services.db.read() as conn:
+        try:
+            await conversations.get(conn, tenant, conversation_id)
+        except errors.NotFound:
+            await websocket.close(code=4404, reason="conversation not found")
+            return
+    await websocket.accept()
+
+    async def send_events() -> None:
+        async for ev in follow(services, tenant, conversation_id, after, until_done=False):
+            await websocket.send_text(json.dumps(ev.to_wire()))
+
+    async def receive_messages() -> None:
+        while True:
+            try:
+                incoming = json.loads(await websocket.receive_text())
+            except json.JSONDecodeError:
+                await _ws_error(websocket, "malformed_json", "frames must be JSON objects")
+                continue
+            if not isinstance(incoming, dict) or incoming.get("type") != "message":
+                await _ws_error(
+                    websocket, "unknown_frame", 'send {"type": "message", "content": …}'
+                )
+                continue
+            try:
+                posted = await chat.post_message(
+                    services, tenant, conversation_id, str(incoming.get("content", "")),
+                    active_agent_id=incoming.get("activeAgentId"),
+                    project_context=incoming.get("projectContext"),
+                )  # fmt: skip
+            except errors.UserError as exc:
+                await _ws_error(websocket, exc.code, exc.message)
+                continue
+            await websocket.send_text(
+                json.dumps(
+                    {"type": "accepted", "messageId": posted.message_id, "turnId": posted.turn_id}
+                )
+            )
+
+    sender = asyncio.create_task(send_events(), name=f"ws send {conversation_id}")
+    try:
+        await receive_messages()
+    except WebSocketDisconnect:
+        pass
+    finally:
+        sender.cancel()
+        await asyncio.gather(sender, return_exceptions=True)
+
+
+async def _ws_error(websocket: WebSocket, code: str, message: str) -> None:
+    await websocket.send_text(
+        json.dumps({"type": "error", "error": {"code": code, "message": message}})
+    )

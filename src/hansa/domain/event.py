@@ -1,0 +1,250 @@
+"""The event log's entries: one envelope, a payload union tagged by ``type``.
+
+The same types travel on SSE, WebSocket and storage. On the wire an event is
+``{seq, type, conversationId, turnId, runId, taskId, agentId, createdAt, data}``
+where ``data`` is the payload without its tag.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from hansa.domain.base import Wire
+
+
+class SessionData(Wire):
+    """A turn or a client session began."""
+
+    type: Literal["session"] = "session"
+    action: str = "turn_started"
+    message_id: str | None = None
+
+
+class RoutingData(Wire):
+    """The supervisor's routing decision for a turn."""
+
+    type: Literal["routing"] = "routing"
+    previous_agent_id: str
+    agent_id: str
+    rule_id: str | None
+    matched: str | None
+    reason: str
+
+
+class StatusData(Wire):
+    """A status chip, e.g. "Hans is handing this off to Growth Lead Dana"."""
+
+    type: Literal["status"] = "status"
+    message_id: str
+    text: str
+
+
+class ThinkingData(Wire):
+    """A short, safe thinking entry written by the engine."""
+
+    type: Literal["thinking"] = "thinking"
+    message_id: str
+    summary: str
+    phase: str
+    group: str | None = None
+
+
+class TextDeltaData(Wire):
+    """A piece of an assistant message as it is generated."""
+
+    type: Literal["text_delta"] = "text_delta"
+    message_id: str
+    delta: str
+
+
+class MessageData(Wire):
+    """A complete message (user or assistant)."""
+
+    type: Literal["message"] = "message"
+    message_id: str
+    kind: str
+    author: str
+    content: str
+
+
+class PlanData(Wire):
+    """A plan awaiting approval."""
+
+    type: Literal["plan"] = "plan"
+    plan: dict[str, Any]
+    run_id: str | None = None
+
+
+class RunCreatedData(Wire):
+    """A run was created."""
+
+    type: Literal["run_created"] = "run_created"
+    title: str
+    status: str
+
+
+class RunStatusData(Wire):
+    """A run changed status."""
+
+    type: Literal["run_status"] = "run_status"
+    status: str
+    previous: str | None = None
+
+
+class TaskCreatedData(Wire):
+    """A task was created."""
+
+    type: Literal["task_created"] = "task_created"
+    task_type: str
+    step_group: str | None
+    summary: str
+
+
+class TaskStatusData(Wire):
+    """A task changed status."""
+
+    type: Literal["task_status"] = "task_status"
+    status: str
+    previous: str | None = None
+    result: dict[str, Any] | None = None
+
+
+class ToolCallData(Wire):
+    """A model asked for a tool."""
+
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+class ToolResultData(Wire):
+    """A tool answered."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str
+    ok: bool
+    result: Any = None
+
+
+class OperationData(Wire):
+    """A human-readable name for an operation on workspace entities."""
+
+    type: Literal["operation"] = "operation"
+    name: str
+
+
+class EntityPatchData(Wire):
+    """A workspace entity changed."""
+
+    type: Literal["entity_patch"] = "entity_patch"
+    entity: str
+    entity_id: str
+    patch: dict[str, Any]
+
+
+class ContextUsageData(Wire):
+    """How much of the model's context a turn used."""
+
+    type: Literal["context_usage"] = "context_usage"
+    prompt_tokens: int
+    completion_tokens: int
+    context_window: int | None = None
+
+
+class AgentStateData(Wire):
+    """An agent's scratchpad changed."""
+
+    type: Literal["agent_state"] = "agent_state"
+    state: dict[str, Any]
+
+
+class HandoffData(Wire):
+    """The conversation went to a human agent."""
+
+    type: Literal["handoff"] = "handoff"
+    reason: str
+
+
+class ErrorData(Wire):
+    """A turn or run failed; ``message`` is safe to show the user."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+class DoneData(Wire):
+    """The last event of every turn."""
+
+    type: Literal["done"] = "done"
+    status: Literal["completed", "failed", "cancelled"] = "completed"
+
+
+Payload = Annotated[
+    SessionData
+    | RoutingData
+    | StatusData
+    | ThinkingData
+    | TextDeltaData
+    | MessageData
+    | PlanData
+    | RunCreatedData
+    | RunStatusData
+    | TaskCreatedData
+    | TaskStatusData
+    | ToolCallData
+    | ToolResultData
+    | OperationData
+    | EntityPatchData
+    | ContextUsageData
+    | AgentStateData
+    | HandoffData
+    | ErrorData
+    | DoneData,
+    Field(discriminator="type"),
+]
+
+PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(Payload)
+
+
+class Event(Wire):
+    """One entry of a conversation's ordered, append-only log."""
+
+    seq: int
+    conversation_id: str
+    turn_id: str | None
+    run_id: str | None
+    task_id: str | None
+    agent_id: str | None
+    created_at: datetime
+    payload: Payload
+
+    @property
+    def type(self) -> str:
+        """The payload's tag."""
+        return self.payload.type
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON shape of API.md."""
+        data = self.payload.model_dump(mode="json", by_alias=True, exclude={"type"})
+        return {
+            "seq": self.seq,
+            "type": self.payload.type,
+            "conversationId": self.conversation_id,
+            "turnId": self.turn_id,
+            "runId": self.run_id,
+            "taskId": self.task_id,
+            "agentId": self.agent_id,
+            "createdAt": self.created_at.isoformat(),
+            "data": data,
+        }
+
+
+def payload_from_stored(event_type: str, data: dict[str, Any]) -> Payload:
+    """Rebuild a payload from its stored tag and camelCase data."""
+    return PAYLOAD_ADAPTER.validate_python({**data, "type": event_type})

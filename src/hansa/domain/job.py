@@ -1,0 +1,40 @@
+"""Jobs: every unit of background work, claimed with a lease."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from hansa.domain.base import Wire
+
+
+class JobStatus(StrEnum):
+    """queued -> running -> done | failed; running -> queued when a lease expires."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class JobKind(StrEnum):
+    """What a job does."""
+
+    TURN = "turn"
+
+
+class Job(Wire):
+    """A claimed job, as a worker sees it."""
+
+    id: int
+    tenant_id: str
+    kind: JobKind
+    key: str | None
+    """Jobs with the same key never run at the same time (the conversation id for turns)."""
+    payload: dict[str, Any]
+    attempts: int
+    epoch: int
+    """Bumped at each claim; every write made for the job checks it."""
+    lease_owner: str
+    lease_until: datetime

@@ -1,0 +1,1 @@
+"""The behaviour: turn pipeline, routing, context, thinking, workers."""

@@ -1,0 +1,150 @@
+"""Writes what the user sees: messages and the events announcing them, in one transaction.
+
+A ``Batch`` collects messages and events; ``Recorder.write`` commits it with any
+other change of the same step (state, turn status, job completion), checks the
+job's lease first, and rings the bus only after the commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hansa.domain import event, message
+from hansa.domain.base import new_id
+from hansa.domain.job import Job
+from hansa.engine.services import Services
+from hansa.store import events, messages, queue
+
+Extra = Callable[[AsyncConnection], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class _PendingMessage:
+    id: str
+    kind: message.Kind
+    author: message.Author
+    agent_id: str | None
+    content: str
+    metadata: dict[str, Any]
+
+
+@dataclass
+class Batch:
+    """Messages and events to commit together, in order."""
+
+    conversation_id: str
+    turn_id: str | None
+    run_id: str | None = None
+    items: list[tuple[events.NewEvent, _PendingMessage | None]] = field(default_factory=list)
+
+    def event(self, payload: event.Payload, *, agent_id: str | None = None) -> None:
+        """Add an event that announces no message."""
+        self.items.append((self._new(payload, agent_id), None))
+
+    def message(
+        self,
+        kind: message.Kind,
+        author: message.Author,
+        content: str,
+        *,
+        agent_id: str | None,
+        metadata: dict[str, Any] | None = None,
+        message_id: str | None = None,
+    ) -> str:
+        """Add a message and the event that announces it; returns the message id."""
+        msg_id = message_id or new_id()
+        payload: event.Payload
+        if kind is message.Kind.STATUS:
+            payload = event.StatusData(message_id=msg_id, text=content)
+        elif kind is message.Kind.THINKING:
+            meta = metadata or {}
+            payload = event.ThinkingData(
+                message_id=msg_id,
+                summary=content,
+                phase=str(meta.get("phase", "")),
+                group=meta.get("group"),
+            )
+        else:
+            payload = event.MessageData(
+                message_id=msg_id, kind=kind.value, author=author.value, content=content
+            )
+        msg = _PendingMessage(msg_id, kind, author, agent_id, content, metadata or {})
+        self.items.append((self._new(payload, agent_id), msg))
+        return msg_id
+
+    def thinking(
+        self, summary: str, *, agent_id: str, phase: str, group: str | None = None
+    ) -> None:
+        """Add a safe, short thinking entry written from a template."""
+        meta: dict[str, Any] = {"phase": phase}
+        if group is not None:
+            meta["group"] = group
+        self.message(
+            message.Kind.THINKING,
+            message.Author.ASSISTANT,
+            summary,
+            agent_id=agent_id,
+            metadata=meta,
+        )
+
+    def status(self, text: str, *, agent_id: str) -> None:
+        """Add a status chip."""
+        self.message(message.Kind.STATUS, message.Author.SYSTEM, text, agent_id=agent_id)
+
+    def _new(self, payload: event.Payload, agent_id: str | None) -> events.NewEvent:
+        return events.NewEvent(
+            payload=payload, turn_id=self.turn_id, run_id=self.run_id, agent_id=agent_id
+        )
+
+
+class Recorder:
+    """Commits batches for one conversation, on behalf of one job (or a request)."""
+
+    def __init__(
+        self, services: Services, tenant_id: str, conversation_id: str, job: Job | None = None
+    ) -> None:
+        self.services = services
+        self.tenant_id = tenant_id
+        self.conversation_id = conversation_id
+        self.job = job
+
+    async def write(self, batch: Batch, extra: Extra | None = None) -> list[event.Event]:
+        """Commit ``batch`` and ``extra`` in one transaction, then ring the bus."""
+        async with self.services.db.transaction() as conn:
+            stored = await self.write_in(conn, batch, extra)
+        if stored:
+            self.services.bus.publish(self.conversation_id, stored[-1].seq)
+        return stored
+
+    async def write_in(
+        self, conn: AsyncConnection, batch: Batch, extra: Extra | None = None
+    ) -> list[event.Event]:
+        """Write ``batch`` in the caller's transaction; the caller rings the bus after commit."""
+        if self.job is not None:
+            await queue.guard(conn, self.job)
+        now = self.services.clock()
+        stored = await events.append(
+            conn, self.tenant_id, self.conversation_id, [e for e, _ in batch.items], now
+        )
+        for (_, pending), ev in zip(batch.items, stored, strict=True):
+            if pending is not None:
+                msg = message.Message(
+                    id=pending.id,
+                    conversation_id=self.conversation_id,
+                    turn_id=batch.turn_id,
+                    run_id=batch.run_id,
+                    kind=pending.kind,
+                    author=pending.author,
+                    agent_id=pending.agent_id,
+                    content=pending.content,
+                    created_at=now,
+                    metadata=pending.metadata,
+                )
+                await messages.insert(conn, self.tenant_id, msg, ev.seq)
+        if extra is not None:
+            await extra(conn)
+        return stored

@@ -1,0 +1,41 @@
+"""The engine's dependencies, built once by the composition root and passed down."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from hansa.bus.base import Bus
+from hansa.domain.agent import AgentDefinition
+from hansa.domain.base import utcnow
+from hansa.engine.routing import Router
+from hansa.models.base import Model
+from hansa.settings import Settings
+from hansa.store.db import Database
+
+
+@dataclass
+class Services:
+    """Shared, stateless-per-turn services; each turn gets its own context object."""
+
+    settings: Settings
+    db: Database
+    bus: Bus
+    model: Model
+    roster: list[AgentDefinition]
+    router: Router
+    clock: Callable[[], datetime] = utcnow
+    wake_worker: Callable[[], None] = field(default=lambda: None)
+    """Tells an in-process worker that a job was enqueued (set by the worker)."""
+
+    def agent(self, agent_id: str) -> AgentDefinition:
+        """The roster entry for ``agent_id`` (the supervisor if unknown)."""
+        for a in self.roster:
+            if a.id == agent_id:
+                return a
+        return self.roster[0]
+
+    def has_agent(self, agent_id: str) -> bool:
+        """True when ``agent_id`` is in the roster."""
+        return any(a.id == agent_id for a in self.roster)

@@ -1,0 +1,43 @@
+"""Build the engine's services from settings: the one place that wires the layers below."""
+
+from __future__ import annotations
+
+from hansa.bus.memory import MemoryBus
+from hansa.engine.roster import load_config, roster_from_config
+from hansa.engine.routing import Router, rules_from_config
+from hansa.engine.services import Services
+from hansa.models.base import Model
+from hansa.models.registry import infer_model
+from hansa.settings import Settings
+from hansa.store import agents
+from hansa.store.db import Database
+from hansa.store.migrate import migrate
+
+
+def build_model(settings: Settings) -> Model:
+    """The model named by the settings."""
+    return infer_model(
+        settings.model,
+        openai_base_url=settings.openai_base_url,
+        openai_api_key=settings.openai_api_key,
+        local_model_path=settings.local_model_path,
+    )
+
+
+async def build_services(settings: Settings, *, model: Model | None = None) -> Services:
+    """Migrate the database, store the roster, and return ready services."""
+    config = load_config(settings.config)
+    roster = roster_from_config(config)
+    router = Router(rules_from_config(config), {a.id for a in roster})
+    model = model or build_model(settings)
+    db = Database(settings.database_url)
+    try:
+        await migrate(db)
+        async with db.transaction() as conn:
+            await agents.replace_roster(conn, None, roster)
+    except BaseException:
+        await db.dispose()
+        raise
+    return Services(
+        settings=settings, db=db, bus=MemoryBus(), model=model, roster=roster, router=router
+    )

@@ -1,0 +1,69 @@
+"""Stage 5: store the answer, end the turn with ``done``; or end a failed turn truthfully."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hansa import errors
+from hansa.domain import conversation, event, message, turn
+from hansa.engine import thinking
+from hansa.engine.turn import TurnContext
+from hansa.store import conversations, llm_calls, queue, turns
+
+
+async def finalize(ctx: TurnContext) -> None:
+    """The assistant message, usage, ``done``, and every state change, in one transaction."""
+    batch = ctx.batch()
+    if ctx.agent is not None and not ctx.answered:
+        batch.message(
+            message.Kind.ASSISTANT,
+            message.Author.ASSISTANT,
+            ctx.reply_text or "(no answer)",
+            agent_id=ctx.agent.id,
+            message_id=ctx.reply_message_id,
+        )
+        if ctx.call is not None and ctx.call.record is not None:
+            rec = ctx.call.record
+            batch.event(
+                event.ContextUsageData(
+                    prompt_tokens=rec.prompt_tokens, completion_tokens=rec.completion_tokens
+                ),
+                agent_id=ctx.agent.id,
+            )
+    batch.event(event.DoneData(status="completed"), agent_id=ctx.supervisor.id)
+    await ctx.flush(then=lambda conn: _close(ctx, conn, turn.TurnStatus.COMPLETED, None))
+
+
+async def fail(ctx: TurnContext) -> None:
+    """Say what went wrong in plain words, emit ``error`` then ``done``, free the conversation."""
+    exc = ctx.error
+    code = exc.code if isinstance(exc, errors.HansaError) else "internal_error"
+    agent = ctx.agent or ctx.supervisor
+    text = thinking.failure_message(agent)
+    batch = ctx.batch()
+    batch.message(
+        message.Kind.ASSISTANT, message.Author.ASSISTANT, text,
+        agent_id=agent.id, metadata={"error": code},
+    )  # fmt: skip
+    batch.event(event.ErrorData(code=code, message=text), agent_id=agent.id)
+    batch.event(event.DoneData(status="failed"), agent_id=ctx.supervisor.id)
+    detail = f"{type(exc).__name__}: {exc}" if exc else "unknown error"
+    await ctx.flush(then=lambda conn: _close(ctx, conn, turn.TurnStatus.FAILED, detail))
+
+
+async def _close(
+    ctx: TurnContext, conn: AsyncConnection, status: turn.TurnStatus, error: str | None
+) -> None:
+    now = ctx.services.clock()
+    if ctx.call is not None and ctx.call.record is not None:
+        await llm_calls.record(conn, ctx.call.record)
+    current = await turns.get(conn, ctx.tenant_id, ctx.turn_id)
+    if current.status is turn.TurnStatus.QUEUED:
+        await turns.set_status(conn, ctx.tenant_id, ctx.turn_id, turn.TurnStatus.RUNNING, now)
+    await turns.set_status(conn, ctx.tenant_id, ctx.turn_id, status, now, error=error)
+    convo = await conversations.get(conn, ctx.tenant_id, ctx.conversation_id)
+    if convo.state is conversation.State.AI_ACTIVE:
+        await conversations.update(
+            conn, ctx.tenant_id, ctx.conversation_id, now, state=conversation.State.IDLE
+        )
+    await queue.finish(conn, ctx.job, now, error=error)

@@ -1,0 +1,52 @@
+"""Stage 2: the supervisor routes the message and records why (seed 000 §5)."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hansa.domain import conversation, event, turn
+from hansa.engine import thinking
+from hansa.engine.turn import TurnContext
+from hansa.store import conversations, turns
+
+
+async def route(ctx: TurnContext) -> None:
+    """Decide the agent; record the decision, a status chip on a change, a thinking entry."""
+    if ctx.answered:
+        return
+    assert ctx.conversation is not None
+    previous = ctx.active_agent_id or ctx.conversation.current_agent
+    decision = ctx.services.router.decide(ctx.user_text, previous)
+    agent = ctx.services.agent(decision.agent_id)
+    ctx.decision, ctx.agent = decision, agent
+    supervisor = ctx.supervisor
+
+    batch = ctx.batch()
+    batch.event(event.SessionData(message_id=ctx.message_id), agent_id=supervisor.id)
+    batch.event(
+        event.RoutingData(
+            previous_agent_id=decision.previous_agent_id,
+            agent_id=decision.agent_id,
+            rule_id=decision.rule_id,
+            matched=decision.matched,
+            reason=decision.reason,
+        ),
+        agent_id=supervisor.id,
+    )
+    if decision.changed:
+        batch.status(thinking.handoff_status(supervisor, agent), agent_id=supervisor.id)
+    batch.thinking(
+        thinking.routing_entry(supervisor, agent, decision), agent_id=supervisor.id, phase="routing"
+    )
+    now = ctx.services.clock()
+
+    async def start(conn: AsyncConnection) -> None:
+        await conversations.update(
+            conn, ctx.tenant_id, ctx.conversation_id, now,
+            state=conversation.State.AI_ACTIVE, current_agent=agent.id,
+        )  # fmt: skip
+        await turns.set_status(
+            conn, ctx.tenant_id, ctx.turn_id, turn.TurnStatus.RUNNING, now, agent_id=agent.id
+        )
+
+    ctx.also(start)

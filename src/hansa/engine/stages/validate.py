@@ -1,0 +1,31 @@
+"""Stage 1: load the conversation and the user's message; check the turn may run."""
+
+from __future__ import annotations
+
+from hansa import errors
+from hansa.domain import conversation, message
+from hansa.engine.turn import TurnContext
+from hansa.store import conversations, messages
+
+_HUMAN_STATES = (conversation.State.HANDOFF_PENDING, conversation.State.AGENT_ACTIVE)
+
+
+async def validate(ctx: TurnContext) -> None:
+    """Load what the turn needs; a conversation held by a human gets no AI reply."""
+    async with ctx.services.db.read() as conn:
+        ctx.conversation = await conversations.get(conn, ctx.tenant_id, ctx.conversation_id)
+        found = await messages.list_for(
+            conn, ctx.tenant_id, ctx.conversation_id, turn_id=ctx.turn_id,
+            kinds=(message.Kind.USER,),
+        )  # fmt: skip
+    if not found:
+        raise errors.NotFound(f"the message of turn {ctx.turn_id} is missing")
+    ctx.user_text = found[0].content
+    if ctx.conversation.state in _HUMAN_STATES:
+        ctx.batch().status(
+            "A human agent has this conversation; the assistants stay quiet",
+            agent_id=ctx.supervisor.id,
+        )
+        ctx.answered = True
+    elif ctx.conversation.state is conversation.State.ARCHIVED:
+        raise errors.Conflict("this conversation is archived")

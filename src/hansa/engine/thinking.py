@@ -1,0 +1,50 @@
+"""Thinking entries and status chips, written by code from templates (seed 000 §9.3, §17).
+
+Each function turns an action the engine took into a short, safe sentence.
+Nothing here ever sees a prompt or a model's output.
+"""
+
+from __future__ import annotations
+
+from hansa.domain.agent import AgentDefinition
+from hansa.domain.project import ProjectContext
+from hansa.domain.routing import RoutingDecision
+
+
+def routing_entry(supervisor: AgentDefinition, agent: AgentDefinition, d: RoutingDecision) -> str:
+    """Why the turn goes to ``agent``."""
+    if d.rule_id is None:
+        if agent.id == supervisor.id:
+            return f"{supervisor.display_name} is taking this request directly"
+        return f"{supervisor.display_name} is keeping {agent.display_name} on this conversation"
+    return f"{supervisor.display_name} is choosing {agent.role} based on {d.reason}"
+
+
+def handoff_status(supervisor: AgentDefinition, agent: AgentDefinition) -> str:
+    """The status chip shown when the answering agent changes (seed 000 §5.3)."""
+    return f"{supervisor.display_name} is handing this off to {agent.display_name}"
+
+
+def context_entry(supervisor: AgentDefinition, ctx: ProjectContext) -> str:
+    """What the project context check found; never a guess."""
+    if ctx.is_cross_project and not ctx.project_name:
+        return f"{supervisor.display_name} notes that no project is in focus"
+    facts = [f for f in (ctx.cms_platform, ctx.project_domain) if f]
+    name = ctx.project_name or "the project"
+    if facts:
+        return f"{supervisor.display_name} is checking the context of {name} ({', '.join(facts)})"
+    return f"{supervisor.display_name} is checking the context of {name}"
+
+
+def drafting_entry(agent: AgentDefinition) -> str:
+    """The agent starts writing its answer."""
+    return f"{agent.display_name} is drafting a reply"
+
+
+def failure_message(agent: AgentDefinition) -> str:
+    """What the user reads when a turn fails: the truth, and what to do next."""
+    return (
+        f"Sorry, {agent.display_name} could not finish this reply because the language model "
+        "did not answer. Nothing was changed. Please send your message again; if it keeps "
+        "failing, check the model settings of this Hansa server."
+    )

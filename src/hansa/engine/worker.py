@@ -1,0 +1,128 @@
+"""The worker: claims jobs from the queue, runs them, keeps their leases alive.
+
+One worker runs up to ``worker_concurrency`` jobs at once. It wakes when this
+process enqueues a job and polls for jobs enqueued elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+from hansa.domain.job import Job, JobKind
+from hansa.engine.recorder import Recorder
+from hansa.engine.services import Services
+from hansa.engine.stages import TURN_STAGES, fail
+from hansa.engine.turn import TurnContext, run_pipeline
+from hansa.store import queue
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Services, Job], Awaitable[None]]
+
+
+async def run_turn_job(services: Services, job: Job) -> None:
+    """Run the turn a job stands for."""
+    payload = job.payload
+    ctx = TurnContext(
+        services=services,
+        job=job,
+        tenant_id=job.tenant_id,
+        turn_id=payload["turnId"],
+        conversation_id=payload["conversationId"],
+        message_id=payload["messageId"],
+        active_agent_id=payload.get("activeAgentId"),
+        request_context=payload.get("projectContext"),
+        recorder=Recorder(services, job.tenant_id, payload["conversationId"], job),
+    )
+    await run_pipeline(ctx, TURN_STAGES, fail)
+
+
+HANDLERS: dict[JobKind, Handler] = {JobKind.TURN: run_turn_job}
+
+
+class Worker:
+    """Claims and runs jobs until stopped."""
+
+    def __init__(self, services: Services, *, owner: str | None = None) -> None:
+        self.services = services
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self._wake = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._running: dict[int, tuple[Job, asyncio.Task[None]]] = {}
+        settings = services.settings
+        self._lease = timedelta(seconds=settings.lease_seconds)
+        self._capacity = settings.worker_concurrency
+
+    def wake(self) -> None:
+        """A job was enqueued: look now rather than at the next poll."""
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Stop claiming; running jobs are cancelled when ``run`` returns."""
+        self._stop.set()
+        self._wake.set()
+
+    async def run(self) -> None:
+        """Claim and run jobs until ``stop``."""
+        heartbeat = asyncio.create_task(self._heartbeat(), name=f"heartbeat {self.owner}")
+        try:
+            while not self._stop.is_set():
+                self._wake.clear()
+                free = self._capacity - len(self._running)
+                claimed = await self._claim(free)
+                for job in claimed:
+                    task = asyncio.create_task(self._run(job), name=f"job {job.id} {job.kind}")
+                    self._running[job.id] = (job, task)
+                if len(claimed) == free and free > 0:
+                    continue  # there may be more waiting
+                try:
+                    await asyncio.wait_for(self._wake.wait(), self.services.settings.poll_seconds)
+                except TimeoutError:
+                    pass
+        finally:
+            heartbeat.cancel()
+            tasks = [t for _, t in self._running.values()]
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(heartbeat, *tasks, return_exceptions=True)
+
+    async def _claim(self, free: int) -> list[Job]:
+        if free <= 0:
+            return []
+        try:
+            return await queue.claim(
+                self.services.db, self.owner, self.services.clock(), lease=self._lease, limit=free
+            )
+        except Exception:  # a database hiccup must not kill the worker
+            log.exception("claiming jobs failed; retrying at the next poll")
+            return []
+
+    async def _run(self, job: Job) -> None:
+        try:
+            await HANDLERS[job.kind](self.services, job)
+        except Exception:
+            log.exception("job %s (%s) failed outside its handler's care", job.id, job.kind)
+        finally:
+            self._running.pop(job.id, None)
+            self._wake.set()  # a slot is free, and a job of the same key may be waiting
+
+    async def _heartbeat(self) -> None:
+        interval = self._lease.total_seconds() / 3
+        while True:
+            await asyncio.sleep(interval)
+            for job_id, (job, task) in list(self._running.items()):
+                try:
+                    alive = await queue.heartbeat(
+                        self.services.db, job, self.services.clock(), self._lease
+                    )
+                except Exception:
+                    log.exception("heartbeat of job %s failed", job_id)
+                    continue
+                if not alive:
+                    log.warning("job %s was taken over; cancelling it here", job_id)
+                    task.cancel()

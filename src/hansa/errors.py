@@ -1,0 +1,91 @@
+"""Every error Hansa raises, sorted by whose fault it is.
+
+::
+
+    HansaError
+    ├── UserError                 the caller's mistake (HTTP 4xx)
+    │   ├── NotFound              unknown id, or an id of another tenant (404)
+    │   ├── InvalidInput          bad or missing fields (422)
+    │   └── Conflict              wrong state or duplicate (409)
+    ├── ConfigError               Hansa is set up wrongly (bad settings, missing extra)
+    ├── ProviderError             a model provider failed
+    │   └── ProviderHTTPError     ... with an HTTP status and body
+    ├── ScriptExhausted           the scripted model got a call it had no step for
+    └── StaleLease                a job's lease was taken over; its writes are refused
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class HansaError(Exception):
+    """Base of every Hansa error."""
+
+    code = "internal_error"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+
+class UserError(HansaError):
+    """The caller asked for something Hansa cannot do as asked."""
+
+    code = "bad_request"
+    status = 400
+
+
+class NotFound(UserError):
+    """An id that does not exist for this tenant."""
+
+    code = "not_found"
+    status = 404
+
+
+class InvalidInput(UserError):
+    """Input that fails validation."""
+
+    code = "invalid_input"
+    status = 422
+
+
+class Conflict(UserError):
+    """The target is in a state that does not allow the request."""
+
+    code = "conflict"
+    status = 409
+
+
+class ConfigError(HansaError):
+    """Hansa's settings or installed extras do not allow what was asked."""
+
+    code = "config_error"
+
+
+class ProviderError(HansaError):
+    """A model provider failed to answer."""
+
+    code = "provider_error"
+
+
+class ProviderHTTPError(ProviderError):
+    """A model provider answered with an HTTP error."""
+
+    def __init__(self, status: int, body: str) -> None:
+        super().__init__(f"model provider answered HTTP {status}: {body[:200]}")
+        self.status = status
+        self.body = body
+
+
+class ScriptExhausted(HansaError):
+    """The scripted model was called with no scripted step left."""
+
+    code = "script_exhausted"
+
+
+class StaleLease(HansaError):
+    """A worker tried to write for a job whose lease another worker now holds."""
+
+    code = "stale_lease"

@@ -1,0 +1,1 @@
+"""The LLM layer: one Model protocol, several providers, selected by "provider:model"."""

@@ -1,0 +1,111 @@
+"""A deterministic model with no weights, for tests and offline demos.
+
+With no script it answers every call with a short reply derived from the last
+user message. With a script it replays the steps in order, and fails loudly on
+a call it has no step for or whose purpose differs from the next step's.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+from hansa import errors
+from hansa.models.base import (
+    ChatMessage,
+    Model,
+    ModelResponse,
+    ModelSettings,
+    RequestParams,
+    StreamItem,
+    TextDelta,
+    Usage,
+)
+
+
+class ScriptStep(BaseModel):
+    """One scripted answer."""
+
+    text: str = ""
+    purpose: str | None = Field(default=None, description="If set, the call's purpose must match.")
+    error: str | None = Field(default=None, description="Raise a ProviderError with this text.")
+
+
+_STEPS = TypeAdapter(list[ScriptStep])
+
+
+def default_reply(messages: list[ChatMessage]) -> str:
+    """The reply the unscripted model gives: short, deterministic, echoing the request."""
+    asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    topic = " ".join(asked.split())[:80]
+    return (
+        f'Here is how I would approach "{topic}": first I check the project context, '
+        "then I list the concrete next steps and what I need from you."
+    )
+
+
+class ScriptedModel(Model):
+    """Replays a script of responses, or answers deterministically without one."""
+
+    provider = "scripted"
+
+    def __init__(self, steps: list[ScriptStep] | None = None, *, chunk_chars: int = 16) -> None:
+        self.model_name = "scripted" if steps is None else "scripted-script"
+        self._steps: deque[ScriptStep] | None = deque(steps) if steps is not None else None
+        self._chunk_chars = chunk_chars
+        self.calls: list[list[ChatMessage]] = []
+
+    @classmethod
+    def from_file(cls, path: Path) -> ScriptedModel:
+        """Load a script: a JSON list of ``{text, purpose?, error?}``."""
+        try:
+            steps = _STEPS.validate_python(json.loads(path.read_text()))
+        except (OSError, ValueError) as exc:
+            raise errors.ConfigError(f"cannot read model script {path}: {exc}") from exc
+        return cls(steps)
+
+    @property
+    def remaining(self) -> int:
+        """Scripted steps not yet used (0 when unscripted)."""
+        return len(self._steps) if self._steps is not None else 0
+
+    def _answer(self, messages: list[ChatMessage], params: RequestParams) -> str:
+        self.calls.append(messages)
+        if self._steps is None:
+            return default_reply(messages)
+        if not self._steps:
+            raise errors.ScriptExhausted(f"scripted model has no step left for a {params.purpose}")
+        step = self._steps[0]
+        if step.purpose is not None and step.purpose != params.purpose:
+            raise errors.ScriptExhausted(
+                f"scripted model expected a {step.purpose} call, got a {params.purpose} call"
+            )
+        self._steps.popleft()
+        if step.error is not None:
+            raise errors.ProviderError(step.error)
+        return step.text
+
+    @staticmethod
+    def _usage(messages: list[ChatMessage], text: str) -> Usage:
+        prompt = sum(len(m.content.split()) for m in messages)
+        return Usage(prompt_tokens=prompt, completion_tokens=len(text.split()))
+
+    async def request(
+        self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
+    ) -> ModelResponse:
+        """Answer in one piece."""
+        text = self._answer(messages, params)
+        return ModelResponse(text=text, usage=self._usage(messages, text), model=self.model_name)
+
+    async def stream(
+        self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
+    ) -> AsyncIterator[StreamItem]:
+        """Yield the answer in chunks of a few characters, then the whole response."""
+        text = self._answer(messages, params)
+        for start in range(0, len(text), self._chunk_chars):
+            yield TextDelta(text[start : start + self._chunk_chars])
+        yield ModelResponse(text=text, usage=self._usage(messages, text), model=self.model_name)

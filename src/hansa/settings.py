@@ -1,0 +1,46 @@
+"""One Settings object, read from the environment (``HANSA_*``) and flags at start-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Everything Hansa can be told; built once and passed down, never read again from env."""
+
+    model_config = SettingsConfigDict(env_prefix="HANSA_", frozen=True, extra="ignore")
+
+    database_url: str = "sqlite:///./.hansa/hansa.db"
+    """SQLite file by default; ``postgresql://…`` for a shared engine."""
+    model: str = "local"
+    """``local`` (embedded SmolLM2), ``scripted[:script.json]`` or ``openai:<model>``."""
+    config: Path | None = None
+    """A ``hansa.toml`` overriding agents and routing rules."""
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    openai_base_url: str | None = None
+    openai_api_key: str | None = None
+    local_model_path: str | None = None
+    outbound_allow: str = ""
+    """Comma-separated ``host:port`` targets that webhook calls may reach on private networks."""
+
+    workers: int = Field(default=1, ge=0, le=1)
+    """In-process workers of ``hansa serve`` (0: HTTP only)."""
+    worker_concurrency: int = Field(default=64, ge=1, le=1024)
+    """Jobs one worker runs at once."""
+    lease_seconds: float = Field(default=10.0, gt=0, le=600)
+    poll_seconds: float = Field(default=0.5, gt=0, le=60)
+    """How often a worker looks for jobs it was not told about."""
+
+    delta_flush_ms: int = Field(default=50, ge=1, le=5000)
+    delta_flush_chars: int = Field(default=64, ge=1, le=65536)
+    history_messages: int = Field(default=12, ge=0, le=200)
+    """How many earlier user/assistant messages go into an agent's prompt."""
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
+    max_message_chars: int = Field(default=20_000, ge=1)
+    chat_timeout_seconds: float = Field(default=300.0, gt=0)
+    """How long ``POST /api/assistant/chat`` waits for its turn to finish."""
+    sse_keepalive_seconds: float = Field(default=15.0, gt=0)

@@ -1,0 +1,1 @@
+"""Persistence: one schema, SQLite by default, PostgreSQL by URL. Owns all SQL."""

@@ -1,0 +1,49 @@
+"""Agent definitions: the roster, stored so that it can differ per tenant."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hansa.domain import agent
+from hansa.store import tables
+
+_defs = tables.assistant_agent_definitions
+
+
+async def replace_roster(
+    conn: AsyncConnection, tenant_id: str | None, roster: list[agent.AgentDefinition]
+) -> None:
+    """Store ``roster`` as the agents of ``tenant_id`` (None: the global roster)."""
+    owner = _defs.c.tenant_id.is_(None) if tenant_id is None else _defs.c.tenant_id == tenant_id
+    await conn.execute(sa.delete(_defs).where(owner))
+    if roster:
+        await conn.execute(
+            _defs.insert(),
+            [
+                {
+                    "id": f"{tenant_id or 'global'}:{a.id}",
+                    "tenant_id": tenant_id,
+                    "agent_id": a.id,
+                    "display_name": a.display_name,
+                    "role_summary": a.role_summary,
+                    "category": a.category.value,
+                    "visible": a.visible,
+                    "ordering": a.ordering,
+                    "avatar": {"initials": a.initials, "color": a.color},
+                    "config": a.model_dump(mode="json"),
+                }
+                for a in roster
+            ],
+        )
+
+
+async def load_roster(conn: AsyncConnection, tenant_id: str | None) -> list[agent.AgentDefinition]:
+    """The stored roster of ``tenant_id`` (None: global), ordered."""
+    owner = _defs.c.tenant_id.is_(None) if tenant_id is None else _defs.c.tenant_id == tenant_id
+    rows = (
+        (await conn.execute(sa.select(_defs.c.config).where(owner).order_by(_defs.c.ordering)))
+        .scalars()
+        .all()
+    )
+    return [agent.AgentDefinition.model_validate(r) for r in rows]

@@ -1,0 +1,128 @@
+"""The event log: append with gap-free per-conversation ``seq``, read after a cursor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from hansa import errors
+from hansa.domain import event
+from hansa.store import tables
+
+_conv = tables.assistant_conversations
+_events = tables.events
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event not yet in the log."""
+
+    payload: event.Payload
+    turn_id: str | None = None
+    run_id: str | None = None
+    task_id: str | None = None
+    agent_id: str | None = None
+
+
+async def reserve_seqs(
+    conn: AsyncConnection, tenant_id: str, conversation_id: str, count: int
+) -> int:
+    """Bump the conversation's ``last_seq`` by ``count``; returns the first reserved seq.
+
+    The row update also serializes every writer of one conversation until commit.
+    """
+    new_last = await conn.scalar(
+        sa.update(_conv)
+        .where(_conv.c.id == conversation_id, _conv.c.tenant_id == tenant_id)
+        .values(last_seq=_conv.c.last_seq + count)
+        .returning(_conv.c.last_seq)
+    )
+    if new_last is None:
+        raise errors.NotFound(f"conversation {conversation_id} not found")
+    return int(new_last) - count + 1
+
+
+async def append(
+    conn: AsyncConnection,
+    tenant_id: str,
+    conversation_id: str,
+    new_events: list[NewEvent],
+    now: datetime,
+) -> list[event.Event]:
+    """Append events in the caller's transaction; they commit with the change they announce."""
+    if not new_events:
+        return []
+    first = await reserve_seqs(conn, tenant_id, conversation_id, len(new_events))
+    stored = [
+        event.Event(
+            seq=first + i,
+            conversation_id=conversation_id,
+            turn_id=e.turn_id,
+            run_id=e.run_id,
+            task_id=e.task_id,
+            agent_id=e.agent_id,
+            created_at=now,
+            payload=e.payload,
+        )
+        for i, e in enumerate(new_events)
+    ]
+    await conn.execute(_events.insert(), [_row(tenant_id, e) for e in stored])
+    return stored
+
+
+def _row(tenant_id: str, e: event.Event) -> dict[str, Any]:
+    return {
+        "tenant_id": tenant_id,
+        "conversation_id": e.conversation_id,
+        "seq": e.seq,
+        "type": e.payload.type,
+        "turn_id": e.turn_id,
+        "run_id": e.run_id,
+        "task_id": e.task_id,
+        "agent_id": e.agent_id,
+        "data": e.payload.model_dump(mode="json", by_alias=True, exclude={"type"}),
+        "created_at": e.created_at,
+    }
+
+
+async def read_after(
+    conn: AsyncConnection,
+    tenant_id: str,
+    conversation_id: str,
+    after: int,
+    *,
+    limit: int = 500,
+    run_id: str | None = None,
+) -> list[event.Event]:
+    """Events with ``seq > after`` in order, at most ``limit`` of them."""
+    query = (
+        sa.select(_events)
+        .where(
+            _events.c.conversation_id == conversation_id,
+            _events.c.tenant_id == tenant_id,
+            _events.c.seq > after,
+        )
+        .order_by(_events.c.seq)
+        .limit(limit)
+    )
+    if run_id is not None:
+        query = query.where(_events.c.run_id == run_id)
+    rows = (await conn.execute(query)).mappings().all()
+    return [_event(row) for row in rows]
+
+
+def _event(row: sa.RowMapping) -> event.Event:
+    return event.Event(
+        seq=row["seq"],
+        conversation_id=row["conversation_id"],
+        turn_id=row["turn_id"],
+        run_id=row["run_id"],
+        task_id=row["task_id"],
+        agent_id=row["agent_id"],
+        created_at=row["created_at"],
+        payload=event.payload_from_stored(row["type"], row["data"]),
+    )

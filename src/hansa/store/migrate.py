@@ -1,0 +1,43 @@
+"""Bring the schema to the newest revision, and make sure the default tenant exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sqlalchemy as sa
+from alembic import command
+from alembic.config import Config
+
+from hansa.domain.base import utcnow
+from hansa.store import tables
+from hansa.store.db import DEFAULT_TENANT_ID, Database
+
+_MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def alembic_config(connection: sa.Connection | None = None) -> Config:
+    """An Alembic config pointing at Hansa's migrations."""
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def _upgrade(connection: sa.Connection) -> None:
+    command.upgrade(alembic_config(connection), "head")
+
+
+async def migrate(db: Database) -> None:
+    """Run pending migrations and seed the default tenant; safe to call at every start."""
+    async with db.transaction() as conn:
+        await conn.run_sync(_upgrade)
+    async with db.transaction() as conn:
+        found = await conn.scalar(
+            sa.select(tables.tenants.c.id).where(tables.tenants.c.id == DEFAULT_TENANT_ID)
+        )
+        if found is None:
+            await conn.execute(
+                tables.tenants.insert().values(
+                    id=DEFAULT_TENANT_ID, name="Default tenant", created_at=utcnow()
+                )
+            )

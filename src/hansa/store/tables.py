@@ -1,0 +1,205 @@
+"""The schema, in SQLAlchemy Core. Migrations in ``migrations/`` create exactly this."""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+from hansa.store.types import BigId, Json, UtcDateTime
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+    }
+)
+
+
+def _id(name: str = "id") -> sa.Column[str]:
+    return sa.Column(name, sa.String(36), primary_key=True)
+
+
+def _tenant() -> sa.Column[str]:
+    return sa.Column("tenant_id", sa.String(36), sa.ForeignKey("tenants.id"), nullable=False)
+
+
+def _created() -> sa.Column[sa.DateTime]:
+    return sa.Column("created_at", UtcDateTime(), nullable=False)
+
+
+tenants = sa.Table(
+    "tenants",
+    metadata,
+    _id(),
+    sa.Column("name", sa.String(200), nullable=False),
+    _created(),
+)
+
+projects = sa.Table(
+    "projects",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("domain", sa.String(253)),
+    sa.Column("cms_platform", sa.String(64)),
+    sa.Column("allowed_task_types", Json),
+    sa.Column("config", Json, nullable=False),
+    _created(),
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
+    sa.Index("ix_projects_tenant", "tenant_id", "created_at"),
+)
+
+assistant_conversations = sa.Table(
+    "assistant_conversations",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("project_id", sa.String(36), sa.ForeignKey("projects.id")),
+    sa.Column("user_id", sa.String(36)),
+    sa.Column("title", sa.String(200)),
+    sa.Column("state", sa.String(32), nullable=False),
+    sa.Column("current_agent", sa.String(64), nullable=False),
+    sa.Column("last_seq", sa.Integer, nullable=False),
+    sa.Column("active_flag", sa.Boolean, nullable=False),
+    _created(),
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
+    sa.Column("closed_at", UtcDateTime()),
+    sa.Column("metadata", Json, nullable=False),
+    sa.Index("ix_conversations_tenant", "tenant_id", "created_at"),
+)
+
+assistant_messages = sa.Table(
+    "assistant_messages",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column(
+        "conversation_id",
+        sa.String(36),
+        sa.ForeignKey("assistant_conversations.id"),
+        nullable=False,
+    ),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("turn_id", sa.String(36)),
+    sa.Column("run_id", sa.String(36)),
+    sa.Column("author", sa.String(16), nullable=False),
+    sa.Column("agent_id", sa.String(64)),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("content", sa.Text, nullable=False),
+    _created(),
+    sa.Column("metadata", Json, nullable=False),
+    sa.Index("ix_messages_conversation", "conversation_id", "seq"),
+)
+
+assistant_agent_definitions = sa.Table(
+    "assistant_agent_definitions",
+    metadata,
+    _id(),
+    sa.Column("tenant_id", sa.String(36), sa.ForeignKey("tenants.id")),
+    sa.Column("agent_id", sa.String(64), nullable=False),
+    sa.Column("display_name", sa.String(80), nullable=False),
+    sa.Column("role_summary", sa.Text, nullable=False),
+    sa.Column("category", sa.String(16), nullable=False),
+    sa.Column("visible", sa.Boolean, nullable=False),
+    sa.Column("ordering", sa.Integer, nullable=False),
+    sa.Column("avatar", Json, nullable=False),
+    sa.Column("config", Json, nullable=False),
+    sa.UniqueConstraint("tenant_id", "agent_id"),
+)
+
+assistant_turns = sa.Table(
+    "assistant_turns",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column(
+        "conversation_id",
+        sa.String(36),
+        sa.ForeignKey("assistant_conversations.id"),
+        nullable=False,
+    ),
+    sa.Column("message_id", sa.String(36), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("agent_id", sa.String(64)),
+    _created(),
+    sa.Column("finished_at", UtcDateTime()),
+    sa.Column("error", sa.Text),
+    sa.Index("ix_turns_conversation", "conversation_id", "created_at"),
+)
+
+events = sa.Table(
+    "events",
+    metadata,
+    _tenant(),
+    sa.Column(
+        "conversation_id",
+        sa.String(36),
+        sa.ForeignKey("assistant_conversations.id"),
+        primary_key=True,
+    ),
+    sa.Column("seq", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("turn_id", sa.String(36)),
+    sa.Column("run_id", sa.String(36)),
+    sa.Column("task_id", sa.String(36)),
+    sa.Column("agent_id", sa.String(64)),
+    sa.Column("data", Json, nullable=False),
+    _created(),
+    sa.Index("ix_events_run", "run_id", "seq"),
+)
+
+jobs = sa.Table(
+    "jobs",
+    metadata,
+    sa.Column("id", BigId, primary_key=True, autoincrement=True),
+    _tenant(),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("key", sa.String(64)),
+    sa.Column("payload", Json, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("run_at", UtcDateTime(), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("max_attempts", sa.Integer, nullable=False),
+    sa.Column("lease_owner", sa.String(64)),
+    sa.Column("lease_until", UtcDateTime()),
+    sa.Column("epoch", sa.Integer, nullable=False),
+    sa.Column("last_error", sa.Text),
+    _created(),
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
+    sa.Index("ix_jobs_claim", "status", "run_at"),
+    # At most one running job per serialization key, enforced by the database itself.
+    sa.Index(
+        "ux_jobs_running_key",
+        "key",
+        unique=True,
+        sqlite_where=sa.text("status = 'running'"),
+        postgresql_where=sa.text("status = 'running'"),
+    ),
+)
+
+llm_calls = sa.Table(
+    "llm_calls",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("conversation_id", sa.String(36)),
+    sa.Column("turn_id", sa.String(36)),
+    sa.Column("run_id", sa.String(36)),
+    sa.Column("node_id", sa.String(64)),
+    sa.Column("agent_id", sa.String(64)),
+    sa.Column("provider", sa.String(32), nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("prompt_tokens", sa.Integer, nullable=False),
+    sa.Column("completion_tokens", sa.Integer, nullable=False),
+    sa.Column("total_tokens", sa.Integer, nullable=False),
+    sa.Column("latency_ms", sa.Float, nullable=False),
+    sa.Column("success", sa.Boolean, nullable=False),
+    sa.Column("error", sa.Text),
+    sa.Column("cost_usd", sa.Float, nullable=False),
+    _created(),
+    sa.Index("ix_llm_calls_conversation", "conversation_id", "created_at"),
+    sa.Index("ix_llm_calls_run", "run_id"),
+)

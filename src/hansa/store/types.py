@@ -1,0 +1,36 @@
+"""Column types that behave the same on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import JSONB
+
+
+class UtcDateTime(sa.TypeDecorator[datetime]):
+    """A timestamp stored in UTC and always read back timezone-aware."""
+
+    impl = sa.DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Any) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+Json = sa.JSON().with_variant(JSONB(), "postgresql")
+"""JSON, stored as JSONB on PostgreSQL."""
+
+BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+"""An auto-incrementing integer key (SQLite needs INTEGER for its rowid alias)."""

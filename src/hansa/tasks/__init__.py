@@ -1,0 +1,1 @@
+"""Task types and connectors (see the runs issue)."""
