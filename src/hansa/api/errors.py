@@ -77,24 +77,30 @@ class BodyLimit:
             await self._reject(send)
             return
         seen = 0
-        started = False
+        exceeded = started = False
 
         async def limited_receive() -> Message:
-            nonlocal seen
+            nonlocal seen, exceeded
             msg = await receive()
             if msg["type"] == "http.request":
                 seen += len(msg.get("body", b""))
                 if seen > self.max_bytes:
+                    exceeded = True
                     raise _BodyTooLarge
             return msg
 
-        async def tracking_send(msg: Message) -> None:
+        async def guarded_send(msg: Message) -> None:
             nonlocal started
+            if exceeded:  # whatever the app answers (frameworks wrap our exception), it is a 413
+                if msg["type"] == "http.response.start" and not started:
+                    started = True
+                    await self._reject(send)
+                return
             started = started or msg["type"] == "http.response.start"
             await send(msg)
 
         try:
-            await self.app(scope, limited_receive, tracking_send)
+            await self.app(scope, limited_receive, guarded_send)
         except _BodyTooLarge:
             if not started:
                 await self._reject(send)

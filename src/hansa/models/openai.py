@@ -31,7 +31,7 @@ PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
     "gpt-4o": (2.50, 10.00),
     "gpt-4.1-mini": (0.40, 1.60),
 }
-"""USD per million (input, output) tokens; a dated snapshot ("gpt-4o-2024-08-06") prices as its base."""
+"""USD per million (input, output) tokens; a dated snapshot prices as its base model."""
 
 
 def price_per_mtok(model_name: str) -> tuple[float, float] | None:

@@ -7,12 +7,13 @@ a call it has no step for or whose purpose differs from the next step's.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import deque
 from collections.abc import AsyncIterator
 from pathlib import Path
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from hansa import errors
 from hansa.models.base import (
@@ -30,12 +31,25 @@ from hansa.models.base import (
 class ScriptStep(BaseModel):
     """One scripted answer."""
 
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
     text: str = ""
     purpose: str | None = Field(default=None, description="If set, the call's purpose must match.")
     error: str | None = Field(default=None, description="Raise a ProviderError with this text.")
+    delay_seconds: float = Field(default=0.0, ge=0, le=60, alias="delaySeconds")
+    """Simulated generation time, spread over the streamed chunks."""
 
 
-_STEPS = TypeAdapter(list[ScriptStep])
+class Script(BaseModel):
+    """A script file: steps to replay, or none to answer by default with a delay."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    steps: list[ScriptStep] | None = None
+    delay_seconds: float = Field(default=0.0, ge=0, le=60, alias="delaySeconds")
+
+
+_SCRIPT = TypeAdapter(Script | list[ScriptStep])
 
 
 def default_reply(messages: list[ChatMessage]) -> str:
@@ -53,30 +67,39 @@ class ScriptedModel(Model):
 
     provider = "scripted"
 
-    def __init__(self, steps: list[ScriptStep] | None = None, *, chunk_chars: int = 16) -> None:
+    def __init__(
+        self,
+        steps: list[ScriptStep] | None = None,
+        *,
+        chunk_chars: int = 16,
+        delay_seconds: float = 0.0,
+    ) -> None:
         self.model_name = "scripted" if steps is None else "scripted-script"
         self._steps: deque[ScriptStep] | None = deque(steps) if steps is not None else None
         self._chunk_chars = chunk_chars
+        self._default_delay = delay_seconds
         self.calls: list[list[ChatMessage]] = []
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
-        """Load a script: a JSON list of ``{text, purpose?, error?}``."""
+        """Load a script: a JSON list of steps, or ``{"steps"?: [...], "delaySeconds"?: n}``."""
         try:
-            steps = _STEPS.validate_python(json.loads(path.read_text()))
+            loaded = _SCRIPT.validate_python(json.loads(path.read_text()))
         except (OSError, ValueError) as exc:
             raise errors.ConfigError(f"cannot read model script {path}: {exc}") from exc
-        return cls(steps)
+        if isinstance(loaded, list):
+            return cls(loaded)
+        return cls(loaded.steps, delay_seconds=loaded.delay_seconds)
 
     @property
     def remaining(self) -> int:
         """Scripted steps not yet used (0 when unscripted)."""
         return len(self._steps) if self._steps is not None else 0
 
-    def _answer(self, messages: list[ChatMessage], params: RequestParams) -> str:
+    def _answer(self, messages: list[ChatMessage], params: RequestParams) -> tuple[str, float]:
         self.calls.append(messages)
         if self._steps is None:
-            return default_reply(messages)
+            return default_reply(messages), self._default_delay
         if not self._steps:
             raise errors.ScriptExhausted(f"scripted model has no step left for a {params.purpose}")
         step = self._steps[0]
@@ -87,7 +110,7 @@ class ScriptedModel(Model):
         self._steps.popleft()
         if step.error is not None:
             raise errors.ProviderError(step.error)
-        return step.text
+        return step.text, step.delay_seconds
 
     @staticmethod
     def _usage(messages: list[ChatMessage], text: str) -> Usage:
@@ -98,14 +121,20 @@ class ScriptedModel(Model):
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
     ) -> ModelResponse:
         """Answer in one piece."""
-        text = self._answer(messages, params)
+        text, delay = self._answer(messages, params)
+        if delay:
+            await asyncio.sleep(delay)
         return ModelResponse(text=text, usage=self._usage(messages, text), model=self.model_name)
 
     async def stream(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
     ) -> AsyncIterator[StreamItem]:
         """Yield the answer in chunks of a few characters, then the whole response."""
-        text = self._answer(messages, params)
-        for start in range(0, len(text), self._chunk_chars):
+        text, delay = self._answer(messages, params)
+        starts = range(0, len(text), self._chunk_chars)
+        pause = delay / max(len(starts), 1)
+        for start in starts:
+            if pause:
+                await asyncio.sleep(pause)
             yield TextDelta(text[start : start + self._chunk_chars])
         yield ModelResponse(text=text, usage=self._usage(messages, text), model=self.model_name)

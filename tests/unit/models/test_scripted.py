@@ -34,7 +34,9 @@ async def test_default_reply_is_deterministic_and_echoes_the_request() -> None:
 
 
 def test_default_reply_without_user_message_is_still_a_reply() -> None:
-    assert default_reply([ChatMessage("system", "hi")]).startswith('Here is how I would approach ""')
+    reply = default_reply([ChatMessage("system", "hi")])
+
+    assert reply.startswith('Here is how I would approach ""')
 
 
 @pytest.mark.anyio

@@ -1,0 +1,37 @@
+# Two commands: `make run` serves Hansa, `make test` runs every check and test.
+# Each creates .venv and installs what it needs (again only when pyproject.toml changes).
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: run test bench lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[local]"
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[local,dev]"
+	touch $@ $(VENV)/.installed-local
+
+run: $(VENV)/.installed-local
+	$(BIN)/hansa serve
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+
+test: lint
+	$(BIN)/python -m pytest
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python bench/turn_latency.py
+
+clean:
+	rm -rf $(VENV) .hansa .pytest_cache .ruff_cache test-artifacts

@@ -1,0 +1,124 @@
+"""Start the real server as a process and talk to it over HTTP, SSE and WebSocket."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+from httpx_sse import connect_sse
+
+TABLES = (
+    "tenants", "projects", "assistant_conversations", "assistant_messages",
+    "assistant_agent_definitions", "assistant_turns", "events", "jobs", "llm_calls",
+)  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    url: str
+    db_path: Path
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def client(self, **kwargs: Any) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=kwargs.pop("timeout", 60), **kwargs)
+
+    def row_counts(self) -> dict[str, int]:
+        with sqlite3.connect(f"file:{self.db_path}?mode=ro", uri=True) as conn:
+            return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in TABLES}
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+
+@contextmanager
+def running_server(
+    tmp: Path, model: str = "scripted", *, env: dict[str, str] | None = None,
+    extra_args: tuple[str, ...] = (), ready_seconds: float = 60,
+) -> Iterator[Server]:  # fmt: skip
+    port = free_port()
+    db_path = tmp / "hansa.db"
+    log_path = tmp / "server.log"
+    args = [
+        sys.executable, "-m", "hansa", "serve", "--port", str(port),
+        "--database-url", f"sqlite:///{db_path}", "--model", model, *extra_args,
+    ]  # fmt: skip
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+        )
+    server = Server(f"http://127.0.0.1:{port}", db_path, proc, log_path)
+    deadline = time.monotonic() + ready_seconds
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited {proc.returncode}:\n{log_path.read_text()}")
+        try:
+            if httpx.get(server.url + "/healthz", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            server.stop()
+            raise RuntimeError(f"server not ready:\n{log_path.read_text()}")
+        time.sleep(0.1)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def new_conversation(client: httpx.Client, **body: Any) -> str:
+    response = client.post("/api/conversations", json=body)
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
+
+
+def post(client: httpx.Client, cid: str, content: str, **extra: Any) -> dict[str, Any]:
+    response = client.post(f"/api/conversations/{cid}/messages", json={"content": content, **extra})
+    assert response.status_code == 202, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def stream(
+    client: httpx.Client, cid: str, *, after: int = 0, last_event_id: int | None = None,
+    turn_id: str | None = None, until_done: bool = True,
+) -> list[dict[str, Any]]:  # fmt: skip
+    """SSE events (with their SSE ids) until the ``done`` of ``turn_id`` (or the next ``done``)."""
+    headers = {} if last_event_id is None else {"Last-Event-ID": str(last_event_id)}
+    params: dict[str, Any] = {"after": after}
+    if until_done and turn_id is None:
+        params["until"] = "done"
+    out: list[dict[str, Any]] = []
+    path = f"/api/conversations/{cid}/events"
+    with connect_sse(client, "GET", path, params=params, headers=headers) as source:
+        assert source.response.status_code == 200
+        for sse in source.iter_sse():
+            ev = json.loads(sse.data)
+            assert sse.id == str(ev["seq"]) and sse.event == ev["type"]
+            out.append(ev)
+            if ev["type"] == "done" and (turn_id is None or ev["turnId"] == turn_id):
+                break
+    return out

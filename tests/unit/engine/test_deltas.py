@@ -1,0 +1,48 @@
+import asyncio
+
+import pytest
+
+from hansa.engine.deltas import DeltaCoalescer
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_flushes_when_the_buffer_reaches_its_size() -> None:
+    flushed: list[str] = []
+
+    async def flush(text: str) -> None:
+        flushed.append(text)
+
+    c = DeltaCoalescer(flush, max_chars=10, max_age=60)
+    for piece in ["abc", "def", "ghij", "k"]:
+        await c.add(piece)
+    assert flushed == ["abcdefghij"]
+    assert await c.take() == "k"
+
+
+async def test_a_stalled_buffer_is_flushed_by_the_timer() -> None:
+    flushed = asyncio.Event()
+    seen: list[str] = []
+
+    async def flush(text: str) -> None:
+        seen.append(text)
+        flushed.set()
+
+    c = DeltaCoalescer(flush, max_chars=1000, max_age=0.02)
+    await c.add("slow")
+    await asyncio.wait_for(flushed.wait(), 2)
+    assert seen == ["slow"]
+    assert await c.take() == ""
+
+
+async def test_take_returns_everything_not_flushed_and_nothing_twice() -> None:
+    seen: list[str] = []
+
+    async def flush(text: str) -> None:
+        seen.append(text)
+
+    c = DeltaCoalescer(flush, max_chars=4, max_age=60)
+    for piece in "hello world":
+        await c.add(piece)
+    rest = await c.take()
+    assert "".join(seen) + rest == "hello world"

@@ -1,0 +1,115 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+
+from hansa import errors
+from hansa.models.base import (
+    ChatMessage,
+    ModelResponse,
+    ModelSettings,
+    RequestParams,
+    StreamItem,
+    TextDelta,
+)
+from hansa.models.local import LocalModel, gguf_path
+
+MESSAGES = [
+    ChatMessage("system", "You are a helpful assistant. Answer briefly."),
+    ChatMessage("user", "Name three colours of the rainbow."),
+]
+SETTINGS = ModelSettings(temperature=0.0, max_tokens=48)
+ROUTE_SCHEMA = {
+    "type": "object",
+    "properties": {"agent": {"type": "string", "enum": ["chief", "growthLead"]}},
+    "required": ["agent"],
+}
+
+
+@pytest.fixture(scope="module")
+def model() -> LocalModel:
+    """One model for the module: the weights load on its first call."""
+    return LocalModel()
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_streams_a_reply_and_answers_with_schema_constrained_json(model: LocalModel) -> None:
+    items: list[StreamItem] = [
+        item async for item in model.stream(MESSAGES, SETTINGS, RequestParams())
+    ]
+
+    *deltas, final = items
+    assert deltas and all(isinstance(d, TextDelta) for d in deltas)
+    assert isinstance(final, ModelResponse)
+    assert final.text == "".join(d.text for d in deltas if isinstance(d, TextDelta))
+    assert final.text.strip()
+    assert final.usage.prompt_tokens > 0 and final.usage.completion_tokens > 0
+    assert final.model == gguf_path().stem
+
+    routed = await model.request(
+        [
+            ChatMessage("system", "Route the request to an agent. Answer in JSON."),
+            ChatMessage("user", "Write a marketing plan for our launch."),
+        ],
+        ModelSettings(temperature=0.0, max_tokens=64),
+        RequestParams(output_schema=ROUTE_SCHEMA, purpose="route"),
+    )
+
+    answer = json.loads(routed.text)
+    assert isinstance(answer, dict) and answer["agent"] in ("chief", "growthLead")
+    assert routed.usage.prompt_tokens > 0 and routed.usage.completion_tokens > 0
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_abandoned_stream_frees_the_model_for_the_next_call(model: LocalModel) -> None:
+    settings = ModelSettings(temperature=0.0, max_tokens=256)
+    stream = model.stream(MESSAGES, settings, RequestParams())
+    first = await anext(stream)
+    assert isinstance(first, TextDelta)
+    await stream.aclose()
+
+    with anyio.fail_after(60):
+        reply = await model.request(MESSAGES, SETTINGS, RequestParams())
+
+    assert reply.text.strip()
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_concurrent_calls_take_turns_on_one_model(model: LocalModel) -> None:
+    replies: list[str] = []
+
+    async def ask() -> None:
+        replies.append((await model.request(MESSAGES, SETTINGS, RequestParams())).text)
+
+    async def listen() -> None:
+        items = [item async for item in model.stream(MESSAGES, SETTINGS, RequestParams())]
+        assert isinstance(items[-1], ModelResponse)
+        replies.append(items[-1].text)
+
+    with anyio.fail_after(120):
+        async with anyio.create_task_group() as tasks:
+            for job in (ask, listen, ask):
+                tasks.start_soon(job)
+
+    assert len(replies) == 3 and all(text.strip() for text in replies)
+
+
+def test_packaged_gguf_is_found() -> None:
+    path = gguf_path()
+
+    assert path.suffix == ".gguf" and path.is_file()
+
+
+def test_missing_model_path_is_a_config_error(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.gguf"
+
+    with pytest.raises(errors.ConfigError, match="pip install 'hansa\\[local\\]'") as info:
+        LocalModel(model_path=missing)
+
+    assert str(missing) in str(info.value)
