@@ -93,7 +93,9 @@ def migrate(
 def agents(url: UrlOpt = DEFAULT_URL) -> None:
     """List the agents of a running server."""
     for a in _get(url, "/api/agents"):
-        console.print(f"[bold]{a['id']:<20}[/bold] {a['displayName']:<28} [dim]{a['roleSummary']}[/dim]")
+        console.print(
+            f"[bold]{a['id']:<20}[/bold] {a['displayName']:<28} [dim]{a['roleSummary']}[/dim]"
+        )
 
 
 @app.command()
@@ -130,7 +132,9 @@ def _follow(client: httpx.Client, conversation: str, turn_id: str, after: int) -
             data, kind = ev["data"], ev["type"]
             if kind == "text_delta":
                 if not streaming:
-                    console.print(f"[bold]{names.get(ev['agentId'], ev['agentId'])}:[/bold] ", end="")
+                    console.print(
+                        f"[bold]{names.get(ev['agentId'], ev['agentId'])}:[/bold] ", end=""
+                    )
                     streaming = True
                 console.print(data["delta"], end="", markup=False)
             elif kind == "thinking":

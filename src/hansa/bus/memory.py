@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from hansa.bus.base import Bus, Subscription
+from hansa.domain.event import Event
 
 
 class MemoryBus(Bus):
@@ -13,10 +15,10 @@ class MemoryBus(Bus):
     def __init__(self) -> None:
         self._subs: defaultdict[str, set[Subscription]] = defaultdict(set)
 
-    def publish(self, conversation_id: str, seq: int) -> None:
-        """Ring the conversation's subscribers."""
+    def publish(self, conversation_id: str, seq: int, events: Sequence[Event] = ()) -> None:
+        """Ring the conversation's subscribers, handing them the committed events."""
         for sub in self._subs.get(conversation_id, ()):
-            sub.ring()
+            sub.ring(events)
 
     def subscribe(self, conversation_id: str) -> Subscription:
         """A new subscription, live at once."""

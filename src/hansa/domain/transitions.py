@@ -18,3 +18,8 @@ def check_transition(table: Mapping[S, frozenset[S]], current: S, target: S) -> 
     if target not in table.get(current, frozenset()):
         name = type(current).__name__
         raise TransitionError(f"{name} cannot move from {current.value} to {target.value}")
+
+
+def sources(table: Mapping[S, frozenset[S]], target: S) -> frozenset[S]:
+    """Every state from which ``target`` may be reached."""
+    return frozenset(state for state, targets in table.items() if target in targets)

@@ -19,7 +19,11 @@ class TurnStatus(StrEnum):
 
 
 TURN_TRANSITIONS: dict[TurnStatus, frozenset[TurnStatus]] = {
-    TurnStatus.QUEUED: frozenset({TurnStatus.RUNNING, TurnStatus.CANCELLED}),
+    # a turn can end without running an agent: it fails early (its conversation was
+    # archived meanwhile) or completes early (a human agent holds the conversation)
+    TurnStatus.QUEUED: frozenset(
+        {TurnStatus.RUNNING, TurnStatus.COMPLETED, TurnStatus.FAILED, TurnStatus.CANCELLED}
+    ),
     # running -> running is a takeover by another worker after a lease expired
     TurnStatus.RUNNING: frozenset(
         {TurnStatus.RUNNING, TurnStatus.COMPLETED, TurnStatus.FAILED, TurnStatus.CANCELLED}

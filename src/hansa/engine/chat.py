@@ -6,12 +6,15 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import Connection
+
 from hansa import errors
 from hansa.domain import conversation, event, job, message, turn
 from hansa.domain.base import new_id
+from hansa.engine.follow import follow
 from hansa.engine.recorder import Batch, Recorder
 from hansa.engine.services import Services
-from hansa.store import conversations, events, projects, queue, turns
+from hansa.store import conversations, projects, queue, turns
 
 
 async def create_conversation(
@@ -37,10 +40,13 @@ async def create_conversation(
         updated_at=now,
         metadata={},
     )
-    async with services.db.transaction() as conn:
+
+    def create(conn: Connection) -> None:
         if project_id is not None:
-            await projects.get(conn, tenant_id, project_id)
-        await conversations.create(conn, convo)
+            projects.get(conn, tenant_id, project_id)
+        conversations.create(conn, convo)
+
+    await services.db.write(create)
     return convo
 
 
@@ -77,12 +83,20 @@ async def post_message(
     batch = Batch(conversation_id, turn_id)
     message_id = batch.message(message.Kind.USER, message.Author.USER, text, agent_id=None)
     recorder = Recorder(services, tenant_id, conversation_id)
-    async with services.db.transaction() as conn:
-        convo = await conversations.get(conn, tenant_id, conversation_id)
+    payload = {
+        "turnId": turn_id,
+        "conversationId": conversation_id,
+        "messageId": message_id,
+        "activeAgentId": active_agent_id,
+        "projectContext": project_context,
+    }
+
+    def store(conn: Connection) -> list[event.Event]:
+        convo = conversations.get(conn, tenant_id, conversation_id)
         if convo.state is conversation.State.ARCHIVED:
             raise errors.Conflict("this conversation is archived")
-        stored = await recorder.write_in(conn, batch)
-        await turns.create(
+        stored = recorder.write_in(conn, batch)
+        turns.create(
             conn,
             tenant_id,
             turn.Turn(
@@ -91,15 +105,11 @@ async def post_message(
                 finished_at=None, error=None,
             ),
         )  # fmt: skip
-        payload = {
-            "turnId": turn_id,
-            "conversationId": conversation_id,
-            "messageId": message_id,
-            "activeAgentId": active_agent_id,
-            "projectContext": project_context,
-        }
-        await queue.enqueue(conn, tenant_id, job.JobKind.TURN, payload, now, key=conversation_id)
-    services.bus.publish(conversation_id, stored[-1].seq)
+        queue.enqueue(conn, tenant_id, job.JobKind.TURN, payload, now, key=conversation_id)
+        return stored
+
+    stored = await services.db.write(store)
+    services.bus.publish(conversation_id, stored[-1].seq, stored)
     services.wake_worker()
     return Posted(message_id=message_id, turn_id=turn_id, seq=stored[-1].seq)
 
@@ -108,27 +118,20 @@ async def wait_for_done(
     services: Services, tenant_id: str, conversation_id: str, turn_id: str, after: int
 ) -> list[event.Event]:
     """Wait until ``turn_id`` emits ``done``; return the turn's events after ``after``."""
-    collected: list[event.Event] = []
-    cursor = after
     timeout = services.settings.chat_timeout_seconds
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    with services.bus.subscribe(conversation_id) as sub:
-        while True:
-            async with services.db.read() as conn:
-                batch = await events.read_after(conn, tenant_id, conversation_id, cursor)
-            for ev in batch:
-                cursor = ev.seq
-                if ev.turn_id == turn_id:
+    collected: list[event.Event] = []
+    try:
+        async with asyncio.timeout(timeout):
+            async for ev in follow(
+                services, tenant_id, conversation_id, after, idle_seconds=timeout
+            ):
+                if ev is not None and ev.turn_id == turn_id:
                     collected.append(ev)
                     if ev.type == "done":
                         return collected
-            if batch:
-                continue
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise errors.HansaError(f"turn {turn_id} did not finish within {timeout:.0f} s")
-            await sub.wait(min(remaining, services.settings.poll_seconds * 4))
+    except TimeoutError:
+        pass
+    raise errors.HansaError(f"turn {turn_id} did not finish within {timeout:.0f} s")
 
 
 def _known_agent(services: Services, agent_id: str | None) -> str | None:

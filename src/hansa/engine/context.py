@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain.project import ProjectContext
@@ -13,8 +13,8 @@ from hansa.store import projects
 _REQUEST_FIELDS = ("projectName", "projectDomain", "cmsPlatform")
 
 
-async def build_project_context(
-    conn: AsyncConnection,
+def build_project_context(
+    conn: Connection,
     tenant_id: str,
     project_id: str | None,
     request_context: dict[str, Any] | None = None,
@@ -29,7 +29,7 @@ async def build_project_context(
     stored: dict[str, Any] = {}
     if project_id is not None:
         try:
-            proj = await projects.get(conn, tenant_id, project_id)
+            proj = projects.get(conn, tenant_id, project_id)
         except errors.NotFound:  # a project Hansa doesn't store: the request describes it
             proj = None
         if proj is not None:

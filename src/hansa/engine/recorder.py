@@ -7,11 +7,12 @@ job's lease first, and rings the bus only after the commit.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa.domain import event, message
 from hansa.domain.base import new_id
@@ -19,7 +20,8 @@ from hansa.domain.job import Job
 from hansa.engine.services import Services
 from hansa.store import events, messages, queue
 
-Extra = Callable[[AsyncConnection], Awaitable[None]]
+Extra = Callable[[Connection], None]
+"""More work for the same transaction (a state change, a job completion)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,26 +115,32 @@ class Recorder:
         self.job = job
 
     async def write(self, batch: Batch, extra: Extra | None = None) -> list[event.Event]:
-        """Commit ``batch`` and ``extra`` in one transaction, then ring the bus."""
-        async with self.services.db.transaction() as conn:
-            stored = await self.write_in(conn, batch, extra)
+        """Commit ``batch`` and ``extra`` in one transaction, then ring the bus.
+
+        Shielded: once handed to the database the write completes and is announced,
+        even if the caller is cancelled meanwhile.
+        """
+        return await asyncio.shield(self._write_and_announce(batch, extra))
+
+    async def _write_and_announce(self, batch: Batch, extra: Extra | None) -> list[event.Event]:
+        stored = await self.services.db.write(lambda conn: self.write_in(conn, batch, extra))
         if stored:
-            self.services.bus.publish(self.conversation_id, stored[-1].seq)
+            self.services.bus.publish(self.conversation_id, stored[-1].seq, stored)
         return stored
 
-    async def write_in(
-        self, conn: AsyncConnection, batch: Batch, extra: Extra | None = None
+    def write_in(
+        self, conn: Connection, batch: Batch, extra: Extra | None = None
     ) -> list[event.Event]:
         """Write ``batch`` in the caller's transaction; the caller rings the bus after commit."""
         if self.job is not None:
-            await queue.guard(conn, self.job)
+            queue.guard(conn, self.job)
         now = self.services.clock()
-        stored = await events.append(
+        stored = events.append(
             conn, self.tenant_id, self.conversation_id, [e for e, _ in batch.items], now
         )
-        for (_, pending), ev in zip(batch.items, stored, strict=True):
-            if pending is not None:
-                msg = message.Message(
+        new_messages = [
+            (
+                message.Message(
                     id=pending.id,
                     conversation_id=self.conversation_id,
                     turn_id=batch.turn_id,
@@ -143,8 +151,13 @@ class Recorder:
                     content=pending.content,
                     created_at=now,
                     metadata=pending.metadata,
-                )
-                await messages.insert(conn, self.tenant_id, msg, ev.seq)
+                ),
+                ev.seq,
+            )
+            for (_, pending), ev in zip(batch.items, stored, strict=True)
+            if pending is not None
+        ]
+        messages.insert(conn, self.tenant_id, new_messages)
         if extra is not None:
-            await extra(conn)
+            extra(conn)
         return stored

@@ -33,8 +33,7 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
     db = Database(settings.database_url)
     try:
         await migrate(db)
-        async with db.transaction() as conn:
-            await agents.replace_roster(conn, None, roster)
+        await db.write(lambda conn: agents.replace_roster(conn, None, roster))
     except BaseException:
         await db.dispose()
         raise

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain.agent import AgentDefinition
@@ -78,9 +78,9 @@ class TurnContext:
         extras = [*self.pending_extras, *([then] if then else [])]
         self.pending, self.pending_extras = None, []
 
-        async def run_extras(conn: AsyncConnection) -> None:
+        def run_extras(conn: Connection) -> None:
             for extra in extras:
-                await extra(conn)
+                extra(conn)
 
         await self.recorder.write(batch, run_extras)
 

@@ -13,6 +13,8 @@ import socket
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
+from sqlalchemy import Connection
+
 from hansa.domain.job import Job, JobKind
 from hansa.engine.recorder import Recorder
 from hansa.engine.services import Services
@@ -94,9 +96,10 @@ class Worker:
     async def _claim(self, free: int) -> list[Job]:
         if free <= 0:
             return []
+        now = self.services.clock()
         try:
-            return await queue.claim(
-                self.services.db, self.owner, self.services.clock(), lease=self._lease, limit=free
+            return await self.services.db.write(
+                lambda conn: queue.claim(conn, self.owner, now, lease=self._lease, limit=free)
             )
         except Exception:  # a database hiccup must not kill the worker
             log.exception("claiming jobs failed; retrying at the next poll")
@@ -115,14 +118,23 @@ class Worker:
         interval = self._lease.total_seconds() / 3
         while True:
             await asyncio.sleep(interval)
-            for job_id, (job, task) in list(self._running.items()):
-                try:
-                    alive = await queue.heartbeat(
-                        self.services.db, job, self.services.clock(), self._lease
-                    )
-                except Exception:
-                    log.exception("heartbeat of job %s failed", job_id)
-                    continue
-                if not alive:
-                    log.warning("job %s was taken over; cancelling it here", job_id)
+            running = list(self._running.values())
+            if not running:
+                continue
+            now = self.services.clock()
+
+            def extend(conn: Connection, jobs: list[Job] = [j for j, _ in running]) -> list[bool]:
+                return [
+                    queue.heartbeat(conn, j, now, self._lease) or not queue.taken_over(conn, j)
+                    for j in jobs
+                ]
+
+            try:
+                alive = await self.services.db.write(extend)
+            except Exception:
+                log.exception("heartbeat failed; retrying at the next beat")
+                continue
+            for (job, task), ok in zip(running, alive, strict=True):
+                if not ok and not task.done():
+                    log.warning("job %s lost its lease; cancelling it here", job.id)
                     task.cancel()

@@ -192,8 +192,8 @@ class LocalModel(Model):
 
     def _complete(self, llm: Llama, arguments: dict[str, Any]) -> dict[str, Any]:
         with self._infer_lock, _translated_errors():
-            completion: dict[str, Any] = llm.create_chat_completion(**arguments)
-            return completion
+            completion: Any = llm.create_chat_completion(**arguments)  # a dict, typed as a union
+            return dict(completion)
 
     def _produce(
         self,
@@ -207,14 +207,14 @@ class LocalModel(Model):
             with self._infer_lock, _translated_errors():
                 parts: list[str] = []
                 finish_reason = None
-                chunks = llm.create_chat_completion(**arguments, stream=True)
+                chunks: Any = llm.create_chat_completion(**arguments, stream=True)
                 try:
                     for chunk in chunks:
                         if stop.is_set():
                             return
                         choice = chunk["choices"][0]
                         finish_reason = choice.get("finish_reason") or finish_reason
-                        text = choice["delta"].get("content")
+                        text: str | None = choice["delta"].get("content")
                         if text:
                             parts.append(text)
                             emit(TextDelta(text))
@@ -223,7 +223,7 @@ class LocalModel(Model):
                 text = "".join(parts)
                 usage = _stream_usage(llm, text, cut_off=finish_reason == "length")
             emit(ModelResponse(text=text, usage=usage, model=self.model_name))
-        except errors.ProviderError as exc:
+        except Exception as exc:  # already translated; handed over so the consumer never hangs
             emit(exc)
 
     def _free(self, llm: Llama) -> None:

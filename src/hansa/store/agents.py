@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa.domain import agent
 from hansa.store import tables
@@ -11,14 +11,14 @@ from hansa.store import tables
 _defs = tables.assistant_agent_definitions
 
 
-async def replace_roster(
-    conn: AsyncConnection, tenant_id: str | None, roster: list[agent.AgentDefinition]
+def replace_roster(
+    conn: Connection, tenant_id: str | None, roster: list[agent.AgentDefinition]
 ) -> None:
     """Store ``roster`` as the agents of ``tenant_id`` (None: the global roster)."""
     owner = _defs.c.tenant_id.is_(None) if tenant_id is None else _defs.c.tenant_id == tenant_id
-    await conn.execute(sa.delete(_defs).where(owner))
+    conn.execute(sa.delete(_defs).where(owner))
     if roster:
-        await conn.execute(
+        conn.execute(
             _defs.insert(),
             [
                 {
@@ -38,11 +38,11 @@ async def replace_roster(
         )
 
 
-async def load_roster(conn: AsyncConnection, tenant_id: str | None) -> list[agent.AgentDefinition]:
+def load_roster(conn: Connection, tenant_id: str | None) -> list[agent.AgentDefinition]:
     """The stored roster of ``tenant_id`` (None: global), ordered."""
     owner = _defs.c.tenant_id.is_(None) if tenant_id is None else _defs.c.tenant_id == tenant_id
     rows = (
-        (await conn.execute(sa.select(_defs.c.config).where(owner).order_by(_defs.c.ordering)))
+        (conn.execute(sa.select(_defs.c.config).where(owner).order_by(_defs.c.ordering)))
         .scalars()
         .all()
     )

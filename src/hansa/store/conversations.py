@@ -3,65 +3,72 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import conversation
-from hansa.domain.transitions import check_transition
+from hansa.domain.transitions import check_transition, sources
 from hansa.store import tables
 
 _conv = tables.assistant_conversations
+_INSERT = _conv.insert()
+_GET = (
+    sa.select(_conv)
+    .where(_conv.c.id == sa.bindparam("id"))
+    .where(_conv.c.tenant_id == sa.bindparam("tenant_id"))
+)
+_MOVE = (
+    sa.update(_conv)
+    .where(_conv.c.id == sa.bindparam("p_id"))
+    .where(_conv.c.tenant_id == sa.bindparam("p_tenant_id"))
+    .where(_conv.c.state.in_(sa.bindparam("p_allowed", expanding=True)))
+    .values(
+        state=sa.bindparam("p_state"),
+        updated_at=sa.bindparam("p_now"),
+        current_agent=sa.func.coalesce(
+            sa.bindparam("p_agent", type_=sa.String), _conv.c.current_agent
+        ),
+    )
+)
 
 
-async def create(conn: AsyncConnection, convo: conversation.Conversation) -> None:
+def create(conn: Connection, convo: conversation.Conversation) -> None:
     """Insert a new conversation."""
-    await conn.execute(
-        _conv.insert().values(
-            id=convo.id,
-            tenant_id=convo.tenant_id,
-            project_id=convo.project_id,
-            title=convo.title,
-            state=convo.state.value,
-            current_agent=convo.current_agent,
-            last_seq=convo.last_seq,
-            active_flag=True,
-            created_at=convo.created_at,
-            updated_at=convo.updated_at,
-            metadata=convo.metadata,
-        )
+    conn.execute(
+        _INSERT,
+        {
+            "id": convo.id,
+            "tenant_id": convo.tenant_id,
+            "project_id": convo.project_id,
+            "title": convo.title,
+            "state": convo.state.value,
+            "current_agent": convo.current_agent,
+            "last_seq": convo.last_seq,
+            "active_flag": True,
+            "created_at": convo.created_at,
+            "updated_at": convo.updated_at,
+            "metadata": convo.metadata,
+        },
     )
 
 
-async def get(
-    conn: AsyncConnection, tenant_id: str, conversation_id: str
-) -> conversation.Conversation:
+def get(conn: Connection, tenant_id: str, conversation_id: str) -> conversation.Conversation:
     """The conversation, or NotFound (also for another tenant's id)."""
-    row = (
-        (
-            await conn.execute(
-                sa.select(_conv).where(
-                    _conv.c.id == conversation_id, _conv.c.tenant_id == tenant_id
-                )
-            )
-        )
-        .mappings()
-        .first()
-    )
+    row = conn.execute(_GET, {"id": conversation_id, "tenant_id": tenant_id}).mappings().first()
     if row is None:
         raise errors.NotFound(f"conversation {conversation_id} not found")
     return _conversation(row)
 
 
-async def list_recent(
-    conn: AsyncConnection, tenant_id: str, *, limit: int = 50
+def list_recent(
+    conn: Connection, tenant_id: str, *, limit: int = 50
 ) -> list[conversation.Conversation]:
     """The tenant's conversations, newest first."""
     rows = (
         (
-            await conn.execute(
+            conn.execute(
                 sa.select(_conv)
                 .where(_conv.c.tenant_id == tenant_id)
                 .order_by(_conv.c.updated_at.desc())
@@ -74,29 +81,39 @@ async def list_recent(
     return [_conversation(r) for r in rows]
 
 
-async def update(
-    conn: AsyncConnection,
+def move(
+    conn: Connection,
     tenant_id: str,
     conversation_id: str,
+    target: conversation.State,
     now: datetime,
     *,
-    state: conversation.State | None = None,
     current_agent: str | None = None,
-) -> None:
-    """Change state and/or current agent; a state change must follow the transition table."""
-    values: dict[str, Any] = {"updated_at": now}
-    if state is not None:
-        current = await get(conn, tenant_id, conversation_id)
-        if current.state != state:
-            check_transition(conversation.TRANSITIONS, current.state, state)
-        values["state"] = state.value
-    if current_agent is not None:
-        values["current_agent"] = current_agent
-    await conn.execute(
-        sa.update(_conv)
-        .where(_conv.c.id == conversation_id, _conv.c.tenant_id == tenant_id)
-        .values(**values)
+    strict: bool = True,
+) -> bool:
+    """Move to ``target`` if the transition table allows it from the current state.
+
+    Staying in ``target`` is always allowed. One conditional UPDATE, no read first.
+    When the move is not allowed: TransitionError if ``strict``, else False.
+    """
+    allowed = sources(conversation.TRANSITIONS, target) | {target}
+    result = conn.execute(
+        _MOVE,
+        {
+            "p_id": conversation_id,
+            "p_tenant_id": tenant_id,
+            "p_allowed": [s.value for s in allowed],
+            "p_state": target.value,
+            "p_now": now,
+            "p_agent": current_agent,
+        },
     )
+    if result.rowcount == 1:
+        return True
+    current = get(conn, tenant_id, conversation_id)  # NotFound if it does not exist
+    if strict:
+        check_transition(conversation.TRANSITIONS, current.state, target)
+    return False
 
 
 def _conversation(row: sa.RowMapping) -> conversation.Conversation:

@@ -1,16 +1,26 @@
-"""The database handle: an async engine set up for SQLite (WAL) or PostgreSQL."""
+"""The database handle: SQLAlchemy Core on a sync engine, driven from worker threads.
+
+A transaction runs as one plain function on a thread (``write`` or ``read``), so
+the event loop pays one hand-off per transaction rather than one per statement,
+and never blocks. SQLite (the default) gets one writer thread and connection —
+SQLite has one writer anyway, and in-process writers never wait on its file lock
+— plus reader threads that WAL lets run beside it. PostgreSQL gets a pool.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy import Connection, Engine
 
 from hansa import errors
+
+T = TypeVar("T")
 
 DEFAULT_TENANT_ID = "default"
 """The tenant everything belongs to until authentication comes."""
@@ -21,68 +31,101 @@ _SQLITE_PRAGMAS = (
     "PRAGMA foreign_keys=ON",
     "PRAGMA busy_timeout=10000",
 )
+_SQLITE_READERS = 2
+_POSTGRES_THREADS = 8
 
 
 def normalize_url(url: str) -> str:
-    """Map plain ``sqlite:///`` and ``postgresql://`` URLs to their async drivers."""
-    if url.startswith("sqlite:///"):
-        return "sqlite+aiosqlite:///" + url.removeprefix("sqlite:///")
-    for prefix in ("postgresql://", "postgres://"):
+    """Map async-driver and bare PostgreSQL URLs to the drivers Hansa uses."""
+    url = url.replace("sqlite+aiosqlite://", "sqlite://")
+    for prefix in ("postgresql+asyncpg://", "postgresql://", "postgres://"):
         if url.startswith(prefix):
-            return "postgresql+asyncpg://" + url.removeprefix(prefix)
+            return "postgresql+psycopg://" + url.removeprefix(prefix)
     return url
 
 
 class Database:
-    """One engine for the whole process; transactions are short and explicit."""
+    """One per process; ``write(fn)`` and ``read(fn)`` run ``fn(conn)`` in a transaction."""
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
         self.url = normalize_url(url)
         self.dialect = sa.make_url(self.url).get_backend_name()
-        if self.dialect not in ("sqlite", "postgresql"):
-            raise errors.ConfigError(
-                f"unsupported database {self.dialect!r}: use SQLite or PostgreSQL"
+        if self.dialect == "sqlite":
+            self._writer = _sqlite_engine(self.url, echo, pool_size=1, begin="BEGIN IMMEDIATE")
+            # reads run in autocommit: each statement sees the newest committed state
+            self._reader = _sqlite_engine(self.url, echo, pool_size=_SQLITE_READERS, begin=None)
+            writers, readers = 1, _SQLITE_READERS
+        elif self.dialect == "postgresql":
+            engine = sa.create_engine(
+                self.url, echo=echo, pool_size=_POSTGRES_THREADS * 2, max_overflow=0
             )
-        self.engine: AsyncEngine = self._create_engine(echo)
+            self._writer = self._reader = engine
+            writers = readers = _POSTGRES_THREADS
+        else:
+            raise errors.ConfigError(
+                f"unsupported database {self.dialect!r}: use a SQLite file or PostgreSQL"
+            )
+        self._write_pool = ThreadPoolExecutor(writers, thread_name_prefix="hansa-db-write")
+        self._read_pool = ThreadPoolExecutor(readers, thread_name_prefix="hansa-db-read")
 
-    def _create_engine(self, echo: bool) -> AsyncEngine:
-        if self.dialect == "postgresql":
-            return create_async_engine(self.url, echo=echo, pool_size=10, max_overflow=10)
-        database = sa.make_url(self.url).database
-        if database and database != ":memory:":
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        # One connection: SQLite has one writer anyway, and a single connection
-        # never waits on the file lock inside this process.
-        engine = create_async_engine(self.url, echo=echo, pool_size=1, max_overflow=0)
-        sa.event.listen(engine.sync_engine, "connect", _sqlite_connect)
-        sa.event.listen(engine.sync_engine, "begin", _sqlite_begin)
-        return engine
+    async def write(self, fn: Callable[[Connection], T]) -> T:
+        """Run ``fn`` in a read-write transaction: committed if it returns, rolled back if not."""
+        return await self._run(self._write_pool, self._writer, fn)
 
-    @asynccontextmanager
-    async def transaction(self) -> AsyncIterator[AsyncConnection]:
-        """A read-write transaction, committed when the block ends without error."""
-        async with self.engine.begin() as conn:
-            yield conn
+    async def read(self, fn: Callable[[Connection], T]) -> T:
+        """Run ``fn`` for reading; on SQLite each statement sees the newest committed state."""
+        return await self._run(self._read_pool, self._reader, fn)
 
-    @asynccontextmanager
-    async def read(self) -> AsyncIterator[AsyncConnection]:
-        """A connection for reads (a transaction too, so reads are consistent)."""
-        async with self.engine.connect() as conn:
-            yield conn
+    def write_now(self, fn: Callable[[Connection], T]) -> T:
+        """``write`` for code that is not async (migrations, command-line tools)."""
+        with self._writer.begin() as conn:
+            return fn(conn)
+
+    @staticmethod
+    async def _run(pool: ThreadPoolExecutor, engine: Engine, fn: Callable[[Connection], T]) -> T:
+        def transaction() -> T:
+            with engine.begin() as conn:
+                return fn(conn)
+
+        return await asyncio.get_running_loop().run_in_executor(pool, transaction)
 
     async def dispose(self) -> None:
-        """Close every pooled connection."""
-        await self.engine.dispose()
+        """Finish queued transactions, stop the threads, close every connection."""
+        await asyncio.get_running_loop().run_in_executor(None, self.close)
+
+    def close(self) -> None:
+        """``dispose`` for code that is not async."""
+        for pool in (self._write_pool, self._read_pool):
+            pool.shutdown()
+        self._writer.dispose()
+        self._reader.dispose()
 
 
-def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
-    # Let SQLAlchemy, not the driver, issue BEGIN so that writes take the lock up front.
-    dbapi_connection.isolation_level = None
-    cursor = dbapi_connection.cursor()
-    for pragma in _SQLITE_PRAGMAS:
-        cursor.execute(pragma)
-    cursor.close()
+def _sqlite_engine(url: str, echo: bool, *, pool_size: int, begin: str | None) -> Engine:
+    database = sa.make_url(url).database
+    if database and database != ":memory:":
+        Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = sa.create_engine(
+        url,
+        echo=echo,
+        poolclass=sa.pool.QueuePool,
+        pool_size=pool_size,
+        max_overflow=0,
+        connect_args={"check_same_thread": False},
+    )
 
+    def on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # SQLAlchemy, not the driver, issues BEGIN: writers take the lock up front.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        for pragma in _SQLITE_PRAGMAS:
+            cursor.execute(pragma)
+        cursor.close()
 
-def _sqlite_begin(conn: sa.Connection) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+    def on_begin(conn: Connection) -> None:
+        conn.exec_driver_sql(begin)
+
+    sa.event.listen(engine, "connect", on_connect)
+    if begin is not None:
+        sa.event.listen(engine, "begin", on_begin)
+    return engine

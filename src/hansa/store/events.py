@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import event
@@ -15,6 +15,27 @@ from hansa.store import tables
 
 _conv = tables.assistant_conversations
 _events = tables.events
+
+PAGE = 500
+"""Events one read returns at most."""
+
+# Statements are built once: building one costs ten times more than running it.
+_RESERVE = (
+    sa.update(_conv)
+    .where(_conv.c.id == sa.bindparam("p_conversation"))
+    .where(_conv.c.tenant_id == sa.bindparam("p_tenant"))
+    .values(last_seq=_conv.c.last_seq + sa.bindparam("p_count"))
+    .returning(_conv.c.last_seq)
+)
+_INSERT = _events.insert()
+_READ_AFTER = (
+    sa.select(_events)
+    .where(_events.c.conversation_id == sa.bindparam("conversation_id"))
+    .where(_events.c.tenant_id == sa.bindparam("tenant_id"))
+    .where(_events.c.seq > sa.bindparam("after"))
+    .order_by(_events.c.seq)
+    .limit(sa.bindparam("limit"))
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,26 +49,21 @@ class NewEvent:
     agent_id: str | None = None
 
 
-async def reserve_seqs(
-    conn: AsyncConnection, tenant_id: str, conversation_id: str, count: int
-) -> int:
+def reserve_seqs(conn: Connection, tenant_id: str, conversation_id: str, count: int) -> int:
     """Bump the conversation's ``last_seq`` by ``count``; returns the first reserved seq.
 
     The row update also serializes every writer of one conversation until commit.
     """
-    new_last = await conn.scalar(
-        sa.update(_conv)
-        .where(_conv.c.id == conversation_id, _conv.c.tenant_id == tenant_id)
-        .values(last_seq=_conv.c.last_seq + count)
-        .returning(_conv.c.last_seq)
+    new_last = conn.scalar(
+        _RESERVE, {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_count": count}
     )
     if new_last is None:
         raise errors.NotFound(f"conversation {conversation_id} not found")
     return int(new_last) - count + 1
 
 
-async def append(
-    conn: AsyncConnection,
+def append(
+    conn: Connection,
     tenant_id: str,
     conversation_id: str,
     new_events: list[NewEvent],
@@ -56,7 +72,7 @@ async def append(
     """Append events in the caller's transaction; they commit with the change they announce."""
     if not new_events:
         return []
-    first = await reserve_seqs(conn, tenant_id, conversation_id, len(new_events))
+    first = reserve_seqs(conn, tenant_id, conversation_id, len(new_events))
     stored = [
         event.Event(
             seq=first + i,
@@ -70,7 +86,7 @@ async def append(
         )
         for i, e in enumerate(new_events)
     ]
-    await conn.execute(_events.insert(), [_row(tenant_id, e) for e in stored])
+    conn.execute(_INSERT, [_row(tenant_id, e) for e in stored])
     return stored
 
 
@@ -89,29 +105,27 @@ def _row(tenant_id: str, e: event.Event) -> dict[str, Any]:
     }
 
 
-async def read_after(
-    conn: AsyncConnection,
+def read_after(
+    conn: Connection,
     tenant_id: str,
     conversation_id: str,
     after: int,
     *,
-    limit: int = 500,
+    limit: int = PAGE,
     run_id: str | None = None,
 ) -> list[event.Event]:
     """Events with ``seq > after`` in order, at most ``limit`` of them."""
-    query = (
-        sa.select(_events)
-        .where(
-            _events.c.conversation_id == conversation_id,
-            _events.c.tenant_id == tenant_id,
-            _events.c.seq > after,
-        )
-        .order_by(_events.c.seq)
-        .limit(limit)
-    )
+    params = {
+        "conversation_id": conversation_id,
+        "tenant_id": tenant_id,
+        "after": after,
+        "limit": limit,
+    }
+    query = _READ_AFTER
     if run_id is not None:
-        query = query.where(_events.c.run_id == run_id)
-    rows = (await conn.execute(query)).mappings().all()
+        query = query.where(_events.c.run_id == sa.bindparam("run_id"))
+        params["run_id"] = run_id
+    rows = conn.execute(query, params).mappings().all()
     return [_event(row) for row in rows]
 
 

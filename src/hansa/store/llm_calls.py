@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa.domain import llm_call
 from hansa.store import tables
 
 _calls = tables.llm_calls
+_INSERT = _calls.insert()
 
 
-async def record(conn: AsyncConnection, call: llm_call.LlmCall) -> None:
+def record(conn: Connection, call: llm_call.LlmCall) -> None:
     """Insert one call record."""
-    await conn.execute(_calls.insert().values(**call.model_dump()))
+    conn.execute(_INSERT, call.model_dump())
 
 
-async def list_for(
-    conn: AsyncConnection,
+def list_for(
+    conn: Connection,
     tenant_id: str,
     *,
     conversation_id: str | None = None,
@@ -30,5 +31,5 @@ async def list_for(
         query = query.where(_calls.c.conversation_id == conversation_id)
     if run_id is not None:
         query = query.where(_calls.c.run_id == run_id)
-    rows = (await conn.execute(query.order_by(_calls.c.created_at).limit(limit))).mappings().all()
+    rows = (conn.execute(query.order_by(_calls.c.created_at).limit(limit))).mappings().all()
     return [llm_call.LlmCall.model_validate(dict(r)) for r in rows]

@@ -2,37 +2,61 @@
 
 from __future__ import annotations
 
+import functools
+
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa.domain import message
 from hansa.store import tables
 
 _msg = tables.assistant_messages
+_INSERT = _msg.insert()
 
 
-async def insert(conn: AsyncConnection, tenant_id: str, msg: message.Message, seq: int) -> None:
-    """Insert a message announced by the event with ``seq``."""
-    await conn.execute(
-        _msg.insert().values(
-            id=msg.id,
-            tenant_id=tenant_id,
-            conversation_id=msg.conversation_id,
-            seq=seq,
-            turn_id=msg.turn_id,
-            run_id=msg.run_id,
-            author=msg.author.value,
-            agent_id=msg.agent_id,
-            kind=msg.kind.value,
-            content=msg.content,
-            created_at=msg.created_at,
-            metadata=msg.metadata,
-        )
+@functools.cache
+def _list_query(by_turn: bool, by_kind: bool, newest: bool) -> sa.Select[tuple[object, ...]]:
+    query = sa.select(_msg).where(
+        _msg.c.conversation_id == sa.bindparam("conversation_id"),
+        _msg.c.tenant_id == sa.bindparam("tenant_id"),
+    )
+    if by_turn:
+        query = query.where(_msg.c.turn_id == sa.bindparam("turn_id"))
+    if by_kind:
+        query = query.where(_msg.c.kind.in_(sa.bindparam("kinds", expanding=True)))
+    if newest:
+        return query.order_by(_msg.c.seq.desc()).limit(sa.bindparam("last"))
+    return query.order_by(_msg.c.seq)
+
+
+def insert(conn: Connection, tenant_id: str, stored: list[tuple[message.Message, int]]) -> None:
+    """Insert messages, each with the seq of the event that announced it."""
+    if not stored:
+        return
+    conn.execute(
+        _INSERT,
+        [
+            {
+                "id": msg.id,
+                "tenant_id": tenant_id,
+                "conversation_id": msg.conversation_id,
+                "seq": seq,
+                "turn_id": msg.turn_id,
+                "run_id": msg.run_id,
+                "author": msg.author.value,
+                "agent_id": msg.agent_id,
+                "kind": msg.kind.value,
+                "content": msg.content,
+                "created_at": msg.created_at,
+                "metadata": msg.metadata,
+            }
+            for msg, seq in stored
+        ],
     )
 
 
-async def list_for(
-    conn: AsyncConnection,
+def list_for(
+    conn: Connection,
     tenant_id: str,
     conversation_id: str,
     *,
@@ -41,18 +65,17 @@ async def list_for(
     last: int | None = None,
 ) -> list[message.Message]:
     """A conversation's messages in order; ``last`` keeps only the newest N."""
-    query = sa.select(_msg).where(
-        _msg.c.conversation_id == conversation_id, _msg.c.tenant_id == tenant_id
-    )
+    params: dict[str, object] = {"conversation_id": conversation_id, "tenant_id": tenant_id}
     if turn_id is not None:
-        query = query.where(_msg.c.turn_id == turn_id)
+        params["turn_id"] = turn_id
     if kinds:
-        query = query.where(_msg.c.kind.in_([k.value for k in kinds]))
+        params["kinds"] = [k.value for k in kinds]
     if last is not None:
-        query = query.order_by(_msg.c.seq.desc()).limit(last)
-        rows = list(reversed((await conn.execute(query)).mappings().all()))
-    else:
-        rows = list((await conn.execute(query.order_by(_msg.c.seq))).mappings().all())
+        params["last"] = last
+    query = _list_query(turn_id is not None, bool(kinds), last is not None)
+    rows = conn.execute(query, params).mappings().all()
+    if last is not None:
+        rows = list(reversed(rows))
     return [_message(r) for r in rows]
 
 

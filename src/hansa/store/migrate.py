@@ -23,21 +23,19 @@ def alembic_config(connection: sa.Connection | None = None) -> Config:
     return config
 
 
-def _upgrade(connection: sa.Connection) -> None:
-    command.upgrade(alembic_config(connection), "head")
+def _upgrade(conn: sa.Connection) -> None:
+    command.upgrade(alembic_config(conn), "head")
+    found = conn.scalar(
+        sa.select(tables.tenants.c.id).where(tables.tenants.c.id == DEFAULT_TENANT_ID)
+    )
+    if found is None:
+        conn.execute(
+            tables.tenants.insert().values(
+                id=DEFAULT_TENANT_ID, name="Default tenant", created_at=utcnow()
+            )
+        )
 
 
 async def migrate(db: Database) -> None:
     """Run pending migrations and seed the default tenant; safe to call at every start."""
-    async with db.transaction() as conn:
-        await conn.run_sync(_upgrade)
-    async with db.transaction() as conn:
-        found = await conn.scalar(
-            sa.select(tables.tenants.c.id).where(tables.tenants.c.id == DEFAULT_TENANT_ID)
-        )
-        if found is None:
-            await conn.execute(
-                tables.tenants.insert().values(
-                    id=DEFAULT_TENANT_ID, name="Default tenant", created_at=utcnow()
-                )
-            )
+    await db.write(_upgrade)

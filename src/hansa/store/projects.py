@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import project
@@ -15,9 +15,9 @@ from hansa.store import tables
 _proj = tables.projects
 
 
-async def create(conn: AsyncConnection, proj: project.Project) -> None:
+def create(conn: Connection, proj: project.Project) -> None:
     """Insert a project."""
-    await conn.execute(
+    conn.execute(
         _proj.insert().values(
             id=proj.id,
             tenant_id=proj.tenant_id,
@@ -32,11 +32,11 @@ async def create(conn: AsyncConnection, proj: project.Project) -> None:
     )
 
 
-async def get(conn: AsyncConnection, tenant_id: str, project_id: str) -> project.Project:
+def get(conn: Connection, tenant_id: str, project_id: str) -> project.Project:
     """The project, or NotFound (also for another tenant's id)."""
     row = (
         (
-            await conn.execute(
+            conn.execute(
                 sa.select(_proj).where(_proj.c.id == project_id, _proj.c.tenant_id == tenant_id)
             )
         )
@@ -48,11 +48,11 @@ async def get(conn: AsyncConnection, tenant_id: str, project_id: str) -> project
     return _project(row)
 
 
-async def list_all(conn: AsyncConnection, tenant_id: str) -> list[project.Project]:
+def list_all(conn: Connection, tenant_id: str) -> list[project.Project]:
     """The tenant's projects, oldest first."""
     rows = (
         (
-            await conn.execute(
+            conn.execute(
                 sa.select(_proj).where(_proj.c.tenant_id == tenant_id).order_by(_proj.c.created_at)
             )
         )
@@ -62,20 +62,20 @@ async def list_all(conn: AsyncConnection, tenant_id: str) -> list[project.Projec
     return [_project(r) for r in rows]
 
 
-async def update(
-    conn: AsyncConnection, tenant_id: str, project_id: str, changes: dict[str, Any], now: datetime
+def update(
+    conn: Connection, tenant_id: str, project_id: str, changes: dict[str, Any], now: datetime
 ) -> project.Project:
     """Apply ``changes`` (snake_case field names) and return the project."""
-    await get(conn, tenant_id, project_id)
+    get(conn, tenant_id, project_id)
     values = dict(changes)
     if "allowed_task_types" in values:
         values["allowed_task_types"] = _types(values["allowed_task_types"])
-    await conn.execute(
+    conn.execute(
         sa.update(_proj)
         .where(_proj.c.id == project_id, _proj.c.tenant_id == tenant_id)
         .values(**values, updated_at=now)
     )
-    return await get(conn, tenant_id, project_id)
+    return get(conn, tenant_id, project_id)
 
 
 def _types(value: tuple[str, ...] | list[str] | None) -> list[str] | None:

@@ -170,6 +170,7 @@ jobs = sa.Table(
     _created(),
     sa.Column("updated_at", UtcDateTime(), nullable=False),
     sa.Index("ix_jobs_claim", "status", "run_at"),
+    sa.Index("ix_jobs_key", "key", "status"),
     # At most one running job per serialization key, enforced by the database itself.
     sa.Index(
         "ux_jobs_running_key",

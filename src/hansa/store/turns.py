@@ -5,42 +5,55 @@ from __future__ import annotations
 from datetime import datetime
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import turn
-from hansa.domain.transitions import check_transition
+from hansa.domain.transitions import check_transition, sources
 from hansa.store import tables
 
 _turns = tables.assistant_turns
+_INSERT = _turns.insert()
+_GET = (
+    sa.select(_turns)
+    .where(_turns.c.id == sa.bindparam("id"))
+    .where(_turns.c.tenant_id == sa.bindparam("tenant_id"))
+)
+_SET_STATUS = (
+    sa.update(_turns)
+    .where(_turns.c.id == sa.bindparam("p_id"))
+    .where(_turns.c.tenant_id == sa.bindparam("p_tenant_id"))
+    .where(_turns.c.status.in_(sa.bindparam("p_allowed", expanding=True)))
+    .values(
+        status=sa.bindparam("p_status"),
+        agent_id=sa.func.coalesce(sa.bindparam("p_agent_id", type_=sa.String), _turns.c.agent_id),
+        error=sa.func.coalesce(sa.bindparam("p_error", type_=sa.Text), _turns.c.error),
+        finished_at=sa.func.coalesce(
+            sa.bindparam("p_finished_at", type_=_turns.c.finished_at.type), _turns.c.finished_at
+        ),
+    )
+)
 
 
-async def create(conn: AsyncConnection, tenant_id: str, t: turn.Turn) -> None:
+def create(conn: Connection, tenant_id: str, t: turn.Turn) -> None:
     """Insert a queued turn."""
-    await conn.execute(
-        _turns.insert().values(
-            id=t.id,
-            tenant_id=tenant_id,
-            conversation_id=t.conversation_id,
-            message_id=t.message_id,
-            status=t.status.value,
-            agent_id=t.agent_id,
-            created_at=t.created_at,
-        )
+    conn.execute(
+        _INSERT,
+        {
+            "id": t.id,
+            "tenant_id": tenant_id,
+            "conversation_id": t.conversation_id,
+            "message_id": t.message_id,
+            "status": t.status.value,
+            "agent_id": t.agent_id,
+            "created_at": t.created_at,
+        },
     )
 
 
-async def get(conn: AsyncConnection, tenant_id: str, turn_id: str) -> turn.Turn:
+def get(conn: Connection, tenant_id: str, turn_id: str) -> turn.Turn:
     """The turn, or NotFound."""
-    row = (
-        (
-            await conn.execute(
-                sa.select(_turns).where(_turns.c.id == turn_id, _turns.c.tenant_id == tenant_id)
-            )
-        )
-        .mappings()
-        .first()
-    )
+    row = conn.execute(_GET, {"id": turn_id, "tenant_id": tenant_id}).mappings().first()
     if row is None:
         raise errors.NotFound(f"turn {turn_id} not found")
     return turn.Turn(
@@ -55,8 +68,8 @@ async def get(conn: AsyncConnection, tenant_id: str, turn_id: str) -> turn.Turn:
     )
 
 
-async def set_status(
-    conn: AsyncConnection,
+def set_status(
+    conn: Connection,
     tenant_id: str,
     turn_id: str,
     status: turn.TurnStatus,
@@ -65,14 +78,22 @@ async def set_status(
     agent_id: str | None = None,
     error: str | None = None,
 ) -> None:
-    """Move a turn along its transition table."""
-    current = await get(conn, tenant_id, turn_id)
-    check_transition(turn.TURN_TRANSITIONS, current.status, status)
-    values: dict[str, object] = {"status": status.value}
-    if agent_id is not None:
-        values["agent_id"] = agent_id
-    if error is not None:
-        values["error"] = error
-    if status in (turn.TurnStatus.COMPLETED, turn.TurnStatus.FAILED, turn.TurnStatus.CANCELLED):
-        values["finished_at"] = now
-    await conn.execute(sa.update(_turns).where(_turns.c.id == turn_id).values(**values))
+    """Move a turn along its transition table (one conditional UPDATE)."""
+    result = conn.execute(
+        _SET_STATUS,
+        {
+            "p_id": turn_id,
+            "p_tenant_id": tenant_id,
+            "p_allowed": [s.value for s in sources(turn.TURN_TRANSITIONS, status)],
+            "p_status": status.value,
+            "p_agent_id": agent_id,
+            "p_error": error,
+            "p_finished_at": now if status in _FINAL else None,
+        },
+    )
+    if result.rowcount != 1:
+        current = get(conn, tenant_id, turn_id)
+        check_transition(turn.TURN_TRANSITIONS, current.status, status)
+
+
+_FINAL = (turn.TurnStatus.COMPLETED, turn.TurnStatus.FAILED, turn.TurnStatus.CANCELLED)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import anyio
@@ -69,6 +70,7 @@ async def test_streams_a_reply_and_answers_with_schema_constrained_json(model: L
 async def test_abandoned_stream_frees_the_model_for_the_next_call(model: LocalModel) -> None:
     settings = ModelSettings(temperature=0.0, max_tokens=256)
     stream = model.stream(MESSAGES, settings, RequestParams())
+    assert isinstance(stream, AsyncGenerator)
     first = await anext(stream)
     assert isinstance(first, TextDelta)
     await stream.aclose()

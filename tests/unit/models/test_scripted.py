@@ -27,7 +27,7 @@ async def test_default_reply_is_deterministic_and_echoes_the_request() -> None:
     assert first.text == second.text == default_reply(MESSAGES)
     assert '"Plan the launch of the beta"' in first.text
     assert first.model == "scripted"
-    assert first.usage.prompt_tokens == 11
+    assert first.usage.prompt_tokens == 12
     assert first.usage.completion_tokens == len(first.text.split())
     assert model.calls == [MESSAGES]
     assert model.remaining == 0

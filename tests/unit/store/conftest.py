@@ -1,4 +1,4 @@
-from collections.abc import AsyncIterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -7,29 +7,27 @@ from hansa.domain import conversation
 from hansa.domain.base import new_id, utcnow
 from hansa.store import conversations
 from hansa.store.db import DEFAULT_TENANT_ID, Database
-from hansa.store.migrate import migrate
+from hansa.store.migrate import _upgrade
 
 
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
+def db(tmp_path: Path) -> Iterator[Database]:
     database = Database(f"sqlite:///{tmp_path}/store.db")
-    await migrate(database)
+    database.write_now(_upgrade)
     yield database
-    await database.dispose()
+    database.close()
 
 
 @pytest.fixture
-def new_conversation(db: Database):  # noqa: ANN201 - a factory fixture
-    return lambda: _new_conversation(db)
+def new_conversation(db: Database) -> Callable[[], str]:
+    def create() -> str:
+        now = utcnow()
+        convo = conversation.Conversation(
+            id=new_id(), tenant_id=DEFAULT_TENANT_ID, project_id=None, title=None,
+            state=conversation.State.IDLE, current_agent="chief", last_seq=0,
+            created_at=now, updated_at=now, metadata={},
+        )  # fmt: skip
+        db.write_now(lambda conn: conversations.create(conn, convo))
+        return convo.id
 
-
-async def _new_conversation(db: Database) -> str:
-    now = utcnow()
-    convo = conversation.Conversation(
-        id=new_id(), tenant_id=DEFAULT_TENANT_ID, project_id=None, title=None,
-        state=conversation.State.IDLE, current_agent="chief", last_seq=0,
-        created_at=now, updated_at=now, metadata={},
-    )  # fmt: skip
-    async with db.transaction() as conn:
-        await conversations.create(conn, convo)
-    return convo.id
+    return create

@@ -1,75 +1,80 @@
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
 
 import pytest
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain.base import utcnow
-from hansa.domain.job import JobKind
+from hansa.domain.job import Job, JobKind
 from hansa.store import queue
 from hansa.store.db import DEFAULT_TENANT_ID as T
 from hansa.store.db import Database
 
-pytestmark = pytest.mark.anyio
-
 LEASE = timedelta(seconds=10)
 
 
-async def _enqueue(db: Database, key: str | None, n: int = 1) -> list[int]:
-    async with db.transaction() as conn:
-        return [
-            await queue.enqueue(conn, T, JobKind.TURN, {"i": i}, utcnow(), key=key)
-            for i in range(n)
+def _enqueue(db: Database, key: str | None, n: int = 1) -> list[int]:
+    return db.write_now(
+        lambda conn: [
+            queue.enqueue(conn, T, JobKind.TURN, {"i": i}, utcnow(), key=key) for i in range(n)
         ]
+    )
 
 
-async def test_one_job_per_key_at_a_time_oldest_first(db: Database) -> None:
-    a1, a2 = await _enqueue(db, "conv-a", 2)
-    (b1,) = await _enqueue(db, "conv-b")
-    claimed = await queue.claim(db, "w1", utcnow(), lease=LEASE, limit=10)
+def _claim(db: Database, owner: str, now: datetime, limit: int = 10) -> list[Job]:
+    return db.write_now(lambda conn: queue.claim(conn, owner, now, lease=LEASE, limit=limit))
+
+
+def _fails_with_stale_lease(db: Database, fn: Callable[[Connection], object]) -> None:
+    with pytest.raises(errors.StaleLease):
+        db.write_now(fn)
+
+
+def test_one_job_per_key_at_a_time_oldest_first(db: Database) -> None:
+    a1, a2 = _enqueue(db, "conv-a", 2)
+    (b1,) = _enqueue(db, "conv-b")
+    claimed = _claim(db, "w1", utcnow())
     assert [j.id for j in claimed] == [a1, b1]
-    assert await queue.claim(db, "w2", utcnow(), lease=LEASE, limit=10) == []
-    async with db.transaction() as conn:
-        await queue.finish(conn, claimed[0], utcnow())
-    again = await queue.claim(db, "w2", utcnow(), lease=LEASE, limit=10)
+    assert _claim(db, "w2", utcnow()) == []
+    db.write_now(lambda conn: queue.finish(conn, claimed[0], utcnow()))
+    again = _claim(db, "w2", utcnow())
     assert [j.id for j in again] == [a2]
 
 
-async def test_expired_lease_is_taken_over_with_a_new_epoch(db: Database) -> None:
-    await _enqueue(db, "conv-a")
+def test_expired_lease_is_taken_over_with_a_new_epoch(db: Database) -> None:
+    _enqueue(db, "conv-a")
     now = utcnow()
-    (first,) = await queue.claim(db, "w1", now, lease=LEASE, limit=1)
+    (first,) = _claim(db, "w1", now, 1)
     later = now + LEASE + timedelta(seconds=1)
-    (second,) = await queue.claim(db, "w2", later, lease=LEASE, limit=1)
+    (second,) = _claim(db, "w2", later, 1)
     assert second.id == first.id
     assert second.epoch == first.epoch + 1
     assert second.attempts == 2
     # the zombie can neither write nor finish
-    with pytest.raises(errors.StaleLease):
-        async with db.transaction() as conn:
-            await queue.guard(conn, first)
-    with pytest.raises(errors.StaleLease):
-        async with db.transaction() as conn:
-            await queue.finish(conn, first, later)
-    assert not await queue.heartbeat(db, first, later, LEASE)
-    assert await queue.heartbeat(db, second, later, LEASE)
+    _fails_with_stale_lease(db, lambda conn: queue.guard(conn, first))
+    _fails_with_stale_lease(db, lambda conn: queue.finish(conn, first, later))
+    assert not db.write_now(lambda conn: queue.heartbeat(conn, first, later, LEASE))
+    assert db.write_now(lambda conn: queue.taken_over(conn, first))
+    assert db.write_now(lambda conn: queue.heartbeat(conn, second, later, LEASE))
 
 
-async def test_live_lease_is_not_taken_over(db: Database) -> None:
-    await _enqueue(db, None)
+def test_live_lease_is_not_taken_over(db: Database) -> None:
+    _enqueue(db, None)
     now = utcnow()
-    assert len(await queue.claim(db, "w1", now, lease=LEASE, limit=1)) == 1
-    assert await queue.claim(db, "w2", now + timedelta(seconds=5), lease=LEASE, limit=1) == []
+    assert len(_claim(db, "w1", now, 1)) == 1
+    assert _claim(db, "w2", now + timedelta(seconds=5), 1) == []
 
 
-async def test_claim_respects_the_limit(db: Database) -> None:
-    await _enqueue(db, None, 5)
-    assert len(await queue.claim(db, "w1", utcnow(), lease=LEASE, limit=3)) == 3
-    assert len(await queue.claim(db, "w1", utcnow(), lease=LEASE, limit=3)) == 2
+def test_claim_respects_the_limit(db: Database) -> None:
+    _enqueue(db, None, 5)
+    assert len(_claim(db, "w1", utcnow(), 3)) == 3
+    assert len(_claim(db, "w1", utcnow(), 3)) == 2
 
 
-async def test_failed_job_records_its_error(db: Database) -> None:
-    await _enqueue(db, None)
-    (claimed,) = await queue.claim(db, "w1", utcnow(), lease=LEASE, limit=1)
-    async with db.transaction() as conn:
-        await queue.finish(conn, claimed, utcnow(), error="model down")
-        assert await queue.counts(conn) == {"failed": 1}
+def test_failed_job_records_its_error(db: Database) -> None:
+    _enqueue(db, None)
+    (claimed,) = _claim(db, "w1", utcnow(), 1)
+    db.write_now(lambda conn: queue.finish(conn, claimed, utcnow(), error="model down"))
+    assert not db.write_now(lambda conn: queue.taken_over(conn, claimed))
+    assert db.write_now(queue.counts) == {"failed": 1}

@@ -51,11 +51,10 @@ async def _stored_project(
     project_id = (context or {}).get("projectId")
     if not isinstance(project_id, str):
         return None
-    async with services.db.read() as conn:
-        try:
-            await projects.get(conn, tenant, project_id)
-        except errors.NotFound:
-            return None  # described by the request only; the turn still gets its context
+    try:
+        await services.db.read(lambda conn: projects.get(conn, tenant, project_id))
+    except errors.NotFound:
+        return None  # described by the request only; the turn still gets its context
     return project_id
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from sqlalchemy import Connection
 
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.schemas import ConversationCreate, MessageCreate, conversation_out, message_out
+from hansa.domain import event, message
 from hansa.engine import chat, timeline
 from hansa.store import conversations, events, messages
 
@@ -32,8 +34,8 @@ async def create_conversation(
 @router.get("")
 async def list_conversations(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The newest conversations."""
-    async with services.db.read() as conn:
-        return [conversation_out(c) for c in await conversations.list_recent(conn, tenant)]
+    found = await services.db.read(lambda conn: conversations.list_recent(conn, tenant))
+    return [conversation_out(c) for c in found]
 
 
 @router.get("/{conversation_id}")
@@ -41,8 +43,8 @@ async def get_conversation(
     conversation_id: str, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """One conversation."""
-    async with services.db.read() as conn:
-        return conversation_out(await conversations.get(conn, tenant, conversation_id))
+    found = await services.db.read(lambda conn: conversations.get(conn, tenant, conversation_id))
+    return conversation_out(found)
 
 
 @router.get("/{conversation_id}/messages")
@@ -50,9 +52,12 @@ async def list_messages(
     conversation_id: str, services: ServicesDep, tenant: TenantDep
 ) -> list[dict[str, Any]]:
     """Every message, in order."""
-    async with services.db.read() as conn:
-        await conversations.get(conn, tenant, conversation_id)
-        return [message_out(m) for m in await messages.list_for(conn, tenant, conversation_id)]
+
+    def load(conn: Connection) -> list[message.Message]:
+        conversations.get(conn, tenant, conversation_id)
+        return messages.list_for(conn, tenant, conversation_id)
+
+    return [message_out(m) for m in await services.db.read(load)]
 
 
 @router.post("/{conversation_id}/messages", status_code=202)
@@ -79,7 +84,9 @@ async def get_timeline(
     runId: str | None = None,  # noqa: N803 - the query parameter's name in API.md
 ) -> list[dict[str, Any]]:
     """The experience timeline (seed 000 §9.2), optionally of one run."""
-    async with services.db.read() as conn:
-        await conversations.get(conn, tenant, conversation_id)
-        log = await events.read_after(conn, tenant, conversation_id, 0, limit=100_000, run_id=runId)
-    return timeline.build(log, services.roster)
+
+    def load(conn: Connection) -> list[event.Event]:
+        conversations.get(conn, tenant, conversation_id)
+        return events.read_after(conn, tenant, conversation_id, 0, limit=100_000, run_id=runId)
+
+    return timeline.build(await services.db.read(load), services.roster)

@@ -32,23 +32,21 @@ async def create_project(
         config=body.config,
         created_at=services.clock(),
     )
-    async with services.db.transaction() as conn:
-        await projects.create(conn, proj)
+    await services.db.write(lambda conn: projects.create(conn, proj))
     return project_out(proj)
 
 
 @router.get("")
 async def list_projects(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The tenant's projects."""
-    async with services.db.read() as conn:
-        return [project_out(p) for p in await projects.list_all(conn, tenant)]
+    found = await services.db.read(lambda conn: projects.list_all(conn, tenant))
+    return [project_out(p) for p in found]
 
 
 @router.get("/{project_id}")
 async def get_project(project_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """One project."""
-    async with services.db.read() as conn:
-        return project_out(await projects.get(conn, tenant, project_id))
+    return project_out(await services.db.read(lambda conn: projects.get(conn, tenant, project_id)))
 
 
 @router.patch("/{project_id}")
@@ -57,6 +55,8 @@ async def patch_project(
 ) -> dict[str, Any]:
     """Change the fields given."""
     changes = body.model_dump(exclude_unset=True)
-    async with services.db.transaction() as conn:
-        proj = await projects.update(conn, tenant, project_id, changes, services.clock())
+    now = services.clock()
+    proj = await services.db.write(
+        lambda conn: projects.update(conn, tenant, project_id, changes, now)
+    )
     return project_out(proj)

@@ -12,32 +12,12 @@ from sse_starlette import EventSourceResponse
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep, get_tenant
-from hansa.domain import event
 from hansa.engine import chat
+from hansa.engine.follow import follow
 from hansa.engine.services import Services
-from hansa.store import conversations, events
+from hansa.store import conversations
 
 router = APIRouter(prefix="/api/conversations")
-
-
-async def follow(
-    services: Services, tenant: str, conversation_id: str, after: int, *, until_done: bool
-) -> AsyncIterator[event.Event]:
-    """Every event after ``after``, then new ones as they commit; stops after ``done`` if asked."""
-    cursor = after
-    keepalive = services.settings.sse_keepalive_seconds
-    with services.bus.subscribe(conversation_id) as sub:
-        while True:
-            async with services.db.read() as conn:
-                batch = await events.read_after(conn, tenant, conversation_id, cursor)
-            for ev in batch:
-                cursor = ev.seq
-                yield ev
-                if until_done and ev.type == "done":
-                    return
-            if not batch:
-                # the log is the source of truth; the bus only shortens the wait
-                await sub.wait(keepalive)
 
 
 def _cursor(after: int | None, last_event_id: str | None) -> int:
@@ -59,13 +39,18 @@ async def stream_events(
     last_event_id: str | None = Header(default=None),
 ) -> EventSourceResponse:
     """SSE: ``id`` is the seq, ``event`` the type, ``data`` the event as JSON."""
-    async with services.db.read() as conn:
-        await conversations.get(conn, tenant, conversation_id)
+    await services.db.read(lambda conn: conversations.get(conn, tenant, conversation_id))
     cursor = _cursor(after, last_event_id)
 
+    idle = services.settings.sse_keepalive_seconds
+
     async def frames() -> AsyncIterator[dict[str, Any]]:
-        async for ev in follow(services, tenant, conversation_id, cursor, until_done=bool(until)):
+        async for ev in follow(services, tenant, conversation_id, cursor, idle_seconds=idle):
+            if ev is None:
+                continue  # sse-starlette sends its own keep-alive pings
             yield {"id": str(ev.seq), "event": ev.type, "data": json.dumps(ev.to_wire())}
+            if until and ev.type == "done":
+                return
 
     return EventSourceResponse(
         frames(), ping=int(services.settings.sse_keepalive_seconds), send_timeout=30
@@ -77,17 +62,19 @@ async def websocket_events(websocket: WebSocket, conversation_id: str, after: in
     """The same events as JSON text frames; the client may send ``{"type": "message", ...}``."""
     services: Services = websocket.app.state.services
     tenant = get_tenant()
-    async with services.db.read() as conn:
-        try:
-            await conversations.get(conn, tenant, conversation_id)
-        except errors.NotFound:
-            await websocket.close(code=4404, reason="conversation not found")
-            return
+    try:
+        await services.db.read(lambda conn: conversations.get(conn, tenant, conversation_id))
+    except errors.NotFound:
+        await websocket.close(code=4404, reason="conversation not found")
+        return
     await websocket.accept()
 
+    idle = services.settings.sse_keepalive_seconds
+
     async def send_events() -> None:
-        async for ev in follow(services, tenant, conversation_id, after, until_done=False):
-            await websocket.send_text(json.dumps(ev.to_wire()))
+        async for ev in follow(services, tenant, conversation_id, after, idle_seconds=idle):
+            if ev is not None:
+                await websocket.send_text(json.dumps(ev.to_wire()))
 
     async def receive_messages() -> None:
         while True:

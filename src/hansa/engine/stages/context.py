@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from sqlalchemy import Connection
+
 from hansa.domain import message
+from hansa.domain.project import ProjectContext
 from hansa.engine import thinking
 from hansa.engine.context import build_project_context
 from hansa.engine.turn import TurnContext
@@ -18,13 +21,16 @@ async def build_context(ctx: TurnContext) -> None:
         return
     assert ctx.conversation is not None and ctx.agent is not None
     history_size = ctx.services.settings.history_messages
-    async with ctx.services.db.read() as conn:
-        ctx.project_context = await build_project_context(
-            conn, ctx.tenant_id, ctx.conversation.project_id, ctx.request_context
-        )
-        history = await messages.list_for(
+    project_id = ctx.conversation.project_id
+
+    def load(conn: Connection) -> tuple[ProjectContext, list[message.Message]]:
+        project = build_project_context(conn, ctx.tenant_id, project_id, ctx.request_context)
+        history = messages.list_for(
             conn, ctx.tenant_id, ctx.conversation_id, kinds=_HISTORY_KINDS, last=history_size + 1
         )
+        return project, history
+
+    ctx.project_context, history = await ctx.services.db.read(load)
     ctx.batch().thinking(
         thinking.context_entry(ctx.supervisor, ctx.project_context),
         agent_id=ctx.supervisor.id,

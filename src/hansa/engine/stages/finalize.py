@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import conversation, event, message, turn
@@ -51,19 +51,12 @@ async def fail(ctx: TurnContext) -> None:
     await ctx.flush(then=lambda conn: _close(ctx, conn, turn.TurnStatus.FAILED, detail))
 
 
-async def _close(
-    ctx: TurnContext, conn: AsyncConnection, status: turn.TurnStatus, error: str | None
-) -> None:
+def _close(ctx: TurnContext, conn: Connection, status: turn.TurnStatus, error: str | None) -> None:
     now = ctx.services.clock()
     if ctx.call is not None and ctx.call.record is not None:
-        await llm_calls.record(conn, ctx.call.record)
-    current = await turns.get(conn, ctx.tenant_id, ctx.turn_id)
-    if current.status is turn.TurnStatus.QUEUED:
-        await turns.set_status(conn, ctx.tenant_id, ctx.turn_id, turn.TurnStatus.RUNNING, now)
-    await turns.set_status(conn, ctx.tenant_id, ctx.turn_id, status, now, error=error)
-    convo = await conversations.get(conn, ctx.tenant_id, ctx.conversation_id)
-    if convo.state is conversation.State.AI_ACTIVE:
-        await conversations.update(
-            conn, ctx.tenant_id, ctx.conversation_id, now, state=conversation.State.IDLE
-        )
-    await queue.finish(conn, ctx.job, now, error=error)
+        llm_calls.record(conn, ctx.call.record)
+    turns.set_status(conn, ctx.tenant_id, ctx.turn_id, status, now, error=error)
+    conversations.move(
+        conn, ctx.tenant_id, ctx.conversation_id, conversation.State.IDLE, now, strict=False
+    )
+    queue.finish(conn, ctx.job, now, error=error)

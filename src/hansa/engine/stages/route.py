@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from hansa.domain import conversation, event, turn
 from hansa.engine import thinking
@@ -40,12 +40,12 @@ async def route(ctx: TurnContext) -> None:
     )
     now = ctx.services.clock()
 
-    async def start(conn: AsyncConnection) -> None:
-        await conversations.update(
-            conn, ctx.tenant_id, ctx.conversation_id, now,
-            state=conversation.State.AI_ACTIVE, current_agent=agent.id,
+    def start(conn: Connection) -> None:
+        conversations.move(
+            conn, ctx.tenant_id, ctx.conversation_id, conversation.State.AI_ACTIVE, now,
+            current_agent=agent.id,
         )  # fmt: skip
-        await turns.set_status(
+        turns.set_status(
             conn, ctx.tenant_id, ctx.turn_id, turn.TurnStatus.RUNNING, now, agent_id=agent.id
         )
 

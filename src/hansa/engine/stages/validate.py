@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlalchemy import Connection
+
 from hansa import errors
 from hansa.domain import conversation, message
 from hansa.engine.turn import TurnContext
@@ -12,12 +14,16 @@ _HUMAN_STATES = (conversation.State.HANDOFF_PENDING, conversation.State.AGENT_AC
 
 async def validate(ctx: TurnContext) -> None:
     """Load what the turn needs; a conversation held by a human gets no AI reply."""
-    async with ctx.services.db.read() as conn:
-        ctx.conversation = await conversations.get(conn, ctx.tenant_id, ctx.conversation_id)
-        found = await messages.list_for(
+
+    def load(conn: Connection) -> tuple[conversation.Conversation, list[message.Message]]:
+        convo = conversations.get(conn, ctx.tenant_id, ctx.conversation_id)
+        found = messages.list_for(
             conn, ctx.tenant_id, ctx.conversation_id, turn_id=ctx.turn_id,
             kinds=(message.Kind.USER,),
         )  # fmt: skip
+        return convo, found
+
+    ctx.conversation, found = await ctx.services.db.read(load)
     if not found:
         raise errors.NotFound(f"the message of turn {ctx.turn_id} is missing")
     ctx.user_text = found[0].content

@@ -91,6 +91,7 @@ def upgrade() -> None:
     )
     with op.batch_alter_table("jobs", schema=None) as batch_op:
         batch_op.create_index("ix_jobs_claim", ["status", "run_at"], unique=False)
+        batch_op.create_index("ix_jobs_key", ["key", "status"], unique=False)
         batch_op.create_index(
             "ux_jobs_running_key",
             ["key"],
@@ -311,6 +312,7 @@ def downgrade() -> None:
             postgresql_where=sa.text("status = 'running'"),
         )
         batch_op.drop_index("ix_jobs_claim")
+        batch_op.drop_index("ix_jobs_key")
 
     op.drop_table("jobs")
     op.drop_table("assistant_agent_definitions")

@@ -1,0 +1,155 @@
+"""Turn latency and throughput of Hansa itself (scripted model, SQLite, HTTP + SSE).
+
+Starts the server and drives CONVERSATIONS conversations at once over HTTP, each
+following its own SSE stream, in two phases:
+
+- paced: every conversation sends a message every CONVERSATIONS/RATE seconds, so
+  the server gets RATE turns/s; latencies are measured under that load;
+- burst: every conversation sends its next message as soon as the last is done
+  (closed loop); turns/s is the most the server sustains. Latencies in a closed
+  loop are queueing time (Little's law: 50 in flight / turns/s), printed for honesty.
+
+Latencies: POST -> first event of the turn (the user message, written with the
+POST), POST -> first event the turn processing wrote (``session``), POST -> ``done``.
+
+    python bench/turn_latency.py [--conversations 50] [--turns 10] [--rate 150] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import statistics
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+from httpx_sse import aconnect_sse
+
+from _server import hansa_server, record
+
+TARGETS = {"first_event_p50_ms": 10.0, "done_p50_ms": 50.0, "turns_per_s": 150.0}
+
+
+@dataclass
+class Samples:
+    first: list[float] = field(default_factory=list)
+    session: list[float] = field(default_factory=list)
+    done: list[float] = field(default_factory=list)
+
+
+async def _conversation(
+    client: httpx.AsyncClient, turns: int, samples: Samples, interval: float = 0.0
+) -> None:
+    cid = (await client.post("/api/conversations", json={})).json()["id"]
+    arrivals: dict[str, dict[str, float]] = {}
+    done: dict[str, asyncio.Event] = {}
+    opened = asyncio.Event()
+
+    async def reader() -> None:
+        async with aconnect_sse(client, "GET", f"/api/conversations/{cid}/events") as source:
+            opened.set()
+            async for sse in source.aiter_sse():
+                now = time.perf_counter()
+                ev = json.loads(sse.data)
+                seen = arrivals.setdefault(ev["turnId"], {})
+                seen.setdefault("first", now)
+                seen.setdefault(ev["type"], now)
+                if ev["type"] == "done":
+                    done.setdefault(ev["turnId"], asyncio.Event()).set()
+
+    task = asyncio.create_task(reader(), name=f"sse {cid}")
+    await opened.wait()
+    try:
+        if interval:
+            await asyncio.sleep(random.uniform(0, interval))  # spread the arrivals
+        for i in range(turns):
+            started = time.perf_counter()
+            response = await client.post(
+                f"/api/conversations/{cid}/messages", json={"content": f"Improve our SEO {i}"}
+            )
+            turn_id = response.json()["turnId"]
+            await done.setdefault(turn_id, asyncio.Event()).wait()
+            seen = arrivals[turn_id]
+            samples.first.append((seen["first"] - started) * 1000)
+            samples.session.append((seen["session"] - started) * 1000)
+            samples.done.append((seen["done"] - started) * 1000)
+            if interval:
+                await asyncio.sleep(max(0.0, interval - (time.perf_counter() - started)))
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def drive(
+    url: str, conversations: int, turns: int, interval: float
+) -> tuple[Samples, float]:
+    limits = httpx.Limits(max_connections=conversations * 2 + 10, max_keepalive_connections=None)
+    samples = Samples()
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+        await _conversation(client, 2, Samples())  # warm-up
+        started = time.perf_counter()
+        await asyncio.gather(
+            *(_conversation(client, turns, samples, interval) for _ in range(conversations))
+        )
+        elapsed = time.perf_counter() - started
+    return samples, len(samples.done) / elapsed
+
+
+def _table(title: str, samples: Samples, rate: float, targets: bool) -> list[str]:
+    rows = [
+        ("POST -> first event (user message)", samples.first, TARGETS["first_event_p50_ms"]),
+        ("POST -> first processing event (session)", samples.session, None),
+        ("POST -> done", samples.done, TARGETS["done_p50_ms"]),
+    ]
+    lines = [f"**{title}** ({len(samples.done)} turns, {rate:.1f} turns/s)", "",
+             "| measure | p50 ms | p95 ms | target p50 |", "| --- | --- | --- | --- |"]  # fmt: skip
+    for name, values, target in rows:
+        goal = f"<= {target:.0f} ms" if target and targets else "-"
+        lines.append(
+            f"| {name} | {statistics.median(values):.1f} | {_pct(values, 0.95):.1f} | {goal} |"
+        )
+    return [*lines, ""]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=50)
+    parser.add_argument("--turns", type=int, default=10)
+    parser.add_argument("--rate", type=float, default=TARGETS["turns_per_s"])
+    parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
+    args = parser.parse_args()
+    interval = args.conversations / args.rate
+    with tempfile.TemporaryDirectory() as tmp, hansa_server(Path(tmp), "--model", "scripted") as url:
+        paced, paced_rate = asyncio.run(drive(url, args.conversations, args.turns, interval))
+        burst, burst_rate = asyncio.run(drive(url, args.conversations, args.turns, 0.0))
+    lines = [
+        f"turn_latency: {args.conversations} concurrent conversations x {args.turns} turns per "
+        f"phase, scripted model, SQLite file, {platform.machine()}, {os.cpu_count()} cores "
+        "shared by server and load client",
+        "",
+        *_table(f"paced at {args.rate:.0f} turns/s offered", paced, paced_rate, True),
+        *_table("burst, closed loop (latency here is queueing)", burst, burst_rate, False),
+        f"| turns/s (burst) | {burst_rate:.1f} | target >= {TARGETS['turns_per_s']:.0f} |",
+        "| --- | --- | --- |",
+    ]
+    report = "\n".join(lines)
+    print(report)
+    if args.record:
+        record("turn_latency", report + "\n\nReproduce: `make bench` (runs this script).")
+    print(f"turns_per_s={burst_rate:.1f}")
+
+
+if __name__ == "__main__":
+    main()

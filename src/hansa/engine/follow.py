@@ -1,0 +1,43 @@
+"""Follow a conversation's log: replay from a cursor, then new events as they commit."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from hansa.domain import event
+from hansa.engine.services import Services
+from hansa.store import events
+
+
+async def follow(
+    services: Services,
+    tenant_id: str,
+    conversation_id: str,
+    after: int,
+    *,
+    idle_seconds: float,
+) -> AsyncIterator[event.Event | None]:
+    """Yield events after ``after`` in order, forever; ``None`` after ``idle_seconds`` of quiet.
+
+    Subscribes before the first read, so nothing committed in between is missed.
+    Uses the bus's copy of new events when it continues the cursor; reads the log
+    otherwise (replay, a gap, a bus that sends no copies, a subscriber far behind).
+    """
+    cursor = after
+    with services.bus.subscribe(conversation_id) as sub:
+        from_log = True
+        while True:
+            batch = None if from_log else sub.take(cursor)
+            if batch is None:
+                start = cursor
+                batch = await services.db.read(
+                    lambda conn: events.read_after(conn, tenant_id, conversation_id, start)
+                )
+                from_log = len(batch) >= events.PAGE  # a full page: more wait in the log
+            for ev in batch:
+                cursor = ev.seq
+                yield ev
+            if from_log:
+                continue
+            if not await sub.wait(idle_seconds):
+                yield None
