@@ -92,9 +92,7 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def drive(
-    url: str, conversations: int, turns: int, interval: float
-) -> tuple[Samples, float]:
+async def drive(url: str, conversations: int, turns: int, interval: float) -> tuple[Samples, float]:
     limits = httpx.Limits(max_connections=conversations * 2 + 10, max_keepalive_connections=None)
     samples = Samples()
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
@@ -131,7 +129,10 @@ def main() -> None:
     parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
     interval = args.conversations / args.rate
-    with tempfile.TemporaryDirectory() as tmp, hansa_server(Path(tmp), "--model", "scripted") as url:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        hansa_server(Path(tmp), "--model", "scripted") as url,
+    ):
         paced, paced_rate = asyncio.run(drive(url, args.conversations, args.turns, interval))
         burst, burst_rate = asyncio.run(drive(url, args.conversations, args.turns, 0.0))
     lines = [

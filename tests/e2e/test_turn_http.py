@@ -32,7 +32,9 @@ def test_seo_request_is_routed_to_dana_and_streams_to_done(server: Server) -> No
     assert "Hans is choosing Growth Lead based on SEO intent" in thinking
 
     deltas = [e for e in events if e["type"] == "text_delta"]
-    answer = next(e for e in events if e["type"] == "message" and e["data"]["author"] == "assistant")
+    answer = next(
+        e for e in events if e["type"] == "message" and e["data"]["author"] == "assistant"
+    )
     assert deltas, "the answer is streamed"
     assert "".join(d["data"]["delta"] for d in deltas).strip() == answer["data"]["content"]
     assert answer["agentId"] == "growthLead"
@@ -49,7 +51,9 @@ def test_history_reload_matches_the_live_stream(server: Server) -> None:
         convo = client.get(f"/api/conversations/{cid}").json()
 
     assert replay == live
-    announced = [e["data"]["messageId"] for e in live if e["type"] in ("message", "status", "thinking")]
+    announced = [
+        e["data"]["messageId"] for e in live if e["type"] in ("message", "status", "thinking")
+    ]
     assert [m["id"] for m in messages] == announced
     assert [m["kind"] for m in messages][0] == "user"
     assert {"status", "thinking", "assistant"} <= {m["kind"] for m in messages}

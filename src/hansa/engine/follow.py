@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from functools import partial
 
 from hansa.domain import event
 from hansa.engine.services import Services
@@ -29,10 +30,10 @@ async def follow(
         while True:
             batch = None if from_log else sub.take(cursor)
             if batch is None:
-                start = cursor
                 batch = await services.db.read(
-                    lambda conn: events.read_after(conn, tenant_id, conversation_id, start)
-                )
+                    partial(events.read_after, tenant_id=tenant_id,
+                            conversation_id=conversation_id, after=cursor)
+                )  # fmt: skip
                 from_log = len(batch) >= events.PAGE  # a full page: more wait in the log
             for ev in batch:
                 cursor = ev.seq

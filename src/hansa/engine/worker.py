@@ -11,7 +11,7 @@ import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import Connection
 
@@ -123,7 +123,9 @@ class Worker:
                 continue
             now = self.services.clock()
 
-            def extend(conn: Connection, jobs: list[Job] = [j for j, _ in running]) -> list[bool]:
+            jobs = [j for j, _ in running]
+
+            def extend(conn: Connection, jobs: list[Job] = jobs, now: datetime = now) -> list[bool]:
                 return [
                     queue.heartbeat(conn, j, now, self._lease) or not queue.taken_over(conn, j)
                     for j in jobs

@@ -22,12 +22,23 @@ def _event(payload: event.Payload) -> event.Event:
 def test_wire_shape_is_api_md_envelope_with_camel_case_data() -> None:
     wire = _event(
         event.RoutingData(
-            previous_agent_id="chief", agent_id="growthLead", rule_id="growth",
-            matched="seo", reason="SEO intent",
+            previous_agent_id="chief",
+            agent_id="growthLead",
+            rule_id="growth",
+            matched="seo",
+            reason="SEO intent",
         )
     ).to_wire()
     assert set(wire) == {
-        "seq", "type", "conversationId", "turnId", "runId", "taskId", "agentId", "createdAt", "data"
+        "seq",
+        "type",
+        "conversationId",
+        "turnId",
+        "runId",
+        "taskId",
+        "agentId",
+        "createdAt",
+        "data",
     }
     assert wire["type"] == "routing"
     assert wire["data"]["previousAgentId"] == "chief"

@@ -31,7 +31,9 @@ async def test_concurrent_appends_get_gap_free_ordered_seqs(
     assert all(log[i].payload == log[i + 1].payload for i in range(0, 40, 2))
 
 
-def test_rolled_back_append_leaves_no_gap(db: Database, new_conversation: Callable[[], str]) -> None:
+def test_rolled_back_append_leaves_no_gap(
+    db: Database, new_conversation: Callable[[], str]
+) -> None:
     cid = new_conversation()
 
     def fails(conn: object) -> None:
