@@ -34,6 +34,8 @@ from httpx_sse import aconnect_sse
 
 from _server import hansa_server, record
 
+TURN_TIMEOUT_SECONDS = 60.0
+
 TARGETS = {"first_event_p50_ms": 10.0, "done_p50_ms": 50.0, "turns_per_s": 150.0}
 
 
@@ -57,6 +59,8 @@ async def _conversation(
             opened.set()
             async for sse in source.aiter_sse():
                 now = time.perf_counter()
+                if not sse.data:  # a keep-alive comment
+                    continue
                 ev = json.loads(sse.data)
                 seen = arrivals.setdefault(ev["turnId"], {})
                 seen.setdefault("first", now)
@@ -75,7 +79,8 @@ async def _conversation(
                 f"/api/conversations/{cid}/messages", json={"content": f"Improve our SEO {i}"}
             )
             turn_id = response.json()["turnId"]
-            await done.setdefault(turn_id, asyncio.Event()).wait()
+            finished = done.setdefault(turn_id, asyncio.Event())
+            await asyncio.wait_for(finished.wait(), TURN_TIMEOUT_SECONDS)
             seen = arrivals[turn_id]
             samples.first.append((seen["first"] - started) * 1000)
             samples.session.append((seen["session"] - started) * 1000)

@@ -126,6 +126,8 @@ def _follow(client: httpx.Client, conversation: str, turn_id: str, after: int) -
     path = f"/api/conversations/{conversation}/events"
     with connect_sse(client, "GET", path, params={"after": after}) as source:
         for sse in source.iter_sse():
+            if not sse.data:  # a keep-alive comment
+                continue
             ev = json.loads(sse.data)
             if ev["turnId"] != turn_id:
                 continue

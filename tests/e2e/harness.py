@@ -116,6 +116,8 @@ def stream(
     with connect_sse(client, "GET", path, params=params, headers=headers) as source:
         assert source.response.status_code == 200
         for sse in source.iter_sse():
+            if not sse.data:  # a keep-alive comment
+                continue
             ev = json.loads(sse.data)
             assert sse.id == str(ev["seq"]) and sse.event == ev["type"]
             out.append(ev)
