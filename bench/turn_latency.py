@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -132,12 +133,11 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10)
     parser.add_argument("--rate", type=float, default=TARGETS["turns_per_s"])
     parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
+    parser.add_argument("--url", help="drive this running server instead of starting one")
     args = parser.parse_args()
     interval = args.conversations / args.rate
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        hansa_server(Path(tmp), "--model", "scripted") as url,
-    ):
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        url = args.url or stack.enter_context(hansa_server(Path(tmp), "--model", "scripted"))
         paced, paced_rate = asyncio.run(drive(url, args.conversations, args.turns, interval))
         burst, burst_rate = asyncio.run(drive(url, args.conversations, args.turns, 0.0))
     lines = [
