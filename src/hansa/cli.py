@@ -94,7 +94,8 @@ def agents(url: UrlOpt = DEFAULT_URL) -> None:
     """List the agents of a running server."""
     for a in _get(url, "/api/agents"):
         console.print(
-            f"[bold]{a['id']:<20}[/bold] {a['displayName']:<28} [dim]{a['roleSummary']}[/dim]"
+            f"[bold]{a['id']:<20}[/bold] {a['displayName']:<28} [dim]{a['roleSummary']}[/dim]",
+            soft_wrap=True,
         )
 
 
