@@ -44,3 +44,9 @@ class Settings(BaseSettings):
     chat_timeout_seconds: float = Field(default=300.0, gt=0)
     """How long ``POST /api/assistant/chat`` waits for its turn to finish."""
     sse_keepalive_seconds: float = Field(default=15.0, gt=0)
+    task_concurrency: int = Field(default=4, ge=1, le=64)
+    """Tasks of one step group that run at once."""
+    task_timeout_seconds: float = Field(default=300.0, gt=0)
+    task_max_attempts: int = Field(default=3, ge=1, le=10)
+    """Attempts of a reversible task that fails with a retryable error."""
+    max_tasks_per_run: int = Field(default=50, ge=1, le=500)

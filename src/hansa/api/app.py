@@ -12,7 +12,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from hansa.api import errors as api_errors
-from hansa.api.routes import chat, conversations, health, projects, stream, usage
+from hansa.api.routes import chat, conversations, health, projects, runs, stream, usage
 from hansa.engine.setup import build_services
 from hansa.engine.worker import Worker
 from hansa.models.base import Model
@@ -53,7 +53,7 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         lifespan=lifespan,
     )
     api_errors.install(app)
-    for module in (health, projects, conversations, stream, chat, usage):
+    for module in (health, projects, conversations, stream, chat, runs, usage):
         app.include_router(module.router)
     if _STATIC.is_dir():
         app.mount("/", StaticFiles(directory=_STATIC, html=True), name="panel")

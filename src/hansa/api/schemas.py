@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from hansa.domain import agent, conversation, llm_call, message, project
+from hansa.domain import agent, conversation, llm_call, message, project, run
 
 
 class Body(BaseModel):
@@ -136,3 +136,131 @@ def llm_call_out(c: llm_call.LlmCall) -> dict[str, Any]:
 def iso(value: datetime) -> str:
     """An ISO-8601 timestamp."""
     return value.isoformat()
+
+
+class TaskIn(Body):
+    """One task of ``POST /api/runs``."""
+
+    step_group: str = Field(pattern=r"^[A-Z]{1,3}$")
+    sequence_order: int = Field(default=0, ge=0, le=10_000)
+    task_type: str = Field(min_length=1, max_length=64)
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    created_by_agent_id: str = Field(min_length=1, max_length=64)
+    summary: str = Field(default="", max_length=500)
+    project_id: str | None = None
+    ref: str | None = Field(default=None, pattern=r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
+
+
+class RunCreate(Body):
+    """``POST /api/runs``: a programmatic plan."""
+
+    conversation_id: str
+    project_id: str | None = None
+    title: str = Field(min_length=1, max_length=200)
+    tasks: list[TaskIn] = Field(min_length=1, max_length=500)
+
+
+class TaskEdit(Body):
+    """A change to one task before approval."""
+
+    task_id: str
+    parameters: dict[str, Any] | None = None
+    created_by_agent_id: str | None = None
+    summary: str | None = Field(default=None, max_length=500)
+
+
+class RunApprove(Body):
+    """``POST /api/runs/{id}/approve``."""
+
+    edits: list[TaskEdit] = Field(default_factory=list, max_length=500)
+
+
+class TaskConfirm(Body):
+    """``POST /api/tasks/{id}/confirm``."""
+
+    parameters_hash: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class ExecuteRequest(Body):
+    """``POST /api/assistant/execute`` (seed 000 §12.2)."""
+
+    run_id: str | None = None
+    conversation_id: str
+    project_id: str | None = None
+    created_by_agent_id: str
+    task_type: str
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    summary: str = Field(default="", max_length=500)
+
+
+def task_out(t: run.Task) -> dict[str, Any]:
+    """A task with every seed 000 §8.1 field, plus its parameters hash."""
+    return {
+        "id": t.id,
+        "runId": t.run_id,
+        "conversationId": t.conversation_id,
+        "projectId": t.project_id,
+        "parentTaskId": t.parent_task_id,
+        "stepGroup": t.step_group,
+        "sequenceOrder": t.sequence_order,
+        "createdByAgentId": t.created_by,
+        "status": t.status.value,
+        "taskType": t.task_type,
+        "parameters": t.parameters,
+        "parametersHash": t.parameters_hash,
+        "summary": t.summary,
+        "isReversibleBySystem": t.is_reversible_by_system,
+        "irreversibleConfirmedAt": (
+            t.irreversible_confirmed_at.isoformat() if t.irreversible_confirmed_at else None
+        ),
+        "attempts": t.attempts,
+        "result": t.result,
+        "error": t.error,
+        "createdAt": t.created_at.isoformat(),
+        "updatedAt": t.updated_at.isoformat(),
+        "metadata": t.metadata,
+    }
+
+
+def run_card(
+    r: run.Run,
+    tasks: list[run.Task],
+    thinking: list[message.Message],
+    names: dict[str, str],
+) -> dict[str, Any]:
+    """``GET /api/runs/{id}``: the run, its agents, tasks grouped with their thinking."""
+    groups = sorted({t.step_group for t in tasks})
+    agents = sorted({t.created_by for t in tasks}, key=lambda a: (a != "chief", a))
+    return {
+        "id": r.id,
+        "conversationId": r.conversation_id,
+        "projectId": r.project_id,
+        "title": r.title,
+        "status": r.status.value,
+        "createdByAgentId": r.created_by,
+        "createdAt": r.created_at.isoformat(),
+        "updatedAt": r.updated_at.isoformat(),
+        "agents": [{"id": a, "displayName": names.get(a, a)} for a in agents],
+        "groups": [
+            {
+                "stepGroup": g,
+                "tasks": [task_out(t) for t in tasks if t.step_group == g],
+                "thinking": [
+                    {
+                        "agentId": m.agent_id,
+                        "summary": m.content,
+                        "createdAt": m.created_at.isoformat(),
+                    }
+                    for m in thinking
+                    if m.metadata.get("group") == g
+                ],
+            }
+            for g in groups
+        ],
+        "thinking": [
+            {"agentId": m.agent_id, "summary": m.content, "createdAt": m.created_at.isoformat()}
+            for m in thinking
+            if not m.metadata.get("group")
+        ],
+        "metadata": r.metadata,
+    }

@@ -22,6 +22,10 @@ class JobKind(StrEnum):
     """What a job does."""
 
     TURN = "turn"
+    TASK = "task"
+    """Execute one task of a run."""
+    RUN_SUMMARY = "run_summary"
+    """Hans validates a finished run and answers (keyed by conversation, like turns)."""
 
 
 class Job(Wire):

@@ -43,9 +43,11 @@ class Batch:
     run_id: str | None = None
     items: list[tuple[events.NewEvent, _PendingMessage | None]] = field(default_factory=list)
 
-    def event(self, payload: event.Payload, *, agent_id: str | None = None) -> None:
+    def event(
+        self, payload: event.Payload, *, agent_id: str | None = None, task_id: str | None = None
+    ) -> None:
         """Add an event that announces no message."""
-        self.items.append((self._new(payload, agent_id), None))
+        self.items.append((self._new(payload, agent_id, task_id), None))
 
     def message(
         self,
@@ -97,9 +99,15 @@ class Batch:
         """Add a status chip."""
         self.message(message.Kind.STATUS, message.Author.SYSTEM, text, agent_id=agent_id)
 
-    def _new(self, payload: event.Payload, agent_id: str | None) -> events.NewEvent:
+    def _new(
+        self, payload: event.Payload, agent_id: str | None, task_id: str | None = None
+    ) -> events.NewEvent:
         return events.NewEvent(
-            payload=payload, turn_id=self.turn_id, run_id=self.run_id, agent_id=agent_id
+            payload=payload,
+            turn_id=self.turn_id,
+            run_id=self.run_id,
+            task_id=task_id,
+            agent_id=agent_id,
         )
 
 
@@ -114,26 +122,42 @@ class Recorder:
         self.conversation_id = conversation_id
         self.job = job
 
-    async def write(self, batch: Batch, extra: Extra | None = None) -> list[event.Event]:
+    async def write(
+        self, batch: Batch, extra: Extra | None = None, *, prepare: Extra | None = None
+    ) -> list[event.Event]:
         """Commit ``batch`` and ``extra`` in one transaction, then ring the bus.
 
         Shielded: once handed to the database the write completes and is announced,
         even if the caller is cancelled meanwhile.
         """
-        return await asyncio.shield(self._write_and_announce(batch, extra))
+        return await asyncio.shield(self._write_and_announce(batch, extra, prepare))
 
-    async def _write_and_announce(self, batch: Batch, extra: Extra | None) -> list[event.Event]:
-        stored = await self.services.db.write(lambda conn: self.write_in(conn, batch, extra))
+    async def _write_and_announce(
+        self, batch: Batch, extra: Extra | None, prepare: Extra | None
+    ) -> list[event.Event]:
+        stored = await self.services.db.write(
+            lambda conn: self.write_in(conn, batch, extra, prepare=prepare)
+        )
         if stored:
             self.services.bus.publish(self.conversation_id, stored[-1].seq, stored)
         return stored
 
     def write_in(
-        self, conn: Connection, batch: Batch, extra: Extra | None = None
+        self,
+        conn: Connection,
+        batch: Batch,
+        extra: Extra | None = None,
+        *,
+        prepare: Extra | None = None,
     ) -> list[event.Event]:
-        """Write ``batch`` in the caller's transaction; the caller rings the bus after commit."""
+        """Write ``batch`` in the caller's transaction; the caller rings the bus after commit.
+
+        ``prepare`` runs first and may add to the batch from what it reads; ``extra`` runs last.
+        """
         if self.job is not None:
             queue.guard(conn, self.job)
+        if prepare is not None:
+            prepare(conn)
         now = self.services.clock()
         stored = events.append(
             conn, self.tenant_id, self.conversation_id, [e for e, _ in batch.items], now

@@ -23,19 +23,43 @@ MATCH_TIMEOUT_SECONDS = 0.05
 """A rule's regex gets this long per message; a rule that times out does not match."""
 
 DEFAULT_RULES: tuple[RoutingRule, ...] = (
-    RoutingRule(id="delivery", target="deliveryLead", reason="delivery planning intent",
-                keywords=("delivery", "timeline")),
-    RoutingRule(id="client", target="clientSuccess", reason="client relationship intent",
-                keywords=("client", "account")),
-    RoutingRule(id="creative", target="creativeLead", reason="brand and creative intent",
-                keywords=("brand", "visual", "creative")),
-    RoutingRule(id="growth", target="growthLead", reason="SEO intent",
-                keywords=("seo", "traffic", "ads", "campaign")),
-    RoutingRule(id="technical", target="technicalLead", reason="hosting and integration intent",
-                keywords=("hosting", "server", "ssl", "integration")),
-    RoutingRule(id="web", target="webEngineer", reason="page building intent",
-                keywords=("page", "webpage", "homepage", "post", "template", "layout")),
-)  # fmt: skip
+    RoutingRule(
+        id="delivery",
+        target="deliveryLead",
+        reason="delivery planning intent",
+        keywords=("delivery", "timeline"),
+    ),
+    RoutingRule(
+        id="client",
+        target="clientSuccess",
+        reason="client relationship intent",
+        keywords=("client", "account"),
+    ),
+    RoutingRule(
+        id="creative",
+        target="creativeLead",
+        reason="brand and creative intent",
+        keywords=("brand", "visual", "creative"),
+    ),
+    RoutingRule(
+        id="growth",
+        target="growthLead",
+        reason="SEO intent",
+        keywords=("seo", "traffic", "ads", "campaign"),
+    ),
+    RoutingRule(
+        id="technical",
+        target="technicalLead",
+        reason="hosting and integration intent",
+        keywords=("hosting", "server", "ssl", "integration"),
+    ),
+    RoutingRule(
+        id="web",
+        target="webEngineer",
+        reason="page building intent",
+        keywords=("page", "webpage", "homepage", "post", "template", "layout"),
+    ),
+)
 """Seed 000's ``determineAgent``, in its order."""
 
 _RULES = TypeAdapter(list[RoutingRule])

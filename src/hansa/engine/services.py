@@ -13,6 +13,7 @@ from hansa.engine.routing import Router
 from hansa.models.base import Model
 from hansa.settings import Settings
 from hansa.store.db import Database
+from hansa.tasks.registry import TaskRegistry
 
 
 @dataclass
@@ -25,6 +26,7 @@ class Services:
     model: Model
     roster: list[AgentDefinition]
     router: Router
+    registry: TaskRegistry
     clock: Callable[[], datetime] = utcnow
     wake_worker: Callable[[], None] = field(default=lambda: None)
     """Tells an in-process worker that a job was enqueued (set by the worker)."""

@@ -12,6 +12,7 @@ from hansa.settings import Settings
 from hansa.store import agents
 from hansa.store.db import Database
 from hansa.store.migrate import migrate
+from hansa.tasks.registry import default_registry
 
 
 def build_model(settings: Settings) -> Model:
@@ -38,5 +39,11 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
         await db.dispose()
         raise
     return Services(
-        settings=settings, db=db, bus=MemoryBus(), model=model, roster=roster, router=router
+        settings=settings,
+        db=db,
+        bus=MemoryBus(),
+        model=model,
+        roster=roster,
+        router=router,
+        registry=default_registry(),
     )

@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection
 
 from hansa.domain.job import Job, JobKind
+from hansa.engine import execution, summary
 from hansa.engine.recorder import Recorder
 from hansa.engine.services import Services
 from hansa.engine.stages import TURN_STAGES, fail
@@ -44,7 +45,11 @@ async def run_turn_job(services: Services, job: Job) -> None:
     await run_pipeline(ctx, TURN_STAGES, fail)
 
 
-HANDLERS: dict[JobKind, Handler] = {JobKind.TURN: run_turn_job}
+HANDLERS: dict[JobKind, Handler] = {
+    JobKind.TURN: run_turn_job,
+    JobKind.TASK: execution.run_task_job,
+    JobKind.RUN_SUMMARY: summary.run_summary_job,
+}
 
 
 class Worker:

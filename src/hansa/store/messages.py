@@ -92,3 +92,17 @@ def _message(row: sa.RowMapping) -> message.Message:
         created_at=row["created_at"],
         metadata=row["metadata"],
     )
+
+
+def thinking_of_run(conn: Connection, tenant_id: str, run_id: str) -> list[message.Message]:
+    """A run's thinking entries in order (for run cards)."""
+    rows = conn.execute(
+        sa.select(_msg)
+        .where(
+            _msg.c.tenant_id == tenant_id,
+            _msg.c.run_id == run_id,
+            _msg.c.kind == message.Kind.THINKING.value,
+        )
+        .order_by(_msg.c.seq)
+    ).mappings()
+    return [_message(r) for r in rows]

@@ -88,6 +88,7 @@ def enqueue(
     *,
     key: str | None = None,
     max_attempts: int = 3,
+    run_at: datetime | None = None,
 ) -> int:
     """Add a job in the caller's transaction (with the change that needs it); returns its id."""
     result = conn.execute(
@@ -98,7 +99,7 @@ def enqueue(
             "key": key,
             "payload": payload,
             "status": _QUEUED,
-            "run_at": now,
+            "run_at": run_at or now,
             "attempts": 0,
             "max_attempts": max_attempts,
             "epoch": 0,

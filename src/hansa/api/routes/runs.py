@@ -1,0 +1,168 @@
+"""Runs, tasks, task types and the seed-compatible execution route."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import HTMLResponse, JSONResponse
+from sqlalchemy import Connection
+
+from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.schemas import (
+    ExecuteRequest,
+    RunApprove,
+    RunCreate,
+    TaskConfirm,
+    run_card,
+    task_out,
+)
+from hansa.domain import run
+from hansa.engine import runs as run_service
+from hansa.engine.execute import execute
+from hansa.engine.recorder import Batch, Recorder
+from hansa.engine.services import Services
+from hansa.store import messages, runs, workspace
+
+router = APIRouter()
+
+
+async def _card(services: Services, tenant: str, run_id: str) -> dict[str, Any]:
+    def load(conn: Connection) -> dict[str, Any]:
+        r = runs.get(conn, tenant, run_id)
+        names = {a.id: a.display_name for a in services.roster}
+        return run_card(
+            r, runs.tasks_of(conn, run_id), messages.thinking_of_run(conn, tenant, run_id), names
+        )
+
+    return await services.db.read(load)
+
+
+@router.get("/api/task-types")
+async def task_types(services: ServicesDep) -> list[dict[str, Any]]:
+    """The registry: names, parameter schemas, reversibility, capability."""
+    return [
+        {
+            "name": t.name,
+            "description": t.description,
+            "parametersSchema": t.schema(),
+            "isReversibleBySystem": t.is_reversible_by_system,
+            "capability": t.capability,
+        }
+        for t in services.registry.all()
+    ]
+
+
+@router.post("/api/runs", status_code=201)
+async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """A programmatic plan: checked by the same laws, stored awaiting approval."""
+    drafts = [
+        run_service.TaskDraft(
+            step_group=t.step_group,
+            task_type=t.task_type,
+            parameters=t.parameters,
+            created_by=t.created_by_agent_id,
+            summary=t.summary or f"Run {t.task_type}",
+            sequence_order=t.sequence_order,
+            project_id=t.project_id or body.project_id,
+            ref=t.ref,
+        )
+        for t in body.tasks
+    ]
+    batch = Batch(body.conversation_id, None)
+    created: list[run.Run] = []
+
+    def store(conn: Connection) -> None:
+        created.append(
+            run_service.store_run(
+                services,
+                conn,
+                tenant,
+                body.conversation_id,
+                body.title,
+                body.project_id,
+                drafts,
+                batch,
+            )
+        )
+
+    await Recorder(services, tenant, body.conversation_id).write(batch, prepare=store)
+    return await _card(services, tenant, created[0].id)
+
+
+@router.get("/api/runs/{run_id}")
+async def get_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """The run card."""
+    return await _card(services, tenant, run_id)
+
+
+@router.post("/api/runs/{run_id}/approve")
+async def approve_run(
+    run_id: str, services: ServicesDep, tenant: TenantDep, body: RunApprove | None = None
+) -> dict[str, Any]:
+    """Approve (optionally editing steps first); execution starts in the background."""
+    edits = [e.model_dump(by_alias=True, exclude_none=True) for e in (body.edits if body else [])]
+    await run_service.approve(services, tenant, run_id, edits)
+    return await _card(services, tenant, run_id)
+
+
+@router.post("/api/runs/{run_id}/cancel")
+async def cancel_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """Cancel the run (a repeated cancel changes nothing)."""
+    await run_service.cancel(services, tenant, run_id)
+    return await _card(services, tenant, run_id)
+
+
+@router.get("/api/tasks/{task_id}")
+async def get_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """One task."""
+    return task_out(await services.db.read(lambda conn: runs.get_task(conn, tenant, task_id)))
+
+
+@router.post("/api/tasks/{task_id}/confirm")
+async def confirm_task(
+    task_id: str, body: TaskConfirm, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Consent to an irreversible task for exactly the parameters with this hash."""
+    return task_out(await run_service.confirm(services, tenant, task_id, body.parameters_hash))
+
+
+@router.post("/api/assistant/execute")
+async def assistant_execute(
+    body: ExecuteRequest, services: ServicesDep, tenant: TenantDep
+) -> JSONResponse:
+    """Run one task under the laws; 202 with ``awaiting_confirmation`` for an irreversible one."""
+    task = await execute(
+        services,
+        tenant,
+        conversation_id=body.conversation_id,
+        project_id=body.project_id,
+        agent_id=body.created_by_agent_id,
+        task_type=body.task_type,
+        parameters=body.parameters,
+        summary=body.summary,
+    )
+    payload = {
+        "taskId": task.id,
+        "runId": task.run_id,
+        "status": task.status.value,
+        "details": task.result or {},
+        "parametersHash": task.parameters_hash,
+    }
+    if task.error:
+        payload["error"] = task.error
+    waiting = task.status is run.TaskStatus.AWAITING_CONFIRMATION
+    return JSONResponse(payload, status_code=202 if waiting else 200)
+
+
+@router.get("/api/workspace/pages/{page_id}", response_class=HTMLResponse)
+async def workspace_page(page_id: str, services: ServicesDep, tenant: TenantDep) -> HTMLResponse:
+    """A page of the built-in CMS, as HTML."""
+    entity = await services.db.read(lambda conn: workspace.get(conn, tenant, page_id))
+    if entity["kind"] not in ("page", "product"):
+        from hansa import errors
+
+        raise errors.NotFound(f"page {page_id} not found")
+    title = entity["name"]
+    body = entity["data"].get("html") or entity["data"].get("description", "")
+    return HTMLResponse(f"<!doctype html><title>{title}</title>{body}")

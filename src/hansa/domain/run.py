@@ -1,0 +1,139 @@
+"""Runs and tasks (seed 000 §8.1, §13.3–13.4): lifecycles and the records themselves."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from hansa.domain.base import Wire
+
+
+class RunStatus(StrEnum):
+    """A run: planning -> awaiting_approval -> running -> completed | failed | cancelled."""
+
+    PLANNING = "planning"
+    AWAITING_APPROVAL = "awaiting_approval"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
+    RunStatus.PLANNING: frozenset({RunStatus.AWAITING_APPROVAL, RunStatus.CANCELLED}),
+    RunStatus.AWAITING_APPROVAL: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
+    RunStatus.RUNNING: frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}),
+    RunStatus.COMPLETED: frozenset(),
+    RunStatus.FAILED: frozenset(),
+    RunStatus.CANCELLED: frozenset(),
+}
+RUN_FINAL = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
+
+
+class TaskStatus(StrEnum):
+    """A task's lifecycle.
+
+    ``open`` waits for its group; ``awaiting_confirmation`` is an irreversible task
+    waiting for the user's consent; ``ambiguous`` means the outcome of an
+    irreversible call is unknown after a crash (it goes back to the user).
+    """
+
+    OPEN = "open"
+    AWAITING_CONFIRMATION = "awaiting_confirmation"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    AMBIGUOUS = "ambiguous"
+
+
+TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
+    TaskStatus.OPEN: frozenset(
+        {
+            TaskStatus.IN_PROGRESS,
+            TaskStatus.AWAITING_CONFIRMATION,
+            TaskStatus.CANCELLED,
+            TaskStatus.FAILED,
+        }
+    ),
+    TaskStatus.AWAITING_CONFIRMATION: frozenset({TaskStatus.OPEN, TaskStatus.CANCELLED}),
+    # in_progress -> open: a retry of a reversible task after a retryable failure
+    TaskStatus.IN_PROGRESS: frozenset(
+        {
+            TaskStatus.COMPLETED,
+            TaskStatus.FAILED,
+            TaskStatus.CANCELLED,
+            TaskStatus.OPEN,
+            TaskStatus.AMBIGUOUS,
+        }
+    ),
+    TaskStatus.COMPLETED: frozenset(),
+    TaskStatus.FAILED: frozenset(),
+    TaskStatus.CANCELLED: frozenset(),
+    TaskStatus.AMBIGUOUS: frozenset({TaskStatus.CANCELLED}),
+}
+TASK_FINAL = frozenset(
+    {TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.AMBIGUOUS}
+)
+
+
+def parameters_hash(parameters: dict[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of ``parameters`` (sorted keys, no spaces)."""
+    canonical = json.dumps(parameters, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class Run(Wire):
+    """An approved (or proposed) plan being executed."""
+
+    id: str
+    tenant_id: str
+    conversation_id: str
+    project_id: str | None
+    created_by: str
+    title: str
+    status: RunStatus
+    created_at: datetime
+    updated_at: datetime
+    metadata: dict[str, Any]
+
+
+class Task(Wire):
+    """One executable action of a run."""
+
+    id: str
+    run_id: str
+    conversation_id: str
+    project_id: str | None
+    parent_task_id: str | None
+    step_group: str
+    sequence_order: int
+    created_by: str
+    status: TaskStatus
+    task_type: str
+    parameters: dict[str, Any]
+    summary: str
+    is_reversible_by_system: bool
+    irreversible_confirmed_at: datetime | None
+    confirmed_hash: str | None
+    attempts: int
+    scheduled_at: datetime | None
+    """When the scheduler queued its execution (None while it waits for its group)."""
+    result: dict[str, Any] | None
+    error: str | None
+    created_at: datetime
+    updated_at: datetime
+    metadata: dict[str, Any]
+
+    @property
+    def parameters_hash(self) -> str:
+        """The hash a confirmation must quote."""
+        return parameters_hash(self.parameters)
+
+    @property
+    def idempotency_key(self) -> str:
+        """Stable across attempts: passed to connectors."""
+        return f"hansa-{self.id}"

@@ -1,0 +1,69 @@
+"""``POST /api/assistant/execute`` (seed 000 §12.2): one task, the same laws as planned ones."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection
+
+from hansa.domain import run
+from hansa.engine import runs as run_service
+from hansa.engine.follow import follow
+from hansa.engine.recorder import Batch, Recorder
+from hansa.engine.services import Services
+from hansa.store import runs
+
+
+async def execute(
+    services: Services,
+    tenant_id: str,
+    *,
+    conversation_id: str,
+    project_id: str | None,
+    agent_id: str,
+    task_type: str,
+    parameters: dict[str, Any],
+    summary: str,
+) -> run.Task:
+    """Check the laws, then run the task as a one-step run; returns it once it settled.
+
+    An irreversible task comes back ``awaiting_confirmation`` without running.
+    """
+    draft = run_service.TaskDraft(
+        "A", task_type, parameters, agent_id, summary or f"Run {task_type}", project_id=project_id
+    )
+    batch = Batch(conversation_id, None)
+    created: list[run.Run] = []
+
+    def store(conn: Connection) -> None:
+        created.append(
+            run_service.store_run(
+                services,
+                conn,
+                tenant_id,
+                conversation_id,
+                draft.summary,
+                project_id,
+                [draft],
+                batch,
+            )
+        )
+
+    stored = await Recorder(services, tenant_id, conversation_id).write(batch, prepare=store)
+    new_run = created[0]
+    await run_service.approve(services, tenant_id, new_run.id)
+    (task,) = await services.db.read(lambda conn: runs.tasks_of(conn, new_run.id))
+    if task.status in run.TASK_FINAL or task.status is run.TaskStatus.AWAITING_CONFIRMATION:
+        return task
+    after = stored[-1].seq if stored else 0
+    async for ev in follow(
+        services, tenant_id, conversation_id, after, idle_seconds=services.settings.poll_seconds
+    ):
+        if ev is not None and ev.task_id != task.id:
+            continue
+        task = await services.db.read(
+            lambda conn, task_id=task.id: runs.get_task(conn, tenant_id, task_id)
+        )
+        if task.status in run.TASK_FINAL or task.status is run.TaskStatus.AWAITING_CONFIRMATION:
+            return task
+    raise AssertionError("unreachable: follow() never ends")

@@ -1,0 +1,127 @@
+"""Hans validates a finished run and answers: what was done, with links, or what failed and why.
+
+Never reports a failed task as success (seed 000 §11.2); proposes a recovery path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Connection
+
+from hansa.domain import event, message, run
+from hansa.domain.job import Job
+from hansa.engine.recorder import Batch, Recorder
+from hansa.engine.services import Services
+from hansa.store import queue, runs
+
+RECOVERY = {
+    "permission_denied": "This usually means the credentials are missing or incorrect. I can "
+    "help you verify or update them in the project settings, then we can try again.",
+    "connector_config": "The project's connection settings are incomplete. Add them in the "
+    "project settings and I will run the step again.",
+    "outbound_denied": "Hansa only calls public addresses, or targets your administrator has "
+    "allowed. Give me a public URL or ask for this target to be allowed.",
+    "slug_taken": "Choose another address (slug) for the page and I will create it.",
+    "timeout": "The other system did not answer in time. We can try again in a moment.",
+    "connection_failed": "The other system could not be reached. We can try again in a moment.",
+    "site_error": "The site reported an internal error. We can try again in a moment.",
+    "not_found": "Something the step needed does not exist (any more). Check the reference "
+    "and I will adjust the plan.",
+}
+DEFAULT_RECOVERY = "Tell me how to adjust this step and I will run the plan again."
+
+
+def _describe(task: run.Task, names: dict[str, str]) -> str:
+    who = names.get(task.created_by, task.created_by)
+    result = task.result or {}
+    detail = ""
+    if "url" in result:
+        detail = f" — {result['url']}"
+    elif "score" in result:
+        detail = f" — score {result['score']}/100, {len(result.get('findings', []))} findings"
+    elif "statusCode" in result:
+        detail = f" — HTTP {result['statusCode']}"
+    elif "ticketId" in result:
+        detail = f" — ticket {result['ticketId']}"
+    return f"- {who}: {task.summary}{detail}"
+
+
+def compose(r: run.Run, tasks: list[run.Task], names: dict[str, str]) -> tuple[str, dict[str, Any]]:
+    """The final message and its structured facts."""
+    done = [t for t in tasks if t.status is run.TaskStatus.COMPLETED]
+    failed = [t for t in tasks if t.status in (run.TaskStatus.FAILED, run.TaskStatus.AMBIGUOUS)]
+    cancelled = [t for t in tasks if t.status is run.TaskStatus.CANCELLED]
+    facts = {"completed": len(done), "failed": len(failed), "cancelled": len(cancelled)}
+    lines: list[str] = []
+    if r.status is run.RunStatus.COMPLETED:
+        lines.append(f"Done: {r.title}. Here is what the team did:")
+        lines += [_describe(t, names) for t in done]
+    elif r.status is run.RunStatus.FAILED:
+        first = failed[0]
+        error = (first.result or {}).get("error", {})
+        reason = error.get("message") or first.error or "it failed"
+        if first.status is run.TaskStatus.AMBIGUOUS:
+            lines.append(
+                f"I can't tell whether this step happened: {first.summary}. The worker stopped "
+                "right after calling the other system. I will not repeat it on my own: please "
+                "check the result there and tell me how to continue."
+            )
+        else:
+            lines.append(
+                f"I tried to {first.summary[0].lower()}{first.summary[1:]}, "
+                f"but it did not work: {reason}."
+            )
+            lines.append(RECOVERY.get(str(error.get("code")), DEFAULT_RECOVERY))
+        if done:
+            lines.append("These steps did complete:")
+            lines += [_describe(t, names) for t in done]
+        if cancelled:
+            lines.append(
+                "Not started, because an earlier step failed: "
+                + "; ".join(t.summary for t in cancelled)
+                + "."
+            )
+    else:
+        lines.append(f"The run “{r.title}” was cancelled.")
+        if done:
+            lines.append("These steps had completed:")
+            lines += [_describe(t, names) for t in done]
+    return "\n".join(lines), facts
+
+
+async def run_summary_job(services: Services, claimed: Job) -> None:
+    """Validate the run's results and write Hans's final message, then ``done``."""
+    run_id = str(claimed.payload["runId"])
+    tenant_id = claimed.tenant_id
+    r = await services.db.read(lambda conn: runs.get(conn, tenant_id, run_id))
+    chief = services.roster[0]
+    batch = Batch(r.conversation_id, None, run_id=run_id)
+    names = {a.id: a.display_name for a in services.roster}
+
+    def write(conn: Connection) -> None:
+        current = runs.get(conn, tenant_id, run_id)
+        tasks = runs.tasks_of(conn, run_id)
+        batch.thinking(
+            f"{chief.display_name} is validating all outputs", agent_id=chief.id, phase="validation"
+        )
+        text, facts = compose(current, tasks, names)
+        batch.thinking(
+            f"{chief.display_name} is preparing the final summary",
+            agent_id=chief.id,
+            phase="validation",
+        )
+        batch.message(
+            message.Kind.ASSISTANT,
+            message.Author.ASSISTANT,
+            text,
+            agent_id=chief.id,
+            metadata={"runId": run_id, "runStatus": current.status.value, **facts},
+        )
+        status = "completed" if current.status is run.RunStatus.COMPLETED else "failed"
+        if current.status is run.RunStatus.CANCELLED:
+            status = "cancelled"
+        batch.event(event.DoneData(status=status), agent_id=chief.id)  # type: ignore[arg-type]
+        queue.finish(conn, claimed, services.clock())
+
+    await Recorder(services, tenant_id, r.conversation_id, claimed).write(batch, prepare=write)

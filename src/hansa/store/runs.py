@@ -1,0 +1,152 @@
+"""Runs and their tasks."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from hansa import errors
+from hansa.domain import run
+from hansa.domain.transitions import check_transition, sources
+from hansa.store import tables
+
+_runs = tables.assistant_runs
+_tasks = tables.assistant_tasks
+_B = sa.bindparam
+
+_INSERT_RUN = _runs.insert()
+_INSERT_TASK = _tasks.insert()
+_GET_RUN = sa.select(_runs).where(_runs.c.id == _B("p_id"), _runs.c.tenant_id == _B("p_tenant"))
+_LOCK_RUN = (
+    sa.update(_runs)
+    .where(_runs.c.id == _B("p_id"))
+    .values(updated_at=_B("p_now"))
+    .returning(_runs.c.status)
+)
+_MOVE_RUN = (
+    sa.update(_runs)
+    .where(_runs.c.id == _B("p_id"), _runs.c.status.in_(_B("p_allowed", expanding=True)))
+    .values(status=_B("p_status"), updated_at=_B("p_now"))
+)
+_GET_TASK = sa.select(_tasks).where(_tasks.c.id == _B("p_id"), _tasks.c.tenant_id == _B("p_tenant"))
+_RUN_TASKS = (
+    sa.select(_tasks)
+    .where(_tasks.c.run_id == _B("p_run"))
+    .order_by(_tasks.c.step_group, _tasks.c.sequence_order, _tasks.c.id)
+)
+_MOVE_TASK = (
+    sa.update(_tasks)
+    .where(_tasks.c.id == _B("p_id"), _tasks.c.status.in_(_B("p_allowed", expanding=True)))
+    .values(
+        status=_B("p_status"),
+        updated_at=_B("p_now"),
+        attempts=_tasks.c.attempts + _B("p_attempt"),
+        result=sa.func.coalesce(_B("p_result", type_=_tasks.c.result.type), _tasks.c.result),
+        error=sa.func.coalesce(_B("p_error", type_=sa.Text), _tasks.c.error),
+    )
+)
+
+
+def create(conn: Connection, r: run.Run, tasks: list[run.Task]) -> None:
+    """Insert a run with its tasks."""
+    conn.execute(_INSERT_RUN, {**r.model_dump(), "status": r.status.value})
+    if tasks:
+        conn.execute(_INSERT_TASK, [_task_row(r.tenant_id, t) for t in tasks])
+
+
+def _task_row(tenant_id: str, t: run.Task) -> dict[str, Any]:
+    row = t.model_dump()
+    row["tenant_id"] = tenant_id
+    row["status"] = t.status.value
+    return row
+
+
+def get(conn: Connection, tenant_id: str, run_id: str) -> run.Run:
+    """The run, or NotFound."""
+    row = conn.execute(_GET_RUN, {"p_id": run_id, "p_tenant": tenant_id}).mappings().first()
+    if row is None:
+        raise errors.NotFound(f"run {run_id} not found")
+    return _run(row)
+
+
+def lock(conn: Connection, run_id: str, now: datetime) -> run.RunStatus:
+    """Take the run's row lock for this transaction (serializes schedulers); its status."""
+    status = conn.scalar(_LOCK_RUN, {"p_id": run_id, "p_now": now})
+    if status is None:
+        raise errors.NotFound(f"run {run_id} not found")
+    return run.RunStatus(status)
+
+
+def move(
+    conn: Connection, tenant_id: str, run_id: str, target: run.RunStatus, now: datetime
+) -> None:
+    """Move the run along its transition table; TransitionError when not allowed."""
+    allowed = [s.value for s in sources(run.RUN_TRANSITIONS, target)]
+    params = {"p_id": run_id, "p_allowed": allowed, "p_status": target.value, "p_now": now}
+    if conn.execute(_MOVE_RUN, params).rowcount != 1:
+        check_transition(run.RUN_TRANSITIONS, get(conn, tenant_id, run_id).status, target)
+
+
+def tasks_of(conn: Connection, run_id: str) -> list[run.Task]:
+    """A run's tasks by group and order."""
+    return [_task(r) for r in conn.execute(_RUN_TASKS, {"p_run": run_id}).mappings().all()]
+
+
+def get_task(conn: Connection, tenant_id: str, task_id: str) -> run.Task:
+    """The task, or NotFound."""
+    row = conn.execute(_GET_TASK, {"p_id": task_id, "p_tenant": tenant_id}).mappings().first()
+    if row is None:
+        raise errors.NotFound(f"task {task_id} not found")
+    return _task(row)
+
+
+def move_task(
+    conn: Connection,
+    tenant_id: str,
+    task_id: str,
+    target: run.TaskStatus,
+    now: datetime,
+    *,
+    result: dict[str, Any] | None = None,
+    error: str | None = None,
+    attempt: bool = False,
+) -> None:
+    """Move a task along its transition table, optionally with its result or error."""
+    params = {
+        "p_id": task_id,
+        "p_allowed": [s.value for s in sources(run.TASK_TRANSITIONS, target)],
+        "p_status": target.value,
+        "p_now": now,
+        "p_attempt": 1 if attempt else 0,
+        "p_result": result,
+        "p_error": error,
+    }
+    if conn.execute(_MOVE_TASK, params).rowcount != 1:
+        current = get_task(conn, tenant_id, task_id)
+        check_transition(run.TASK_TRANSITIONS, current.status, target)
+
+
+def update_task(conn: Connection, task_id: str, now: datetime, **values: Any) -> None:
+    """Change fields of a task (parameters, confirmation, owner…)."""
+    conn.execute(sa.update(_tasks).where(_tasks.c.id == task_id).values(**values, updated_at=now))
+
+
+def list_for_conversation(conn: Connection, tenant_id: str, conversation_id: str) -> list[run.Run]:
+    """A conversation's runs, oldest first."""
+    rows = conn.execute(
+        sa.select(_runs)
+        .where(_runs.c.tenant_id == tenant_id, _runs.c.conversation_id == conversation_id)
+        .order_by(_runs.c.created_at)
+    ).mappings()
+    return [_run(r) for r in rows]
+
+
+def _run(row: sa.RowMapping) -> run.Run:
+    return run.Run.model_validate(dict(row))
+
+
+def _task(row: sa.RowMapping) -> run.Task:
+    return run.Task.model_validate(dict(row))

@@ -1,0 +1,158 @@
+"""Task types: typed, registered actions that a run executes.
+
+A task type names a pydantic parameter model (its JSON schema is the contract),
+whether the system can reverse it (and how), the capability an agent needs, and
+an async executor. Executors get validated parameters and a ``TaskContext`` with
+the tenant/project scope, a stable idempotency key, and the connectors they may
+use; they return a JSON-able result dict and never reach the database directly.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+P = TypeVar("P", bound=BaseModel)
+
+Result = dict[str, Any]
+
+
+class Params(BaseModel):
+    """Base of every parameter model: camelCase accepted, unknown fields refused."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+
+class TaskFailed(Exception):
+    """An executor's clear failure; ``message`` is safe to show the user.
+
+    ``retryable`` marks failures worth another attempt (timeouts, 5xx).
+    """
+
+    def __init__(self, message: str, *, code: str = "task_failed", retryable: bool = False):
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.retryable = retryable
+
+
+class Operation:
+    """Reports what a task does to workspace entities, as it happens."""
+
+    async def __call__(
+        self,
+        action: str,
+        entity_type: str,
+        entity_name: str,
+        status: str,
+        entity_id: str | None = None,
+        patch: dict[str, Any] | None = None,
+    ) -> None:
+        """Record an ``operation`` (and, with ``patch``, an ``entity_patch``) event."""
+
+
+@dataclass
+class TaskContext:
+    """What an executor may use; built by the engine for each execution."""
+
+    tenant_id: str
+    project_id: str | None
+    task_id: str
+    idempotency_key: str
+    """Stable across attempts of the same task: connectors pass it on."""
+    project_config: dict[str, Any] = field(default_factory=dict)
+    connectors: dict[str, Any] = field(default_factory=dict)
+    """Named connectors (``workspace``, ``cms``, ``shop``, ``outbound``)."""
+    outputs: dict[str, Result] = field(default_factory=dict)
+    """Results of earlier tasks of the run, by task id and by step reference."""
+    report: Operation = field(default_factory=Operation)
+    generate: Callable[[str, str], Awaitable[str]] | None = None
+    """Ask the agent's model for text: ``await generate(instructions, material)``."""
+
+    def connector(self, name: str) -> Any:
+        """The connector called ``name``; a clear failure when it is not configured."""
+        try:
+            return self.connectors[name]
+        except KeyError:
+            raise TaskFailed(
+                f"this project has no {name} connection configured", code="connector_missing"
+            ) from None
+
+
+Executor = Callable[[P, TaskContext], Awaitable[Result]]
+
+
+@dataclass(frozen=True)
+class TaskType(Generic[P]):
+    """One registered action."""
+
+    name: str
+    description: str
+    params: type[P]
+    executor: Executor[P]
+    capability: str
+    """The capability an agent must hold to own this task (law of allowed scope)."""
+    is_reversible_by_system: bool = True
+    undo: Executor[P] | None = None
+    """Reverses a completed execution; its result is ``ctx.outputs['self']``."""
+    retryable: bool = True
+    """Whether failures marked retryable may be retried (never for irreversible types)."""
+    reversible_when: Callable[[P], bool] | None = None
+    """For types whose reversibility depends on the parameters (a GET webhook is harmless)."""
+
+    def reversible(self, params: P) -> bool:
+        """Whether the system can reverse this execution."""
+        if self.reversible_when is not None:
+            return self.reversible_when(params)
+        return self.is_reversible_by_system
+
+    def schema(self) -> dict[str, Any]:
+        """The parameters' JSON schema."""
+        return self.params.model_json_schema(by_alias=True)
+
+
+class CmsConnector(abc.ABC):
+    """A content management system holding a project's pages."""
+
+    @abc.abstractmethod
+    async def create_page(
+        self, *, title: str, slug: str, html: str, status: str, idempotency_key: str
+    ) -> Result:
+        """Create a page; returns at least ``{pageId, url, status}``. Idempotent per key."""
+
+    @abc.abstractmethod
+    async def get_page(self, page_id: str) -> Result:
+        """``{pageId, title, slug, html, status, url}``; TaskFailed if there is none."""
+
+    @abc.abstractmethod
+    async def update_page(
+        self,
+        page_id: str,
+        *,
+        html: str | None = None,
+        title: str | None = None,
+        status: str | None = None,
+    ) -> Result:
+        """Change a page; returns the page."""
+
+    @abc.abstractmethod
+    async def delete_page(self, page_id: str) -> Result:
+        """Delete a page for good; returns ``{pageId, deleted: true}``."""
+
+
+class ShopConnector(abc.ABC):
+    """An online shop holding a project's products."""
+
+    @abc.abstractmethod
+    async def create_product(
+        self, *, name: str, price: str, description: str, status: str, idempotency_key: str
+    ) -> Result:
+        """Create a product; returns at least ``{productId, url, status}``. Idempotent per key."""
+
+    @abc.abstractmethod
+    async def delete_product(self, product_id: str) -> Result:
+        """Remove a product; returns ``{productId, deleted: true}``."""

@@ -1,0 +1,16 @@
+"""The built-in task types, registered through the same hook plugins use."""
+
+from __future__ import annotations
+
+from hansa.tasks.builtin import audit, cms, content, entities, tickets, utility, webhook
+from hansa.tasks.registry import Hook
+
+BUILTIN_HOOKS: tuple[Hook, ...] = (
+    entities.register,
+    cms.register,
+    tickets.register,
+    audit.register,
+    webhook.register,
+    content.register,
+    utility.register,
+)

@@ -1,0 +1,172 @@
+"""Pages and products through the project's CMS or shop connector."""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field
+
+from hansa.tasks.base import CmsConnector, Params, Result, ShopConnector, TaskContext, TaskType
+from hansa.tasks.registry import Register
+
+
+class CreatePage(Params):
+    title: str = Field(min_length=1, max_length=200)
+    slug: str = Field(min_length=1, max_length=120, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+    content_html: str = Field(alias="contentHtml", min_length=1, max_length=500_000)
+    status: str = Field(default="draft", pattern=r"^(draft|publish|private)$")
+
+
+class PageRef(Params):
+    page_id: str = Field(alias="pageId", min_length=1)
+
+
+class UpdateContentBlock(PageRef):
+    html: str = Field(min_length=1, max_length=500_000)
+    block_id: str | None = Field(default=None, alias="blockId", pattern=r"^[A-Za-z0-9_-]+$")
+    """Replace ``<section data-block="…">`` with this id; None replaces the whole content."""
+
+
+class CreateProduct(Params):
+    name: str = Field(min_length=1, max_length=200)
+    price: str = Field(pattern=r"^\d+(\.\d{1,2})?$")
+    description: str = ""
+    status: str = Field(default="draft", pattern=r"^(draft|publish|private)$")
+
+
+class ProductRef(Params):
+    product_id: str = Field(alias="productId", min_length=1)
+
+
+def _cms(ctx: TaskContext) -> CmsConnector:
+    cms: CmsConnector = ctx.connector("cms")
+    return cms
+
+
+async def _create_page(p: CreatePage, ctx: TaskContext) -> Result:
+    await ctx.report("create", "page", p.title, "start")
+    page = await _cms(ctx).create_page(
+        title=p.title,
+        slug=p.slug,
+        html=p.content_html,
+        status=p.status,
+        idempotency_key=ctx.idempotency_key,
+    )
+    await ctx.report(
+        "create",
+        "page",
+        p.title,
+        "success",
+        page["pageId"],
+        {"title": p.title, "slug": p.slug, "url": page["url"]},
+    )
+    return {"pageId": page["pageId"], "url": page["url"], "status": page.get("status", p.status)}
+
+
+async def _undo_create_page(p: CreatePage, ctx: TaskContext) -> Result:
+    return await _cms(ctx).delete_page(ctx.outputs["self"]["pageId"])
+
+
+def _replace_block(html: str, block_id: str, new: str) -> str:
+    pattern = re.compile(
+        rf'(<section[^>]*data-block="{re.escape(block_id)}"[^>]*>).*?(</section>)', re.S
+    )
+    replaced, count = pattern.subn(lambda m: m.group(1) + new + m.group(2), html, count=1)
+    if count == 0:
+        return html + f'<section data-block="{block_id}">{new}</section>'
+    return replaced
+
+
+async def _update_block(p: UpdateContentBlock, ctx: TaskContext) -> Result:
+    cms = _cms(ctx)
+    page = await cms.get_page(p.page_id)
+    await ctx.report("update", "page", page["title"], "start", p.page_id)
+    html = p.html if p.block_id is None else _replace_block(page["html"], p.block_id, p.html)
+    await cms.update_page(p.page_id, html=html)
+    await ctx.report("update", "page", page["title"], "success", p.page_id, {"blockId": p.block_id})
+    return {"pageId": p.page_id, "url": page["url"], "previousHtml": page["html"]}
+
+
+async def _undo_update_block(p: UpdateContentBlock, ctx: TaskContext) -> Result:
+    await _cms(ctx).update_page(p.page_id, html=ctx.outputs["self"]["previousHtml"])
+    return {"pageId": p.page_id, "restored": True}
+
+
+async def _delete_page(p: PageRef, ctx: TaskContext) -> Result:
+    cms = _cms(ctx)
+    page = await cms.get_page(p.page_id)
+    await ctx.report("delete", "page", page["title"], "start", p.page_id)
+    result = await cms.delete_page(p.page_id)
+    await ctx.report("delete", "page", page["title"], "success", p.page_id, {"deleted": True})
+    return {**result, "title": page["title"], "url": page["url"]}
+
+
+async def _create_product(p: CreateProduct, ctx: TaskContext) -> Result:
+    shop: ShopConnector = ctx.connector("shop")
+    await ctx.report("create", "product", p.name, "start")
+    product = await shop.create_product(
+        name=p.name,
+        price=p.price,
+        description=p.description,
+        status=p.status,
+        idempotency_key=ctx.idempotency_key,
+    )
+    await ctx.report(
+        "create",
+        "product",
+        p.name,
+        "success",
+        product["productId"],
+        {"name": p.name, "price": p.price},
+    )
+    return {"productId": product["productId"], "url": product["url"]}
+
+
+async def _undo_create_product(p: CreateProduct, ctx: TaskContext) -> Result:
+    shop: ShopConnector = ctx.connector("shop")
+    return await shop.delete_product(ctx.outputs["self"]["productId"])
+
+
+def register(add: Register) -> None:
+    """Register the CMS and shop task types."""
+    add(
+        TaskType(
+            "create_page",
+            "Create a page in the project's CMS.",
+            CreatePage,
+            _create_page,
+            "cms_pages",
+            undo=_undo_create_page,
+        )
+    )
+    add(
+        TaskType(
+            "update_content_block",
+            "Replace a content block (or all content) of a page.",
+            UpdateContentBlock,
+            _update_block,
+            "cms_pages",
+            undo=_undo_update_block,
+        )
+    )
+    add(
+        TaskType(
+            "delete_page",
+            "Delete a page for good. Cannot be undone.",
+            PageRef,
+            _delete_page,
+            "cms_pages",
+            is_reversible_by_system=False,
+            retryable=False,
+        )
+    )
+    add(
+        TaskType(
+            "create_product",
+            "Create a product in the project's shop.",
+            CreateProduct,
+            _create_product,
+            "products",
+            undo=_undo_create_product,
+        )
+    )

@@ -1,0 +1,1 @@
+"""Connectors: the outside systems task types talk to, each behind a small ABC."""
