@@ -54,6 +54,13 @@ class TurnContext:
     answered: bool = False
     """Set by a stage that settled the turn without an agent reply; later stages skip."""
     error: Exception | None = None
+    planned: Extra | None = None
+    """The planning stage's run creation, run in the next flush's transaction."""
+    created_run: str | None = None
+    refusal: str | None = None
+    """Why the laws refused the plan, in words for the user."""
+    approve_run: str | None = None
+    cancel_run: str | None = None
     pending: Batch | None = None
     pending_extras: list[Extra] = field(default_factory=list)
 
@@ -82,7 +89,8 @@ class TurnContext:
             for extra in extras:
                 extra(conn)
 
-        await self.recorder.write(batch, run_extras)
+        prepare, self.planned = self.planned, None
+        await self.recorder.write(batch, run_extras, prepare=prepare)
 
 
 Stage = Callable[[TurnContext], Awaitable[None]]

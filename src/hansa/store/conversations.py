@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -90,6 +91,7 @@ def move(
     *,
     current_agent: str | None = None,
     strict: bool = True,
+    only_from: tuple[conversation.State, ...] | None = None,
 ) -> bool:
     """Move to ``target`` if the transition table allows it from the current state.
 
@@ -97,6 +99,8 @@ def move(
     When the move is not allowed: TransitionError if ``strict``, else False.
     """
     allowed = sources(conversation.TRANSITIONS, target) | {target}
+    if only_from is not None:
+        allowed &= set(only_from)
     result = conn.execute(
         _MOVE,
         {
@@ -128,4 +132,23 @@ def _conversation(row: sa.RowMapping) -> conversation.Conversation:
         created_at=row["created_at"],
         updated_at=row["updated_at"],
         metadata=row["metadata"],
+    )
+
+
+def set_planning(
+    conn: Connection,
+    tenant_id: str,
+    conversation_id: str,
+    state: dict[str, Any] | None,
+    now: datetime,
+) -> None:
+    """Keep (or, with None, drop) the open plan's state in the conversation's metadata."""
+    current = get(conn, tenant_id, conversation_id)
+    metadata = {k: v for k, v in current.metadata.items() if k != "planning"}
+    if state is not None:
+        metadata["planning"] = state
+    conn.execute(
+        sa.update(_conv)
+        .where(_conv.c.id == conversation_id, _conv.c.tenant_id == tenant_id)
+        .values(metadata=metadata, updated_at=now)
     )

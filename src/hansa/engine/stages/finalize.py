@@ -57,6 +57,12 @@ def _close(ctx: TurnContext, conn: Connection, status: turn.TurnStatus, error: s
         llm_calls.record(conn, ctx.call.record)
     turns.set_status(conn, ctx.tenant_id, ctx.turn_id, status, now, error=error)
     conversations.move(
-        conn, ctx.tenant_id, ctx.conversation_id, conversation.State.IDLE, now, strict=False
+        conn,
+        ctx.tenant_id,
+        ctx.conversation_id,
+        conversation.State.IDLE,
+        now,
+        strict=False,
+        only_from=(conversation.State.AI_ACTIVE,),
     )
     queue.finish(conn, ctx.job, now, error=error)

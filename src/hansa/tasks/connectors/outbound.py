@@ -230,9 +230,10 @@ def _encode(body: Any) -> tuple[bytes, str | None]:
         return b"", None
     if isinstance(body, str):
         return body.encode(), "text/plain; charset=utf-8"
-    if isinstance(body, dict | list):
-        return json.dumps(body).encode(), "application/json"
-    raise TaskFailed("the body must be an object, a list or text", code="bad_body")
+    try:
+        return json.dumps(body, allow_nan=False).encode(), "application/json"
+    except (TypeError, ValueError) as exc:
+        raise TaskFailed(f"the body cannot be sent as JSON: {exc}", code="bad_body") from exc
 
 
 async def _read(response: httpx.Response, limit: int) -> Result:
@@ -275,7 +276,7 @@ async def call(
         url: An ``http`` or ``https`` URL.
         method: One of GET, POST, PUT, PATCH, DELETE.
         headers: Extra request headers.
-        body: A dict or list (sent as JSON) or a string (sent as text).
+        body: A string (sent as text) or any other JSON value (sent as JSON).
         idempotency_key: Sent as ``Idempotency-Key`` so the receiver can drop repeats.
 
     Returns:

@@ -1,0 +1,275 @@
+"""Run scheduler throughput: Hansa (in-process and over HTTP) against LangGraph.
+
+Every run has the same topology: 5 no-op tasks in 3 step groups (A: 3 in parallel,
+then B: 1, then C: 1), fully persisted in a SQLite file. For Hansa a task is
+``wait {"seconds": 0}`` owned by ``schedulerAgent``, and a run counts as finished at
+its final ``done`` event (after Hans's summary); for LangGraph it is a 5-node
+StateGraph (3 nodes fanning out from START, joined into a 4th, then a 5th)
+checkpointed by ``AsyncSqliteSaver``, one ``thread_id`` per run.
+
+Measured: one run at a time (create -> done; "per-run overhead", p50/p95) and a
+burst of RUNS runs started at once (runs/s = RUNS / wall time). Conversations
+are created before the clock starts (LangGraph threads need no creation).
+
+    python bench/run_throughput.py [--runs 200] [--sequential 100] [--skip-http] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import operator
+import os
+import platform
+import statistics
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import aclosing
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import httpx
+from httpx_sse import aconnect_sse
+from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+from langgraph.graph import END, START, StateGraph
+
+from _server import hansa_server, record
+from hansa.engine.chat import create_conversation
+from hansa.engine.follow import follow
+from hansa.engine.recorder import Batch, Recorder
+from hansa.engine.runs import TaskDraft, approve, store_run
+from hansa.engine.services import Services
+from hansa.engine.setup import build_services
+from hansa.engine.worker import Worker
+from hansa.settings import Settings
+from hansa.store.db import DEFAULT_TENANT_ID as TENANT
+
+RUN_TIMEOUT_SECONDS = 60.0
+GROUPS = ("A", "A", "A", "B", "C")
+TARGETS = {"burst_ratio": 5.0, "p50_ms": 2.0, "http_burst_ratio": 2.0}
+DRAFTS = [
+    TaskDraft(step_group=g, task_type="wait", parameters={"seconds": 0},
+              created_by="schedulerAgent", summary=f"Wait {i}", sequence_order=i)
+    for i, g in enumerate(GROUPS)
+]  # fmt: skip
+TASKS_JSON = [
+    {"stepGroup": d.step_group, "sequenceOrder": d.sequence_order, "taskType": "wait",
+     "parameters": {"seconds": 0}, "createdByAgentId": "schedulerAgent"}
+    for d in DRAFTS
+]  # fmt: skip
+
+Result = tuple[list[float], float]  # per-run seconds (sequential), burst runs/s
+
+
+async def _bounded(what: str, seen: list[str], work: Awaitable[float]) -> float:
+    """``work``, or a clear error naming the events seen so far after RUN_TIMEOUT_SECONDS."""
+    try:
+        async with asyncio.timeout(RUN_TIMEOUT_SECONDS):
+            return await work
+    except TimeoutError:
+        raise RuntimeError(
+            f"{what} did not finish within {RUN_TIMEOUT_SECONDS:.0f} s; events seen: {seen}"
+        ) from None
+
+
+async def _measure(
+    one: Callable[[Any], Awaitable[float]], new: Callable[[], Awaitable[Any]], seq: int, burst: int
+) -> Result:
+    for _ in range(3):  # warm-up
+        await one(await new())
+    sequential = [await one(await new()) for _ in range(seq)]
+    keys = [await new() for _ in range(burst)]
+    started = time.perf_counter()
+    await asyncio.gather(*(one(k) for k in keys))
+    return sequential, burst / (time.perf_counter() - started)
+
+
+async def _hansa_run(services: Services, cid: str) -> float:
+    started = time.perf_counter()
+    batch, created = Batch(cid, None), []
+    stored = await Recorder(services, TENANT, cid).write(
+        batch,
+        prepare=lambda conn: created.append(
+            store_run(services, conn, TENANT, cid, "bench", None, DRAFTS, batch)
+        ),
+    )
+    run_id = created[0].id
+    await approve(services, TENANT, run_id)
+    seen: list[str] = []
+
+    async def until_done() -> float:
+        events = follow(services, TENANT, cid, stored[-1].seq, idle_seconds=RUN_TIMEOUT_SECONDS)
+        async with aclosing(events) as stream:
+            async for ev in stream:
+                if ev is None:
+                    continue
+                seen.append(f"{ev.type}({ev.run_id == run_id})")
+                if ev.type == "done" and ev.run_id == run_id:
+                    return time.perf_counter() - started
+        raise AssertionError("unreachable")
+
+    return await _bounded(f"run {run_id} (conversation {cid})", seen, until_done())
+
+
+async def hansa_inprocess(tmp: Path, seq: int, burst: int) -> Result:
+    settings = Settings(
+        database_url=f"sqlite:///{tmp}/bench.db", model="scripted", task_concurrency=4
+    )
+    services = await build_services(settings)
+    worker = Worker(services)
+    services.wake_worker = worker.wake
+    running = asyncio.create_task(worker.run(), name="bench worker")
+    try:
+
+        async def new() -> str:
+            return (await create_conversation(services, TENANT)).id
+
+        return await _measure(lambda cid: _hansa_run(services, cid), new, seq, burst)
+    finally:
+        worker.stop()
+        await running
+        await services.db.dispose()
+
+
+async def _http_run(client: httpx.AsyncClient, cid: str) -> float:
+    started = time.perf_counter()
+    body = {"conversationId": cid, "title": "bench", "tasks": TASKS_JSON}
+    response = await client.post("/api/runs", json=body)
+    response.raise_for_status()
+    run_id = response.json()["id"]
+    (await client.post(f"/api/runs/{run_id}/approve", json={})).raise_for_status()
+    seen: list[str] = []
+
+    async def until_done() -> float:
+        async with aconnect_sse(client, "GET", f"/api/conversations/{cid}/events") as source:
+            async for sse in source.aiter_sse():
+                if not sse.data:  # a keep-alive comment
+                    continue
+                ev = json.loads(sse.data)
+                seen.append(f"{ev['type']}({ev['runId'] == run_id})")
+                if ev["type"] == "done" and ev["runId"] == run_id:
+                    return time.perf_counter() - started
+        raise RuntimeError(f"the event stream of {cid} ended before done; events seen: {seen}")
+
+    return await _bounded(f"run {run_id} (conversation {cid}) over HTTP", seen, until_done())
+
+
+async def hansa_http(url: str, seq: int, burst: int) -> Result:
+    limits = httpx.Limits(max_connections=burst * 2 + 10, max_keepalive_connections=None)
+    async with httpx.AsyncClient(base_url=url, timeout=RUN_TIMEOUT_SECONDS, limits=limits) as c:
+
+        async def new() -> str:
+            response = await c.post("/api/conversations", json={})
+            response.raise_for_status()
+            return str(response.json()["id"])
+
+        return await _measure(lambda cid: _http_run(c, cid), new, seq, burst)
+
+
+class State(TypedDict):
+    log: Annotated[list[str], operator.add]
+
+
+def _node(name: str) -> Callable[[State], Awaitable[dict[str, list[str]]]]:
+    async def step(state: State) -> dict[str, list[str]]:
+        return {"log": [name]}
+
+    return step
+
+
+async def langgraph(tmp: Path, seq: int, burst: int, durability: str) -> Result:
+    graph = StateGraph(State)
+    for name in "abcde":
+        graph.add_node(name, _node(name))
+    for name in "abc":
+        graph.add_edge(START, name)
+    graph.add_edge(["a", "b", "c"], "d")  # d waits for all three
+    graph.add_edge("d", "e")
+    graph.add_edge("e", END)
+    counter = iter(range(10**9))
+    async with AsyncSqliteSaver.from_conn_string(str(tmp / "langgraph.db")) as saver:
+        app = graph.compile(checkpointer=saver)
+
+        async def one(thread: str) -> float:
+            started = time.perf_counter()
+            config = {"configurable": {"thread_id": thread}}
+            work = app.ainvoke({"log": []}, config, durability=durability)  # type: ignore[arg-type]
+            out = await _bounded(f"LangGraph thread {thread}", [], work)
+            assert len(out["log"]) == 5, out
+            return time.perf_counter() - started
+
+        async def new() -> str:
+            return f"t{next(counter)}"
+
+        return await _measure(one, new, seq, burst)
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def _row(name: str, r: Result) -> str:
+    seq, rate = r
+    return f"| {name} | {statistics.median(seq) * 1000:.1f} | {_pct(seq, 0.95):.1f} | {rate:.1f} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200, help="runs in the burst")
+    parser.add_argument("--sequential", type=int, default=100, help="runs one at a time")
+    parser.add_argument(
+        "--durability", choices=("sync", "async", "exit"), default="sync",
+        help="LangGraph checkpoints (sync: persisted before the next step, like Hansa)",
+    )  # fmt: skip
+    parser.add_argument("--skip-http", action="store_true")
+    parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        for sub in ("inproc", "http", "langgraph"):
+            (tmp / sub).mkdir()
+        inproc = asyncio.run(hansa_inprocess(tmp / "inproc", args.sequential, args.runs))
+        lg = asyncio.run(langgraph(tmp / "langgraph", args.sequential, args.runs, args.durability))
+        http = None
+        if not args.skip_http:
+            with hansa_server(tmp / "http", "--model", "scripted") as url:
+                http = asyncio.run(hansa_http(url, args.sequential, args.runs))
+    lines = [
+        f"run_throughput: runs of 5 no-op tasks in 3 step groups (3 parallel, 1, 1), SQLite "
+        f"file, {args.sequential} runs one at a time, then a burst of {args.runs}; LangGraph "
+        f"durability={args.durability}; {platform.machine()}, {os.cpu_count()} cores",
+        "",
+        "| engine | per-run p50 ms | per-run p95 ms | burst runs/s |",
+        "| --- | --- | --- | --- |",
+        _row("Hansa in-process", inproc),
+        *([_row("Hansa over HTTP (server + client on one machine)", http)] if http else []),
+        _row("LangGraph + AsyncSqliteSaver", lg),
+        "",
+        "| measure | value | target |",
+        "| --- | --- | --- |",
+        f"| Hansa burst / LangGraph burst | {inproc[1] / lg[1]:.2f}x "
+        f"| >= {TARGETS['burst_ratio']:.0f}x |",
+        f"| Hansa per-run overhead p50 | {statistics.median(inproc[0]) * 1000:.1f} ms "
+        f"| <= {TARGETS['p50_ms']:.0f} ms |",
+    ]
+    if http:
+        lines.append(
+            f"| Hansa HTTP burst / LangGraph burst | {http[1] / lg[1]:.2f}x "
+            f"| >= {TARGETS['http_burst_ratio']:.0f}x |"
+        )
+    report = "\n".join(lines)
+    print(report)
+    if args.record:
+        record(
+            "run_throughput",
+            report + "\n\nReproduce: `.venv/bin/python bench/run_throughput.py --record` "
+            '(needs the bench extra: `pip install -e ".[bench]"`).',
+        )
+    print(f"runs_per_s={inproc[1]:.1f} langgraph_runs_per_s={lg[1]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,144 @@
+"""Playbooks: declarative plan templates per intent, loaded from TOML (data, not code)."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import regex
+from pydantic import BaseModel, Field, ValidationError
+
+from hansa import errors
+from hansa.domain.plan import Fork, Plan, PlanStage, PlanStep, Requirement
+
+MATCH_TIMEOUT_SECONDS = 0.05
+_VAR = re.compile(r"\$\{(\w+)\}")
+
+
+class RequirementSpec(BaseModel):
+    """How a playbook gets one input: its question, labels, extractors, derivation."""
+
+    name: str
+    label: str
+    question: str
+    aliases: list[str] = Field(default_factory=list)
+    extract: list[str] = Field(default_factory=list)
+    derive: str | None = None
+    """``slug:<other>`` derives a URL slug from another requirement."""
+    fork: bool = False
+    """The value is the id of one of the playbook's forks."""
+
+
+class StepSpec(BaseModel):
+    """A step template."""
+
+    ref: str
+    owner: str
+    task_type: str
+    summary: str
+    parameters: dict[str, Any]
+
+
+class StageSpec(BaseModel):
+    """A step group template."""
+
+    group: str
+    title: str
+    steps: list[StepSpec]
+
+
+class Playbook(BaseModel):
+    """A plan template for one intent."""
+
+    id: str
+    title: str
+    intent: str
+    triggers: list[str]
+    requirements: list[RequirementSpec] = Field(default_factory=list)
+    forks: list[Fork] = Field(default_factory=list)
+    stages: list[StageSpec]
+
+    def matches(self, text: str) -> bool:
+        """True when a trigger pattern matches ``text``."""
+        for trigger in self.triggers:
+            try:
+                if regex.search(trigger, text, regex.IGNORECASE, timeout=MATCH_TIMEOUT_SECONDS):
+                    return True
+            except TimeoutError:
+                continue
+        return False
+
+    def spec(self, name: str) -> RequirementSpec:
+        """The requirement spec called ``name``."""
+        return next(r for r in self.requirements if r.name == name)
+
+    def new_plan(self) -> Plan:
+        """A plan with every requirement still missing."""
+        return Plan(
+            intent="",
+            playbook=self.id,
+            requirements=[
+                Requirement(name=r.name, label=r.label, question=r.question)
+                for r in self.requirements
+            ],
+            forks=self.forks,
+        )
+
+    def render(self, plan: Plan, project_name: str, project_id: str | None) -> Plan:
+        """Fill the templates with the requirement values: the plan's intent, title, stages."""
+        values = {r.name: r.value or "" for r in plan.requirements}
+        values["project"] = project_name
+        fork = next((f for f in self.forks if f.id == values.get("layout")), None)
+        values["layout_title"] = fork.title if fork else ""
+        values["layout_description"] = fork.description if fork else ""
+
+        def fill(value: Any) -> Any:
+            if isinstance(value, str):
+                return _VAR.sub(lambda m: values.get(m.group(1), m.group(0)), value)
+            if isinstance(value, dict):
+                return {k: fill(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [fill(v) for v in value]
+            return value
+
+        stages = [
+            PlanStage(
+                group=s.group,
+                title=fill(s.title),
+                steps=[
+                    PlanStep(
+                        ref=st.ref, owner=st.owner, task_type=st.task_type,
+                        summary=fill(st.summary), parameters=fill(st.parameters),
+                        project_id=project_id,
+                    )
+                    for st in s.steps
+                ],
+            )
+            for s in self.stages
+        ]  # fmt: skip
+        return plan.model_copy(
+            update={"intent": fill(self.intent), "title": fill(self.title), "stages": stages}
+        )
+
+
+def load(path: Path) -> list[Playbook]:
+    """Playbooks from a TOML file (``[[playbook]]`` tables)."""
+    try:
+        data = tomllib.loads(path.read_text())
+        return [Playbook.model_validate(p) for p in data.get("playbook", [])]
+    except (OSError, tomllib.TOMLDecodeError, ValidationError) as exc:
+        raise errors.ConfigError(f"cannot read playbooks from {path}: {exc}") from exc
+
+
+@cache
+def builtin() -> tuple[Playbook, ...]:
+    """The playbooks shipped with Hansa."""
+    return tuple(load(Path(__file__).with_name("playbooks.toml")))
+
+
+def find(text: str, playbooks: tuple[Playbook, ...] | None = None) -> Playbook | None:
+    """The first playbook whose trigger matches."""
+    return next((p for p in (playbooks or builtin()) if p.matches(text)), None)

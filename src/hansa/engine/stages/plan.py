@@ -1,0 +1,45 @@
+"""Stage 4: triage, and the planning protocol for requests that need a run."""
+
+from __future__ import annotations
+
+from hansa.domain import message
+from hansa.engine import runs as run_service
+from hansa.engine.planning import protocol
+from hansa.engine.planning.triage import triage
+from hansa.engine.turn import TurnContext
+
+
+async def plan(ctx: TurnContext) -> None:
+    """Answer simply, or plan: ask what is missing, show the plan, start it when approved."""
+    if ctx.answered:
+        return
+    assert ctx.conversation is not None
+    state = ctx.conversation.metadata.get("planning")
+    if state:
+        protocol.proceed(ctx, state)
+    else:
+        decision = triage(ctx.user_text)
+        ctx.batch().thinking(
+            f"{ctx.supervisor.display_name} chose a {decision.reason}",
+            agent_id=ctx.supervisor.id,
+            phase="triage",
+        )
+        if not decision.plan:
+            return
+        if decision.playbook is None:
+            return  # no playbook fits: the agent answers and asks what to do
+        protocol.start(ctx, decision)
+    ctx.answered = True
+    await ctx.flush()
+    if ctx.refusal is not None:
+        ctx.batch().message(
+            message.Kind.ASSISTANT,
+            message.Author.ASSISTANT,
+            f"I can't plan this as asked: {ctx.refusal}. Nothing was changed.",
+            agent_id=ctx.supervisor.id,
+            metadata={"refused": True},
+        )
+    if ctx.cancel_run is not None:
+        await run_service.cancel(ctx.services, ctx.tenant_id, ctx.cancel_run)
+    if ctx.approve_run is not None:
+        await run_service.approve(ctx.services, ctx.tenant_id, ctx.approve_run, turn_id=ctx.turn_id)
