@@ -12,7 +12,7 @@ FAMILIES = [
     ("Refresh our brand visuals", "creativeLead"),
     ("Please improve our SEO traffic", "growthLead"),
     ("Set up SSL on the server", "technicalLead"),
-    ("Please create a new webpage called Services", "webEngineer"),
+    ("Any tips for our page layout?", "webEngineer"),
     ("Good morning!", "chief"),
 ]
 

@@ -62,6 +62,7 @@ def _response(conversation_id: str, produced: list[event.Event]) -> dict[str, An
     out_messages: list[dict[str, Any]] = []
     thinking: list[dict[str, str]] = []
     routed: str | None = None
+    run_created: dict[str, str] | None = None
     for ev in produced:
         match ev.payload:
             case event.MessageData(author="assistant", message_id=mid, content=content):
@@ -72,6 +73,8 @@ def _response(conversation_id: str, produced: list[event.Event]) -> dict[str, An
                 thinking.append({"kind": phase, "summary": summary})
             case event.RoutingData(agent_id=agent_id):
                 routed = agent_id
+            case event.RunCreatedData(title=title) if ev.run_id is not None:
+                run_created = {"runId": ev.run_id, "title": title}
             case _:
                 pass
     return {
@@ -79,5 +82,5 @@ def _response(conversation_id: str, produced: list[event.Event]) -> dict[str, An
         "messages": out_messages,
         "thinking": thinking,
         "routedAgentId": routed,
-        "runCreated": None,
+        "runCreated": run_created,
     }
