@@ -157,7 +157,11 @@ async def _http_run(client: httpx.AsyncClient, cid: str) -> float:
 
 
 async def hansa_http(url: str, seq: int, burst: int) -> Result:
-    limits = httpx.Limits(max_connections=burst * 2 + 10, max_keepalive_connections=None)
+    # keepalive_expiry below uvicorn's 5 s: reusing a connection the server has just closed
+    # is an httpx.ReadError (it happened while 200 conversations were created one by one)
+    limits = httpx.Limits(
+        max_connections=burst * 2 + 10, max_keepalive_connections=None, keepalive_expiry=1
+    )
     async with httpx.AsyncClient(base_url=url, timeout=RUN_TIMEOUT_SECONDS, limits=limits) as c:
 
         async def new() -> str:

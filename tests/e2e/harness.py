@@ -19,9 +19,16 @@ import httpx
 from httpx_sse import connect_sse
 
 TABLES = (
-    "tenants", "projects", "assistant_conversations", "assistant_messages",
-    "assistant_agent_definitions", "assistant_turns", "events", "jobs", "llm_calls",
-)  # fmt: skip
+    "tenants",
+    "projects",
+    "assistant_conversations",
+    "assistant_messages",
+    "assistant_agent_definitions",
+    "assistant_turns",
+    "events",
+    "jobs",
+    "llm_calls",
+)
 
 
 def free_port() -> int:
@@ -55,16 +62,29 @@ class Server:
 
 @contextmanager
 def running_server(
-    tmp: Path, model: str = "scripted", *, env: dict[str, str] | None = None,
-    extra_args: tuple[str, ...] = (), ready_seconds: float = 60,
-) -> Iterator[Server]:  # fmt: skip
+    tmp: Path,
+    model: str = "scripted",
+    *,
+    env: dict[str, str] | None = None,
+    extra_args: tuple[str, ...] = (),
+    ready_seconds: float = 60,
+) -> Iterator[Server]:
     port = free_port()
     db_path = tmp / "hansa.db"
     log_path = tmp / "server.log"
     args = [
-        sys.executable, "-m", "hansa", "serve", "--port", str(port),
-        "--database-url", f"sqlite:///{db_path}", "--model", model, *extra_args,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "hansa",
+        "serve",
+        "--port",
+        str(port),
+        "--database-url",
+        f"sqlite:///{db_path}",
+        "--model",
+        model,
+        *extra_args,
+    ]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
             args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
@@ -103,9 +123,14 @@ def post(client: httpx.Client, cid: str, content: str, **extra: Any) -> dict[str
 
 
 def stream(
-    client: httpx.Client, cid: str, *, after: int = 0, last_event_id: int | None = None,
-    turn_id: str | None = None, until_done: bool = True,
-) -> list[dict[str, Any]]:  # fmt: skip
+    client: httpx.Client,
+    cid: str,
+    *,
+    after: int = 0,
+    last_event_id: int | None = None,
+    turn_id: str | None = None,
+    until_done: bool = True,
+) -> list[dict[str, Any]]:
     """SSE events (with their SSE ids) until the ``done`` of ``turn_id`` (or the next ``done``)."""
     headers = {} if last_event_id is None else {"Last-Event-ID": str(last_event_id)}
     params: dict[str, Any] = {"after": after}
@@ -124,3 +149,49 @@ def stream(
             if ev["type"] == "done" and (turn_id is None or ev["turnId"] == turn_id):
                 break
     return out
+
+
+def events_until(
+    client: httpx.Client, cid: str, stop: Any, *, after: int = 0, timeout: float = 60
+) -> list[dict[str, Any]]:
+    """SSE events after ``after`` until ``stop(event)`` is true (inclusive)."""
+    out: list[dict[str, Any]] = []
+    path = f"/api/conversations/{cid}/events"
+    deadline = time.monotonic() + timeout
+    with connect_sse(client, "GET", path, params={"after": after}) as source:
+        for sse in source.iter_sse():
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no matching event within {timeout} s; saw {len(out)}")
+            if not sse.data:
+                continue
+            ev = json.loads(sse.data)
+            out.append(ev)
+            if stop(ev):
+                break
+    return out
+
+
+def run_done(run_id: str) -> Any:
+    """A stop condition: the ``done`` that ends run ``run_id``."""
+    return lambda ev: ev["type"] == "done" and ev["runId"] == run_id
+
+
+def turn(client: httpx.Client, cid: str, content: str, **extra: Any) -> list[dict[str, Any]]:
+    """Post a message and return the events of its turn, through its ``done``."""
+    posted = post(client, cid, content, **extra)
+    events = events_until(
+        client,
+        cid,
+        lambda ev: ev["type"] == "done" and ev["turnId"] == posted["turnId"],
+        after=posted["seq"] - 1,
+    )
+    return [e for e in events if e["turnId"] == posted["turnId"]]
+
+
+def hans_says(events: list[dict[str, Any]]) -> list[str]:
+    """The assistant messages among ``events``."""
+    return [
+        e["data"]["content"]
+        for e in events
+        if e["type"] == "message" and e["data"]["kind"] == "assistant"
+    ]

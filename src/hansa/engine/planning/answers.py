@@ -43,10 +43,14 @@ def _fork_id(playbook: Playbook, value: str) -> str | None:
     for i, fork in enumerate(playbook.forks, start=1):
         if text in (fork.id.lower(), str(i), f"option {fork.id.lower()}", f"option {i}"):
             return fork.id
-        if fork.title.lower() in text or text in fork.title.lower():
-            return fork.id
     match = re.search(r"\b(?:layout|option|fork)\s+([a-z0-9])\b", text)
-    return _fork_id(playbook, match.group(1)) if match else None
+    if match:
+        return _fork_id(playbook, match.group(1))
+    for fork in playbook.forks:
+        title = fork.title.lower()
+        if title in text or (len(text) >= 6 and text in title):
+            return fork.id
+    return None
 
 
 def _labelled(playbook: Playbook, text: str) -> dict[str, str]:

@@ -1,0 +1,128 @@
+"""The planning protocol end to end: the Services page from first message to stored page."""
+
+from __future__ import annotations
+
+import httpx
+
+from harness import Server, events_until, hans_says, new_conversation, run_done, turn
+
+ANSWERS = "language: English; audience: homeowners in Quebec; SEO: water softeners; layout C"
+
+
+def _project(client: httpx.Client, **extra: object) -> str:
+    body = {"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress", **extra}
+    response = client.post("/api/projects", json=body)
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
+
+
+def _plan_event(events: list[dict]) -> dict:
+    return next(e for e in events if e["type"] == "plan")
+
+
+def test_services_page_from_first_message_to_stored_page(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client, projectId=_project(client))
+        first = turn(client, cid, "Please create a new webpage called Services")
+        (questions,) = hans_says(first)
+        convo = client.get(f"/api/conversations/{cid}").json()
+        thinking = [e["data"]["summary"] for e in first if e["type"] == "thinking"]
+
+        second = turn(client, cid, ANSWERS)
+        plan = _plan_event(second)["data"]
+        run_id = plan["runId"]
+        card = client.get(f"/api/runs/{run_id}").json()
+        waiting = client.get(f"/api/conversations/{cid}").json()["state"]
+
+        third = turn(client, cid, "yes, proceed")
+        run_events = events_until(client, cid, run_done(run_id), after=third[-1]["seq"])
+        done_card = client.get(f"/api/runs/{run_id}").json()
+        page_task = done_card["groups"][1]["tasks"][0]
+        page = client.get(page_task["result"]["url"])
+        timeline = client.get(f"/api/conversations/{cid}/timeline", params={"runId": run_id}).json()
+
+    # questions: restated goal, exactly the missing inputs, three layout forks
+    assert convo["state"] == "waiting_for_user"
+    assert "Goal: Create a Services page for Aquaverter" in questions
+    for label in ("Language", "Audience", "SEO angle", "Layout"):
+        assert label in questions
+    assert "Page title" not in questions, "the title was in the request"
+    assert all(f"{fork})" in questions for fork in "ABC")
+    assert "Hans is checking the context of Aquaverter (wordpress, aquaverter.ca)" in thinking
+    assert any(t.startswith("Hans chose a planning run") for t in thinking)
+
+    # the plan: A (Mak + Dana in parallel), B (Nico), C (Hans), awaiting approval
+    assert waiting == "waiting_for_user"
+    assert card["status"] == "awaiting_approval"
+    owners = [[t["createdByAgentId"] for t in g["tasks"]] for g in card["groups"]]
+    assert owners == [["creativeLead", "growthLead"], ["webEngineer"], ["chief"]]
+    assert [g["stepGroup"] for g in card["groups"]] == ["A", "B", "C"]
+    assert [s["group"] for s in plan["plan"]["stages"]] == ["A", "B", "C"]
+    layout = next(r for r in plan["plan"]["requirements"] if r["name"] == "layout")
+    assert layout["value"] == "C"
+    (plan_text,) = hans_says(second)
+    assert (
+        "Group A" in plan_text and "Web Engineer Nico" in plan_text and "yes, proceed" in plan_text
+    )
+
+    # after approval: every group completes in order, the page exists, Hans reports with a link
+    assert done_card["status"] == "completed"
+    statuses = [t["status"] for g in done_card["groups"] for t in g["tasks"]]
+    assert statuses == ["completed"] * 4
+    assert page.status_code == 200 and "<title>Services</title>" in page.text
+    assert page_task["parameters"]["slug"] == "services"
+    final = hans_says(run_events)[-1]
+    assert final.startswith("Done: Create the Services page")
+    assert page_task["result"]["url"] in final
+    assert run_events[-1]["type"] == "done" and run_events[-1]["data"]["status"] == "completed"
+    assert {t["runId"] for t in timeline} == {run_id}
+    assert any(t["kind"] == "run_status" for t in timeline)
+    assert all(g["thinking"] for g in done_card["groups"]), "per-group thinking in the run card"
+
+
+def test_answers_can_come_in_several_messages(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client, projectId=_project(client))
+        turn(client, cid, "Please create a new webpage called About Us")
+        one = turn(client, cid, "language: French")
+        two = turn(client, cid, "audience: families; SEO: eau potable")
+        three = turn(client, cid, "layout A")
+    assert "Audience" in hans_says(one)[0] and "Language" not in hans_says(one)[0]
+    remaining = hans_says(two)[0]
+    assert "Layout" in remaining and "Audience" not in remaining
+    plan = _plan_event(three)["data"]["plan"]
+    values = {r["name"]: r["value"] for r in plan["requirements"]}
+    assert values == {
+        "title": "About Us",
+        "slug": "about-us",
+        "language": "French",
+        "audience": "families",
+        "seo_angle": "eau potable",
+        "layout": "A",
+    }
+
+
+def test_adjusting_the_plan_by_message_replaces_the_run(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client, projectId=_project(client))
+        turn(client, cid, "Please create a new webpage called Services")
+        first_plan = _plan_event(turn(client, cid, ANSWERS))["data"]
+        adjusted = turn(client, cid, "slug: our-services")
+        new_plan = _plan_event(adjusted)["data"]
+        old_run = client.get(f"/api/runs/{first_plan['runId']}").json()
+        new_run = client.get(f"/api/runs/{new_plan['runId']}").json()
+    assert new_plan["runId"] != first_plan["runId"]
+    assert old_run["status"] == "cancelled"
+    assert new_run["status"] == "awaiting_approval"
+    assert new_run["groups"][1]["tasks"][0]["parameters"]["slug"] == "our-services"
+
+
+def test_a_plan_the_project_does_not_allow_is_refused_with_the_law_named(server: Server) -> None:
+    with server.client() as client:
+        pid = _project(client, allowedTaskTypes=["create_ticket", "run_audit", "draft_content"])
+        cid = new_conversation(client, projectId=pid)
+        turn(client, cid, "Please create a new webpage called Services")
+        events = turn(client, cid, ANSWERS)
+    said = hans_says(events)
+    assert not any(e["type"] == "run_created" for e in events)
+    assert any("law of allowed scope" in s and "create_page" in s for s in said)
