@@ -30,7 +30,12 @@ async def execute(
     An irreversible task comes back ``awaiting_confirmation`` without running.
     """
     draft = run_service.TaskDraft(
-        "A", task_type, parameters, agent_id, summary or f"Run {task_type}", project_id=project_id
+        "A",
+        task_type,
+        parameters,
+        agent_id,
+        summary or run_service.default_summary(task_type, parameters),
+        project_id=project_id,
     )
     batch = Batch(conversation_id, None)
     created: list[run.Run] = []

@@ -32,6 +32,14 @@ class TaskDraft:
     ref: str | None = None
 
 
+def default_summary(task_type: str, parameters: dict[str, Any]) -> str:
+    """A readable summary when the caller gave none: the type and what it acts on."""
+    for key in ("title", "name", "url", "pageId", "entityId", "seconds"):
+        if key in parameters:
+            return f"{task_type.replace('_', ' ')}: {parameters[key]}"
+    return task_type.replace("_", " ")
+
+
 def drafts_from_plan(plan: Plan, project_id: str | None) -> list[TaskDraft]:
     """One draft per plan step, in stage order."""
     return [

@@ -62,7 +62,7 @@ async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) 
             task_type=t.task_type,
             parameters=t.parameters,
             created_by=t.created_by_agent_id,
-            summary=t.summary or f"Run {t.task_type}",
+            summary=t.summary or run_service.default_summary(t.task_type, t.parameters),
             sequence_order=t.sequence_order,
             project_id=t.project_id or body.project_id,
             ref=t.ref,

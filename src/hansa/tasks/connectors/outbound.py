@@ -210,7 +210,25 @@ def _spelled_out(url: str) -> str:
     return urlunsplit(parts._replace(netloc=userinfo + at + hostport.replace(host, str(ip), 1)))
 
 
+def _refuse_disguised(url: str) -> None:
+    """An internal address written unusually (``2130706433``, ``0x7f000001``, ``127.1``)
+    is refused even when its usual spelling is allowed: the allow list names exact targets."""
+    try:
+        written = (urlsplit(url).hostname or "").strip("[]").rstrip(".").lower()
+    except ValueError:
+        return  # not a URL at all: _target says so
+    ip = _literal_ip(written)
+    reason = _deny_reason(ip) if ip is not None and str(ip) != written else None
+    if reason:
+        raise TaskFailed(
+            f"refused to call {written}: it is {ip}, {reason}, written another way, "
+            "which HANSA_OUTBOUND_ALLOW never admits",
+            code="outbound_denied",
+        )
+
+
 def _target(policy: OutboundPolicy, url: str) -> httpx.URL:
+    _refuse_disguised(url)
     try:
         parsed = httpx.URL(_spelled_out(url))
     except (httpx.InvalidURL, ValueError) as exc:
