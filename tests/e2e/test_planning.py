@@ -126,3 +126,46 @@ def test_a_plan_the_project_does_not_allow_is_refused_with_the_law_named(server:
     said = hans_says(events)
     assert not any(e["type"] == "run_created" for e in events)
     assert any("law of allowed scope" in s and "create_page" in s for s in said)
+
+
+LLM_PLAN = {
+    "intent": "Track the broken contact form as a ticket.",
+    "title": "Ticket for the contact form",
+    "stages": [
+        {
+            "group": "A",
+            "title": "File it",
+            "steps": [
+                {
+                    "ref": "ticket",
+                    "owner": "technicalLead",
+                    "taskType": "create_ticket",
+                    "parameters": {"title": "Contact form is broken", "priority": "high"},
+                    "summary": "File a ticket for the broken contact form",
+                }
+            ],
+        },
+    ],
+}
+
+
+def test_a_model_drafted_plan_passes_the_same_checks_and_runs(tmp_path) -> None:
+    import json
+
+    from harness import running_server
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"purpose": "plan", "text": json.dumps(LLM_PLAN)}]))
+    with running_server(tmp_path, model=f"scripted:{script}") as server, server.client() as client:
+        cid = new_conversation(client)
+        shown = turn(client, cid, "Please create a ticket for the broken contact form")
+        plan = _plan_event(shown)["data"]
+        approved = turn(client, cid, "yes, proceed")
+        finished = events_until(client, cid, run_done(plan["runId"]), after=approved[-1]["seq"])
+        card = client.get(f"/api/runs/{plan['runId']}").json()
+        calls = client.get("/api/llm-calls", params={"conversationId": cid}).json()
+    assert plan["plan"]["stages"][0]["steps"][0]["taskType"] == "create_ticket"
+    assert card["status"] == "completed"
+    assert card["groups"][0]["tasks"][0]["result"]["priority"] == "high"
+    assert hans_says(finished)[-1].startswith("Done: Ticket for the contact form")
+    assert [c["nodeId"] for c in calls] == ["planner"]

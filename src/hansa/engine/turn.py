@@ -19,6 +19,7 @@ from hansa.domain.agent import AgentDefinition
 from hansa.domain.base import new_id
 from hansa.domain.conversation import Conversation
 from hansa.domain.job import Job
+from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
 from hansa.domain.routing import RoutingDecision
 from hansa.engine.llm import RecordedCall
@@ -59,6 +60,8 @@ class TurnContext:
     created_run: str | None = None
     refusal: str | None = None
     """Why the laws refused the plan, in words for the user."""
+    planner_calls: list[LlmCall] = field(default_factory=list)
+    """Model calls of the planner, stored with the turn's end."""
     approve_run: str | None = None
     cancel_run: str | None = None
     pending: Batch | None = None

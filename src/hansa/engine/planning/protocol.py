@@ -69,10 +69,7 @@ def start(ctx: TurnContext, decision: Triage) -> None:
 
 def proceed(ctx: TurnContext, state: dict[str, Any]) -> None:
     """A user message while a plan is open: answers, approval, changes or cancel."""
-    playbook = next((p for p in builtin() if p.id == state["playbook"]), None)
-    if playbook is None:
-        _remember(ctx, None, waiting=False)
-        return
+    playbook = next((p for p in builtin() if p.id == state.get("playbook")), None)
     plan = Plan.model_validate(state["plan"])
     run_id = state.get("runId")
     if run_id and answers.is_approval(ctx.user_text):
@@ -85,6 +82,14 @@ def proceed(ctx: TurnContext, state: dict[str, Any]) -> None:
             ctx.cancel_run = run_id
         _say(ctx, "All right, I have dropped this plan. Nothing was changed.")
         _remember(ctx, None, waiting=False)
+        return
+    if playbook is None:  # a model-drafted plan: changes go through approve with edits
+        _say(
+            ctx,
+            "Say “yes, proceed” to start this plan, or “cancel”. To change a step, use "
+            "Adjust on the plan card.",
+        )
+        _remember(ctx, state, waiting=True)
         return
     changed = _fill(playbook, plan, ctx.user_text, first=False, source="user", overwrite=True)
     if run_id and changed == plan:
@@ -147,6 +152,14 @@ def _proceed(ctx: TurnContext, playbook: Playbook, plan: Plan, *, intent: str) -
     project = ctx.project_context
     assert project is not None
     full = playbook.render(plan, project.project_name or "your project", project.project_id)
+    state = {"playbook": playbook.id, "plan": plan.model_dump(mode="json"), "intent": intent}
+    show(ctx, full, state)
+
+
+def show(ctx: TurnContext, full: Plan, state: dict[str, Any]) -> None:
+    """Stages 6–8: the staged plan, checked by the laws, stored as a run awaiting approval."""
+    project = ctx.project_context
+    assert project is not None
     _think(
         ctx,
         f"{ctx.supervisor.display_name} is drafting a staged plan with "
@@ -187,14 +200,10 @@ def _proceed(ctx: TurnContext, playbook: Playbook, plan: Plan, *, intent: str) -
     def remember(conn: Connection) -> None:  # after the turn's own state changes
         if ctx.created_run is None:
             return
-        state = {
-            "playbook": playbook.id,
-            "plan": plan.model_dump(mode="json"),
-            "intent": intent,
-            "runId": ctx.created_run,
-        }
         now = services.clock()
-        conversations.set_planning(conn, ctx.tenant_id, ctx.conversation_id, state, now)
+        conversations.set_planning(
+            conn, ctx.tenant_id, ctx.conversation_id, {**state, "runId": ctx.created_run}, now
+        )
         conversations.move(
             conn, ctx.tenant_id, ctx.conversation_id, conversation.State.WAITING_FOR_USER, now
         )

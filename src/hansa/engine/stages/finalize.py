@@ -53,6 +53,8 @@ async def fail(ctx: TurnContext) -> None:
 
 def _close(ctx: TurnContext, conn: Connection, status: turn.TurnStatus, error: str | None) -> None:
     now = ctx.services.clock()
+    for record in ctx.planner_calls:
+        llm_calls.record(conn, record)
     if ctx.call is not None and ctx.call.record is not None:
         llm_calls.record(conn, ctx.call.record)
     turns.set_status(conn, ctx.tenant_id, ctx.turn_id, status, now, error=error)

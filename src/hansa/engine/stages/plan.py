@@ -5,6 +5,7 @@ from __future__ import annotations
 from hansa.domain import message
 from hansa.engine import runs as run_service
 from hansa.engine.planning import protocol
+from hansa.engine.planning.llm_planner import draft_plan
 from hansa.engine.planning.triage import triage
 from hansa.engine.turn import TurnContext
 
@@ -26,9 +27,21 @@ async def plan(ctx: TurnContext) -> None:
         )
         if not decision.plan:
             return
-        if decision.playbook is None:
-            return  # no playbook fits: the agent answers and asks what to do
-        protocol.start(ctx, decision)
+        if decision.playbook is not None:
+            protocol.start(ctx, decision)
+        else:
+            drafted = await draft_plan(ctx)
+            if drafted is None:
+                ctx.batch().thinking(
+                    f"{ctx.supervisor.display_name} found no plan template and the model gave "
+                    "no valid plan; the agent answers directly",
+                    agent_id=ctx.supervisor.id,
+                    phase="planning",
+                )
+                return
+            protocol.show(
+                ctx, drafted, {"plan": drafted.model_dump(mode="json"), "intent": drafted.intent}
+            )
     ctx.answered = True
     await ctx.flush()
     if ctx.refusal is not None:

@@ -1,0 +1,111 @@
+"""A plan from the model, when no playbook fits: structured output, then the same checks.
+
+The model gets the roster, the task types with their parameter schemas and the
+project context, and must answer JSON matching ``DRAFT_SCHEMA``. The result goes
+through the same validation as a playbook's plan (``runs.store_run``: the laws).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from hansa import errors
+from hansa.domain.plan import Plan, PlanStage, PlanStep
+from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine.turn import TurnContext
+from hansa.models.base import ChatMessage, ModelSettings, RequestParams
+
+
+class _Step(BaseModel):
+    ref: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
+    owner: str
+    task_type: str = Field(alias="taskType")
+    parameters: dict[str, Any]
+    summary: str = Field(min_length=1, max_length=300)
+
+
+class _Stage(BaseModel):
+    group: str = Field(pattern=r"^[A-Z]$")
+    title: str
+    steps: list[_Step] = Field(min_length=1, max_length=10)
+
+
+class PlanDraft(BaseModel):
+    """What the model must answer."""
+
+    intent: str = Field(min_length=1, max_length=500)
+    title: str = Field(min_length=1, max_length=200)
+    stages: list[_Stage] = Field(min_length=1, max_length=6)
+
+
+DRAFT_SCHEMA = PlanDraft.model_json_schema(by_alias=True)
+
+
+def _instructions(ctx: TurnContext) -> str:
+    types = [
+        {"name": t.name, "capability": t.capability, "parameters": t.schema().get("properties", {})}
+        for t in ctx.services.registry.all()
+    ]
+    agents = [{"id": a.id, "capabilities": list(a.capabilities)} for a in ctx.services.roster]
+    context = ctx.project_context.describe() if ctx.project_context else ""
+    return (
+        "Plan the user's request as stages of steps. Stages run in order; steps of a stage run "
+        "in parallel. Each step has a ref, an owner agent holding the task type's capability, "
+        "a task type and its parameters. A later step may use an earlier result as "
+        '"{{ref.field}}". Answer JSON only.\n'
+        f"{context}\nAgents: {json.dumps(agents)}\nTask types: {json.dumps(types)}"
+    )
+
+
+async def draft_plan(ctx: TurnContext) -> Plan | None:
+    """Ask the model for a plan; None (with a thinking entry) if it gives no usable one."""
+    scope = CallScope(
+        tenant_id=ctx.tenant_id,
+        conversation_id=ctx.conversation_id,
+        turn_id=ctx.turn_id,
+        node_id="planner",
+        agent_id=ctx.supervisor.id,
+    )
+    call = RecordedCall(ctx.services.model, scope, ctx.services.clock)
+    prompt = [ChatMessage("system", _instructions(ctx)), ChatMessage("user", ctx.user_text)]
+    params = RequestParams(output_schema=DRAFT_SCHEMA, purpose="plan")
+    parts: list[str] = []
+    try:
+        async for delta in call.stream(
+            prompt, ModelSettings(temperature=0, max_tokens=800), params
+        ):
+            parts.append(delta)
+        draft = PlanDraft.model_validate_json("".join(parts))
+    except (errors.HansaError, ValidationError, ValueError):
+        draft = None
+    finally:
+        if call.record is not None:
+            ctx.planner_calls.append(call.record)
+    if draft is None:
+        return None
+    project_id = ctx.project_context.project_id if ctx.project_context else None
+    return Plan(
+        intent=draft.intent,
+        title=draft.title,
+        stages=[
+            PlanStage(
+                group=s.group,
+                title=s.title,
+                steps=[
+                    PlanStep(
+                        ref=st.ref,
+                        owner=st.owner,
+                        task_type=st.task_type,
+                        parameters=st.parameters,
+                        summary=st.summary,
+                        project_id=project_id,
+                    )
+                    for st in s.steps
+                ],
+            )
+            for s in draft.stages
+        ],
+    )
