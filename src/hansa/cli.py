@@ -69,6 +69,37 @@ def serve(
 
 
 @app.command()
+def worker(
+    database_url: Annotated[str | None, typer.Option(help="SQLite file or PostgreSQL URL.")] = None,
+    model: Annotated[str | None, typer.Option(help="local, scripted[:file], openai:<m>.")] = None,
+    config: Annotated[Path | None, typer.Option(help="A hansa.toml with agents/rules.")] = None,
+) -> None:
+    """Run a worker without HTTP: claims turns and tasks from the shared queue until stopped."""
+    import signal
+
+    from hansa.engine.runtime import running
+    from hansa.engine.setup import build_model
+
+    settings = _settings(database_url=database_url, model=model, config=config)
+    try:
+        chosen = build_model(settings)
+    except errors.ConfigError as exc:
+        console.print(f"[red]hansa: {exc.message}[/red]")
+        raise typer.Exit(2) from exc
+
+    async def go() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        async with running(settings, model=chosen, workers=1):
+            console.print(f"hansa worker on {settings.database_url}")
+            await stop.wait()
+
+    asyncio.run(go())
+
+
+@app.command()
 def migrate(
     database_url: Annotated[str | None, typer.Option(help="SQLite file or PostgreSQL URL.")] = None,
 ) -> None:

@@ -28,7 +28,9 @@ class Settings(BaseSettings):
     """Comma-separated ``host:port`` targets that webhook calls may reach on private networks."""
 
     workers: int = Field(default=1, ge=0, le=1)
-    """In-process workers of ``hansa serve`` (0: HTTP only)."""
+    """In-process workers of ``hansa serve`` (0: HTTP only; run ``hansa worker`` elsewhere)."""
+    crash_at: str | None = None
+    """Fault injection for tests: the named crash point ends the process on the spot."""
     worker_concurrency: int = Field(default=64, ge=1, le=1024)
     """Jobs one worker runs at once."""
     lease_seconds: float = Field(default=10.0, gt=0, le=600)

@@ -68,10 +68,11 @@ def running_server(
     env: dict[str, str] | None = None,
     extra_args: tuple[str, ...] = (),
     ready_seconds: float = 60,
+    database_url: str | None = None,
 ) -> Iterator[Server]:
     port = free_port()
     db_path = tmp / "hansa.db"
-    log_path = tmp / "server.log"
+    log_path = tmp / f"server-{port}.log"
     args = [
         sys.executable,
         "-m",
@@ -80,7 +81,7 @@ def running_server(
         "--port",
         str(port),
         "--database-url",
-        f"sqlite:///{db_path}",
+        database_url or f"sqlite:///{db_path}",
         "--model",
         model,
         *extra_args,
@@ -195,3 +196,35 @@ def hans_says(events: list[dict[str, Any]]) -> list[str]:
         for e in events
         if e["type"] == "message" and e["data"]["kind"] == "assistant"
     ]
+
+
+@contextmanager
+def running_worker(
+    tmp: Path, database_url: str, model: str = "scripted", *, env: dict[str, str] | None = None
+) -> Iterator[subprocess.Popen[bytes]]:
+    """A ``hansa worker`` process (no HTTP) on the shared database."""
+    log_path = tmp / f"worker-{time.monotonic_ns()}.log"
+    args = [
+        sys.executable,
+        "-m",
+        "hansa",
+        "worker",
+        "--database-url",
+        database_url,
+        "--model",
+        model,
+    ]
+    with log_path.open("wb") as log:
+        proc = subprocess.Popen(
+            args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+        )
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -13,8 +12,7 @@ from fastapi.staticfiles import StaticFiles
 
 from hansa.api import errors as api_errors
 from hansa.api.routes import chat, conversations, health, projects, runs, stream, usage
-from hansa.engine.setup import build_services
-from hansa.engine.worker import Worker
+from hansa.engine.runtime import running
 from hansa.models.base import Model
 from hansa.settings import Settings
 
@@ -29,22 +27,9 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        services = await build_services(settings, model=model)
-        app.state.services = services
-        worker_task: asyncio.Task[None] | None = None
-        worker: Worker | None = None
-        if settings.workers > 0:
-            worker = Worker(services)
-            services.wake_worker = worker.wake
-            worker_task = asyncio.create_task(worker.run(), name="in-process worker")
-        try:
+        async with running(settings, model=model) as services:
+            app.state.services = services
             yield
-        finally:
-            if worker is not None and worker_task is not None:
-                worker.stop()
-                await worker_task
-            await services.model.aclose()
-            await services.db.dispose()
 
     app = FastAPI(
         title="Hansa",

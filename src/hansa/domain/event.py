@@ -14,6 +14,11 @@ from pydantic import Field, TypeAdapter
 
 from hansa.domain.base import Wire
 
+EVENTS_CHANNEL = "hansa_events"
+"""The PostgreSQL NOTIFY channel announcing committed events ("sender:conversation:seq")."""
+JOBS_CHANNEL = "hansa_jobs"
+"""The PostgreSQL NOTIFY channel announcing enqueued jobs ("sender:kind")."""
+
 
 class SessionData(Wire):
     """A turn or a client session began."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from hansa.bus.memory import MemoryBus
+from hansa.bus.postgres import PostgresBus
 from hansa.engine.roster import load_config, roster_from_config
 from hansa.engine.routing import Router, rules_from_config
 from hansa.engine.services import Services
@@ -38,10 +39,14 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
     except BaseException:
         await db.dispose()
         raise
+    bus: MemoryBus = MemoryBus()
+    if db.dialect == "postgresql":
+        dsn = db.engine_url().render_as_string(hide_password=False)
+        bus = PostgresBus(dsn.replace("postgresql+psycopg://", "postgresql://", 1))
     return Services(
         settings=settings,
         db=db,
-        bus=MemoryBus(),
+        bus=bus,
         model=model,
         roster=roster,
         router=router,

@@ -68,6 +68,10 @@ class Database:
         self._write_pool = ThreadPoolExecutor(writers, thread_name_prefix="hansa-db-write")
         self._read_pool = ThreadPoolExecutor(readers, thread_name_prefix="hansa-db-read")
 
+    def engine_url(self) -> sa.URL:
+        """The URL the engine connects with."""
+        return self._writer.url
+
     async def write(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn`` in a read-write transaction: committed if it returns, rolled back if not."""
         return await self._run(self._write_pool, self._writer, fn)

@@ -11,7 +11,7 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import event
-from hansa.store import tables
+from hansa.store import notify, tables
 
 _conv = tables.assistant_conversations
 _events = tables.events
@@ -87,6 +87,7 @@ def append(
         for i, e in enumerate(new_events)
     ]
     conn.execute(_INSERT, [_row(tenant_id, e) for e in stored])
+    notify.events_committed(conn, conversation_id, stored[-1].seq)
     return stored
 
 

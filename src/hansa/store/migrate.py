@@ -23,7 +23,13 @@ def alembic_config(connection: sa.Connection | None = None) -> Config:
     return config
 
 
+MIGRATION_LOCK = 7_262_021
+"""PostgreSQL advisory lock id: processes starting together migrate one after another."""
+
+
 def _upgrade(conn: sa.Connection) -> None:
+    if conn.dialect.name == "postgresql":
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:id)"), {"id": MIGRATION_LOCK})
     command.upgrade(alembic_config(conn), "head")
     found = conn.scalar(
         sa.select(tables.tenants.c.id).where(tables.tenants.c.id == DEFAULT_TENANT_ID)

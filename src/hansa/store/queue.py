@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import job
-from hansa.store import tables
+from hansa.store import notify, tables
 
 _jobs = tables.jobs
 _QUEUED = job.JobStatus.QUEUED.value
@@ -107,7 +107,9 @@ def enqueue(
             "updated_at": now,
         },
     )
-    return int(result.scalar_one())
+    job_id = int(result.scalar_one())
+    notify.job_enqueued(conn, kind.value)
+    return job_id
 
 
 def claim(

@@ -1,3 +1,4 @@
+import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -8,14 +9,20 @@ from hansa.domain.base import new_id, utcnow
 from hansa.store import conversations
 from hansa.store.db import DEFAULT_TENANT_ID, Database
 from hansa.store.migrate import _upgrade
+from pg import fresh_schema
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database(f"sqlite:///{tmp_path}/store.db")
-    database.write_now(_upgrade)
-    yield database
-    database.close()
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    with contextlib.ExitStack() as stack:
+        if request.param == "sqlite":
+            url = f"sqlite:///{tmp_path}/store.db"
+        else:
+            url = stack.enter_context(fresh_schema())
+        database = Database(url)
+        database.write_now(_upgrade)
+        yield database
+        database.close()
 
 
 @pytest.fixture

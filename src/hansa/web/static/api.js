@@ -1,0 +1,49 @@
+// The HTTP contract of /work/shared/API.md, one small function per call.
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(body?.error?.message || `HTTP ${status}`);
+    this.status = status;
+    this.code = body?.error?.code || "http_error";
+    this.details = body?.error?.details || {};
+  }
+}
+
+async function call(method, path, body) {
+  const init = { method, headers: { Accept: "application/json" } };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(path, init);
+  const text = await res.text();
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!res.ok) throw new ApiError(res.status, data);
+  return data;
+}
+
+const get = (path) => call("GET", path);
+const post = (path, body = {}) => call("POST", path, body);
+const enc = encodeURIComponent;
+
+export const api = {
+  agents: () => get("/api/agents"),
+  projects: () => get("/api/projects"),
+  taskTypes: () => get("/api/task-types"),
+  tenant: () => get("/api/tenant"),
+  conversations: () => get("/api/conversations"),
+  conversation: (id) => get(`/api/conversations/${enc(id)}`),
+  createConversation: (body) => post("/api/conversations", body),
+  sendMessage: (id, body) => post(`/api/conversations/${enc(id)}/messages`, body),
+  run: (id) => get(`/api/runs/${enc(id)}`),
+  approve: (id, edits) => post(`/api/runs/${enc(id)}/approve`, edits?.length ? { edits } : {}),
+  cancel: (id) => post(`/api/runs/${enc(id)}/cancel`),
+  task: (id) => get(`/api/tasks/${enc(id)}`),
+  confirm: (id, parametersHash) => post(`/api/tasks/${enc(id)}/confirm`, { parametersHash }),
+  eventsUrl: (id) => `/api/conversations/${enc(id)}/events`,
+};

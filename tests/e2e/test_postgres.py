@@ -1,0 +1,80 @@
+"""PostgreSQL as the shared engine: API processes and worker processes on one database."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from harness import (
+    Server,
+    events_until,
+    hans_says,
+    new_conversation,
+    run_done,
+    running_server,
+    running_worker,
+    turn,
+)
+from pg import fresh_schema
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> Iterator[str]:
+    with fresh_schema() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory: pytest.TempPathFactory, pg_url: str) -> Iterator[list[Server]]:
+    tmp = tmp_path_factory.mktemp("fleet")
+    with (
+        running_server(tmp, database_url=pg_url, extra_args=("--workers", "0")) as api_one,
+        running_server(tmp, database_url=pg_url, extra_args=("--workers", "0")) as api_two,
+        running_worker(tmp, pg_url),
+        running_worker(tmp, pg_url),
+    ):
+        yield [api_one, api_two]
+
+
+def test_a_turn_posted_on_one_api_runs_on_a_worker_and_streams_on_another(
+    fleet: list[Server],
+) -> None:
+    one, two = fleet
+    with one.client() as c1, two.client() as c2:
+        cid = new_conversation(c1)
+        events = turn(c1, cid, "Please improve our SEO traffic")
+        seen_elsewhere = events_until(c2, cid, lambda e: e["type"] == "done")
+        convo = c2.get(f"/api/conversations/{cid}").json()
+    assert [e["seq"] for e in seen_elsewhere] == list(range(1, len(seen_elsewhere) + 1))
+    assert seen_elsewhere[-1]["turnId"] == events[-1]["turnId"]
+    assert next(e for e in events if e["type"] == "routing")["data"]["agentId"] == "growthLead"
+    assert hans_says(events), "the agent answered"
+    assert convo["state"] == "idle"
+
+
+def test_a_run_executes_across_the_fleet(fleet: list[Server]) -> None:
+    one, two = fleet
+    tasks = [
+        {
+            "stepGroup": g,
+            "taskType": "wait",
+            "parameters": {"seconds": 0.1},
+            "createdByAgentId": "schedulerAgent",
+        }
+        for g in ("A", "A", "A", "B", "C")
+    ]
+    with one.client() as c1, two.client() as c2:
+        cid = new_conversation(c1)
+        run = c1.post("/api/runs", json={"conversationId": cid, "title": "Fleet", "tasks": tasks})
+        assert run.status_code == 201, run.text
+        run_id = run.json()["id"]
+        assert c2.post(f"/api/runs/{run_id}/approve").status_code == 200
+        events = events_until(c1, cid, run_done(run_id))
+        card = c2.get(f"/api/runs/{run_id}").json()
+    assert card["status"] == "completed"
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    done_tasks = [
+        e for e in events if e["type"] == "task_status" and e["data"]["status"] == "completed"
+    ]
+    assert len(done_tasks) == 5, "each task completed exactly once"
