@@ -165,7 +165,7 @@ async def hansa_http(url: str, seq: int, burst: int) -> Result:
     )
     async with httpx.AsyncClient(base_url=url, timeout=RUN_TIMEOUT_SECONDS, limits=limits) as c:
 
-        async def new() -> str:
+        async def new(_: int) -> str:
             response = await c.post("/api/conversations", json={})
             response.raise_for_status()
             return str(response.json()["id"])

@@ -38,6 +38,8 @@ class Job(Wire):
     """Jobs with the same key never run at the same time (the conversation id for turns)."""
     payload: dict[str, Any]
     attempts: int
+    max_attempts: int
+    """Claims after which the job's work is given up (and said so), instead of tried again."""
     epoch: int
     """Bumped at each claim; every write made for the job checks it."""
     lease_owner: str

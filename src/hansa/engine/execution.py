@@ -31,6 +31,7 @@ from hansa.domain.project import ProjectContext
 from hansa.engine import laws, scheduler
 from hansa.engine.connectors import connectors_for
 from hansa.engine.context import build_project_context
+from hansa.engine.faults import crash_point
 from hansa.engine.llm import CallScope, RecordedCall
 from hansa.engine.recorder import Batch, Recorder
 from hansa.engine.services import Services
@@ -95,6 +96,13 @@ async def run_task_job(services: Services, claimed: Job) -> None:
     started: list[_Started] = []
 
     def start(conn: Connection) -> None:
+        if claimed.attempts > claimed.max_attempts:
+            task = runs.get_task(conn, tenant_id, task_id)
+            if task.status in (run.TaskStatus.OPEN, run.TaskStatus.IN_PROGRESS):
+                message = "the step was interrupted too many times"
+                _fail(services, conn, tenant_id, task, message, batch, services.clock())
+            queue.finish(conn, claimed, services.clock())
+            return
         result = _start(services, conn, tenant_id, task_id, batch)
         if result is None:
             queue.finish(conn, claimed, services.clock())
@@ -104,6 +112,7 @@ async def run_task_job(services: Services, claimed: Job) -> None:
     await recorder.write(batch, prepare=start)
     if not started:
         return
+    crash_point(services, "task.before_execute")
     await _execute(services, recorder, claimed, started[0])
 
 
@@ -200,6 +209,8 @@ async def _execute(services: Services, recorder: Recorder, claimed: Job, started
         failure = TaskFailed(
             f"an unexpected error stopped the step ({type(exc).__name__})", code="internal_error"
         )
+
+    crash_point(services, "task.after_execute")
 
     def finish(conn: Connection) -> None:
         now = services.clock()

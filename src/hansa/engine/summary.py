@@ -11,6 +11,7 @@ from sqlalchemy import Connection
 
 from hansa.domain import event, message, run
 from hansa.domain.job import Job
+from hansa.engine.faults import crash_point
 from hansa.engine.recorder import Batch, Recorder
 from hansa.engine.services import Services
 from hansa.store import queue, runs
@@ -124,4 +125,5 @@ async def run_summary_job(services: Services, claimed: Job) -> None:
         batch.event(event.DoneData(status=status), agent_id=chief.id)  # type: ignore[arg-type]
         queue.finish(conn, claimed, services.clock())
 
+    crash_point(services, "summary.before_write")
     await Recorder(services, tenant_id, r.conversation_id, claimed).write(batch, prepare=write)

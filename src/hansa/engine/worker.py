@@ -15,8 +15,10 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Connection
 
+from hansa import errors
 from hansa.domain.job import Job, JobKind
 from hansa.engine import execution, summary
+from hansa.engine.faults import crash_point
 from hansa.engine.recorder import Recorder
 from hansa.engine.services import Services
 from hansa.engine.stages import TURN_STAGES, fail
@@ -42,6 +44,10 @@ async def run_turn_job(services: Services, job: Job) -> None:
         request_context=payload.get("projectContext"),
         recorder=Recorder(services, job.tenant_id, payload["conversationId"], job),
     )
+    if job.attempts > job.max_attempts:  # it kept crashing workers: stop and say so
+        ctx.error = errors.HansaError("the turn was interrupted too many times")
+        await fail(ctx)
+        return
     await run_pipeline(ctx, TURN_STAGES, fail)
 
 
@@ -83,6 +89,8 @@ class Worker:
                 free = self._capacity - len(self._running)
                 claimed = await self._claim(free)
                 for job in claimed:
+                    if job.attempts > 1:
+                        crash_point(self.services, "recovery.claim")
                     task = asyncio.create_task(self._run(job), name=f"job {job.id} {job.kind}")
                     self._running[job.id] = (job, task)
                 if len(claimed) == free and free > 0:
@@ -113,6 +121,8 @@ class Worker:
     async def _run(self, job: Job) -> None:
         try:
             await HANDLERS[job.kind](self.services, job)
+        except errors.StaleLease:
+            log.warning("job %s was taken over while it ran; its late writes were refused", job.id)
         except Exception:
             log.exception("job %s (%s) failed outside its handler's care", job.id, job.kind)
         finally:

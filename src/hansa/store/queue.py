@@ -192,6 +192,7 @@ def _job(row: sa.RowMapping) -> job.Job:
         key=row["key"],
         payload=row["payload"],
         attempts=row["attempts"],
+        max_attempts=row["max_attempts"],
         epoch=row["epoch"],
         lease_owner=row["lease_owner"],
         lease_until=row["lease_until"],

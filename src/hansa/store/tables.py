@@ -92,6 +92,7 @@ assistant_messages = sa.Table(
     _created(),
     sa.Column("metadata", Json, nullable=False),
     sa.Index("ix_messages_conversation", "conversation_id", "seq"),
+    sa.Index("ix_messages_run", "run_id", "seq"),
 )
 
 assistant_agent_definitions = sa.Table(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hansa.domain import event
 from hansa.engine import thinking
 from hansa.engine.deltas import DeltaCoalescer
+from hansa.engine.faults import crash_point
 from hansa.engine.llm import CallScope, RecordedCall
 from hansa.engine.recorder import Batch
 from hansa.engine.turn import TurnContext
@@ -19,6 +20,7 @@ async def reply(ctx: TurnContext) -> None:
     agent = ctx.agent
     ctx.batch().thinking(thinking.drafting_entry(agent), agent_id=agent.id, phase="reply")
     await ctx.flush()
+    crash_point(ctx.services, "turn.after_route")
 
     settings = ctx.services.settings
 

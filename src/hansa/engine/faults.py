@@ -1,0 +1,25 @@
+"""Named crash points for fault-injection tests (``HANSA_CRASH_AT=<name>``).
+
+Each point ends the process on the spot with ``os._exit`` — no cleanup, no
+commit — exactly like a crash. Points: ``turn.after_route``,
+``task.before_execute``, ``task.after_execute`` (between an external call and
+its recorded result), ``summary.before_write`` and ``recovery.claim`` (right
+after taking over a job whose previous worker died).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from hansa.engine.services import Services
+
+CRASH_EXIT_CODE = 86
+log = logging.getLogger(__name__)
+
+
+def crash_point(services: Services, name: str) -> None:
+    """End the process here if the settings name this point."""
+    if services.settings.crash_at == name:
+        log.error("crash point %s reached: exiting", name)
+        os._exit(CRASH_EXIT_CODE)

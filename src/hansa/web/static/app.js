@@ -1,0 +1,236 @@
+// The assistant panel: wires the API, the event stream and the views together.
+//
+// The conversation's event log is the source of truth: opening a conversation replays it
+// from seq 0 through the same handlers that render live events, then follows it live.
+
+import { Activity } from "./activity.js";
+import { AgentList, shortName } from "./agents.js";
+import { api } from "./api.js";
+import { ConfirmDialog } from "./dialog.js";
+import { h } from "./dom.js";
+import { Feed } from "./feed.js";
+import { Runs } from "./runs.js";
+import { follow } from "./stream.js";
+import { TopBar } from "./topbar.js";
+
+const $ = (id) => document.getElementById(id);
+const REPLAY_TIMEOUT_MS = 8000;
+
+const state = {
+  agents: new Map(),
+  taskTypes: new Map(),
+  conversation: null, // null: a new conversation, created on the first message
+  projectId: null,
+  activeAgentId: "chief",
+  explicitAgent: false, // only a clicked agent is sent as activeAgentId
+  stream: null,
+  feed: null,
+  runs: null,
+  live: true,
+};
+
+const activity = new Activity((id) => state.agents.get(id)?.displayName || "Hans");
+const dialog = new ConfirmDialog();
+const feedRoot = $("feed");
+const scroller = $("feed-scroll");
+const input = $("composer-input");
+
+const agentList = new AgentList($("agents"), (id, explicit) => {
+  state.activeAgentId = id;
+  state.explicitAgent = explicit;
+  const agent = state.agents.get(id);
+  $("composer-to").textContent = agent ? `To ${agent.displayName}` : "";
+  input.placeholder = agent ? `Message ${shortName(agent)}…` : "Message…";
+  if (!state.conversation) showWelcome();
+});
+
+const topBar = new TopBar(
+  { tenant: $("tenant"), project: $("project"), conversation: $("conversation"),
+    newButton: $("new-conversation"), connection: $("connection") },
+  {
+    project: (id) => {
+      state.projectId = id;
+      if (state.conversation && state.conversation.projectId !== id) openDraft();
+    },
+    conversation: (id) => (id ? navigate(id) : openDraft()),
+    newConversation: () => openDraft(),
+  },
+);
+
+$("activity-slot").append(activity.el);
+
+function navigate(id) {
+  if (location.hash !== `#c=${id}`) location.hash = `c=${id}`;
+  else route();
+}
+
+function hashId() {
+  return new URLSearchParams(location.hash.slice(1)).get("c");
+}
+
+function route() {
+  const id = hashId();
+  if (id && id === state.conversation?.id) return;
+  if (id) openConversation(id);
+  else if (state.conversation || !state.feed) openDraft();
+}
+
+function reset() {
+  state.stream?.close();
+  state.stream = null;
+  activity.reset();
+  feedRoot.replaceChildren();
+  state.feed = new Feed(feedRoot, state.agents);
+  state.runs = new Runs({
+    feed: state.feed, agents: state.agents, taskTypes: state.taskTypes, dialog, live: () => state.live,
+  });
+  state.feed.runs = state.runs;
+  state.feed.onChange = stickToBottom;
+  state.live = true;
+}
+
+function openDraft() {
+  reset();
+  state.conversation = null;
+  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  topBar.setConversation(null);
+  topBar.setProject(state.projectId);
+  topBar.connection("draft");
+  showWelcome();
+}
+
+function showWelcome() {
+  const agent = state.agents.get(state.activeAgentId);
+  if (!agent || state.conversation) return;
+  const prompts = agent.examplePrompts || [];
+  feedRoot.replaceChildren(h("div.welcome", {},
+    h("p.welcome-title", {}, `${agent.displayName} is ready.`),
+    h("p", {}, agent.roleSummary || ""),
+    prompts.length && h("div.suggestions", { role: "group", "aria-label": "Example prompts" },
+      prompts.map((p) => h("button.suggestion", { type: "button", onclick: () => { input.value = p; input.focus(); } }, p)))));
+}
+
+async function openConversation(id) {
+  reset();
+  let conversation;
+  try {
+    conversation = await api.conversation(id);
+  } catch (err) {
+    openDraft();
+    notice(`Could not open that conversation: ${err.message}`);
+    return;
+  }
+  if (hashId() !== id) return; // the user moved on meanwhile
+  state.conversation = conversation;
+  state.projectId = conversation.projectId;
+  topBar.setProject(conversation.projectId);
+  topBar.setConversation(id);
+  startStream(id, conversation.lastSeq || 0);
+}
+
+function startStream(id, replayTo) {
+  const { feed } = state;
+  let timer = 0;
+  const finish = () => {
+    if (state.live || state.feed !== feed) return;
+    clearTimeout(timer);
+    state.live = true;
+    feed.endBatch();
+    state.runs.afterReplay();
+    scroller.scrollTop = scroller.scrollHeight;
+    performance.mark("hansa:replayed");
+  };
+  if (replayTo > 0) {
+    state.live = false;
+    feed.beginBatch();
+    timer = setTimeout(finish, REPLAY_TIMEOUT_MS);
+  }
+  state.stream = follow(api.eventsUrl(id), {
+    after: 0,
+    onEvent: (ev) => {
+      if (state.feed !== feed) return;
+      activity.update(ev);
+      feed.apply(ev);
+      if (!state.live && ev.seq >= replayTo) finish();
+    },
+    onState: (s) => {
+      topBar.connection(s);
+      if (s === "reconnecting") finish();
+    },
+  });
+}
+
+function stickToBottom() {
+  const gap = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
+  if (gap < 160 || !state.live) scroller.scrollTop = scroller.scrollHeight;
+}
+
+function notice(text) {
+  state.feed?.chip(null, text, "error");
+}
+
+async function send(text) {
+  const content = text.trim();
+  if (!content) return;
+  const button = $("composer-send");
+  button.disabled = true;
+  try {
+    if (!state.conversation) {
+      const created = await api.createConversation({
+        projectId: state.projectId || undefined,
+        activeAgentId: state.explicitAgent ? state.activeAgentId : undefined,
+      });
+      reset();
+      state.conversation = created;
+      history.replaceState(null, "", `#c=${created.id}`);
+      startStream(created.id, 0);
+      refreshConversations(created.id);
+    }
+    await api.sendMessage(state.conversation.id, {
+      content,
+      activeAgentId: state.explicitAgent ? state.activeAgentId : undefined,
+    });
+    input.value = "";
+  } catch (err) {
+    notice(`Your message was not sent: ${err.message}`);
+  } finally {
+    button.disabled = false;
+    input.focus();
+  }
+}
+
+async function refreshConversations(selected) {
+  try {
+    topBar.setConversations(await api.conversations(), selected);
+  } catch {
+    // the picker keeps its old list
+  }
+}
+
+$("composer").addEventListener("submit", (e) => {
+  e.preventDefault();
+  send(input.value);
+});
+input.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+    e.preventDefault();
+    send(input.value);
+  }
+});
+window.addEventListener("hashchange", route);
+
+async function boot() {
+  const [agents, projects, conversations, taskTypes, tenant] = await Promise.allSettled([
+    api.agents(), api.projects(), api.conversations(), api.taskTypes(), api.tenant(),
+  ]);
+  for (const a of agents.value || []) state.agents.set(a.id, a);
+  for (const t of taskTypes.value || []) state.taskTypes.set(t.name, t);
+  topBar.tenant(tenant.value?.name || tenant.value?.id || "default");
+  topBar.setProjects(projects.value || [], null);
+  topBar.setConversations(conversations.value || [], hashId());
+  agentList.render(agents.value || [], "chief");
+  route();
+}
+
+window.hansa = { state, dropConnection: () => state.stream?.drop() };
+boot();
