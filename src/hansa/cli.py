@@ -152,6 +152,36 @@ def chat(
         _follow(client, conversation, posted["turnId"], posted["seq"])
 
 
+CONTROL = {
+    "approve": "/api/runs/{id}/approve",
+    "pause": "/api/runs/{id}/pause",
+    "resume": "/api/runs/{id}/resume",
+    "cancel": "/api/runs/{id}/cancel",
+    "preempt": "/api/tasks/{id}/preempt",
+    "handoff": "/api/conversations/{id}/handoff",
+}
+
+
+@app.command()
+def control(
+    action: Annotated[
+        str,
+        typer.Argument(
+            help="approve | pause | resume | cancel (a run), "
+            "preempt (a task), handoff (a conversation)."
+        ),
+    ],
+    target: Annotated[str, typer.Argument(help="The run, task or conversation id.")],
+    url: UrlOpt = DEFAULT_URL,
+) -> None:
+    """Steer work in progress: pause or resume a run, cancel it, preempt a task, hand off."""
+    if action not in CONTROL:
+        raise typer.BadParameter(f"action must be one of {', '.join(CONTROL)}")
+    with httpx.Client(base_url=url, timeout=30) as client:
+        body = _ok(client.post(CONTROL[action].format(id=target)))
+    console.print(f"{action}: {body.get('status') or body.get('state')}")
+
+
 def _follow(client: httpx.Client, conversation: str, turn_id: str, after: int) -> None:
     names = {a["id"]: a["displayName"] for a in _ok(client.get("/api/agents"))}
     streaming = False

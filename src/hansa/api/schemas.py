@@ -51,6 +51,13 @@ class MessageCreate(Body):
     content: str
     active_agent_id: str | None = None
     project_context: dict[str, Any] | None = None
+    multitask_strategy: Literal["enqueue", "reject", "interrupt"] = "enqueue"
+
+
+class Handoff(Body):
+    """``POST /api/conversations/{id}/handoff``."""
+
+    reason: str = Field(default="The user asked for a human.", max_length=500)
 
 
 class ChatMessageIn(Body):

@@ -17,6 +17,8 @@ class RunStatus(StrEnum):
     PLANNING = "planning"
     AWAITING_APPROVAL = "awaiting_approval"
     RUNNING = "running"
+    PAUSED = "paused"
+    """No new task starts; running ones finish."""
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
@@ -25,7 +27,10 @@ class RunStatus(StrEnum):
 RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
     RunStatus.PLANNING: frozenset({RunStatus.AWAITING_APPROVAL, RunStatus.CANCELLED}),
     RunStatus.AWAITING_APPROVAL: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
-    RunStatus.RUNNING: frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}),
+    RunStatus.RUNNING: frozenset(
+        {RunStatus.PAUSED, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}
+    ),
+    RunStatus.PAUSED: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
     RunStatus.COMPLETED: frozenset(),
     RunStatus.FAILED: frozenset(),
     RunStatus.CANCELLED: frozenset(),

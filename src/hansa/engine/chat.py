@@ -67,8 +67,20 @@ async def post_message(
     *,
     active_agent_id: str | None = None,
     project_context: dict[str, Any] | None = None,
+    strategy: str = "enqueue",
 ) -> Posted:
-    """Store the user's message, its turn and the turn's job in one transaction."""
+    """Store the user's message, its turn and the turn's job in one transaction.
+
+    ``strategy`` decides what happens while another turn of the conversation is queued
+    or running: ``enqueue`` waits for it, ``reject`` refuses (409), ``interrupt``
+    cancels it (it ends with ``done`` ``cancelled``; its worker's later writes are
+    refused) and runs this one.
+    """
+    if strategy not in STRATEGIES:
+        raise errors.InvalidInput(
+            f"multitaskStrategy must be one of {', '.join(STRATEGIES)}",
+            details={"field": "multitaskStrategy"},
+        )
     text = content.strip()
     if not text:
         raise errors.InvalidInput("content must not be empty", details={"field": "content"})
@@ -95,6 +107,14 @@ async def post_message(
         convo = conversations.get(conn, tenant_id, conversation_id)
         if convo.state is conversation.State.ARCHIVED:
             raise errors.Conflict("this conversation is archived")
+        busy = turns.unfinished(conn, tenant_id, conversation_id)
+        if busy and strategy == "reject":
+            raise errors.Conflict(
+                "another message of this conversation is still being answered",
+                details={"turnId": busy[0].id, "multitaskStrategy": "reject"},
+            )
+        if busy and strategy == "interrupt":
+            _interrupt(conn, tenant_id, conversation_id, busy, now, services)
         stored = recorder.write_in(conn, batch)
         turns.create(
             conn,
@@ -132,6 +152,66 @@ async def wait_for_done(
     except TimeoutError:
         pass
     raise errors.HansaError(f"turn {turn_id} did not finish within {timeout:.0f} s")
+
+
+STRATEGIES = ("enqueue", "reject", "interrupt")
+
+
+def _interrupt(
+    conn: Connection,
+    tenant_id: str,
+    conversation_id: str,
+    busy: list[turn.Turn],
+    now: Any,
+    services: Services,
+) -> None:
+    stop = Batch(conversation_id, None)
+    for t in busy:
+        turns.set_status(
+            conn,
+            tenant_id,
+            t.id,
+            turn.TurnStatus.CANCELLED,
+            now,
+            error="interrupted by a newer message",
+        )
+        queue.cancel_key_job(conn, conversation_id, {"turnId": t.id}, now)
+        stop.turn_id = t.id
+        stop.event(event.DoneData(status="cancelled"), agent_id=services.roster[0].id)
+        Recorder(services, tenant_id, conversation_id).write_in(conn, stop)
+        stop.items.clear()
+    conversations.move(
+        conn,
+        tenant_id,
+        conversation_id,
+        conversation.State.IDLE,
+        now,
+        strict=False,
+        only_from=(conversation.State.AI_ACTIVE,),
+    )
+
+
+async def hand_off(
+    services: Services, tenant_id: str, conversation_id: str, reason: str
+) -> conversation.Conversation:
+    """Hand the conversation to a human agent (state ``handoff_pending``), with a snapshot."""
+    batch = Batch(conversation_id, None)
+    chief = services.roster[0]
+
+    def go(conn: Connection) -> None:
+        convo = conversations.get(conn, tenant_id, conversation_id)
+        if convo.state in (conversation.State.HANDOFF_PENDING, conversation.State.AGENT_ACTIVE):
+            return  # already with a human: a repeated handoff changes nothing
+        conversations.move(
+            conn, tenant_id, conversation_id, conversation.State.HANDOFF_PENDING, services.clock()
+        )
+        batch.event(event.HandoffData(reason=reason), agent_id=chief.id)
+        batch.status(
+            f"{chief.display_name} handed this conversation to a human colleague", agent_id=chief.id
+        )
+
+    await Recorder(services, tenant_id, conversation_id).write(batch, prepare=go)
+    return await services.db.read(lambda conn: conversations.get(conn, tenant_id, conversation_id))
 
 
 def _known_agent(services: Services, agent_id: str | None) -> str | None:

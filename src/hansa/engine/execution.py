@@ -216,6 +216,15 @@ async def _execute(services: Services, recorder: Recorder, claimed: Job, started
         now = services.clock()
         for call in reports.calls:
             llm_calls.record(conn, call)
+        if runs.get_task(conn, claimed.tenant_id, task.id).status is run.TaskStatus.CANCELLED:
+            batch.thinking(
+                "A preempted step finished; its result is set aside",
+                agent_id=task.created_by,
+                phase="execution",
+                group=task.step_group,
+            )
+            queue.finish(conn, claimed, now)
+            return
         if failure is None:
             runs.move_task(
                 conn, claimed.tenant_id, task.id, run.TaskStatus.COMPLETED, now, result=outcome

@@ -241,3 +241,77 @@ async def cancel(services: Services, tenant_id: str, run_id: str) -> run.Run:
     )
     services.wake_worker()
     return await services.db.read(lambda conn: runs.get(conn, tenant_id, run_id))
+
+
+async def _control(services: Services, tenant_id: str, run_id: str, step: Any) -> run.Run:
+    conversation_id = await services.db.read(
+        lambda conn: runs.get(conn, tenant_id, run_id).conversation_id
+    )
+    batch = Batch(conversation_id, None, run_id=run_id)
+    await Recorder(services, tenant_id, conversation_id).write(
+        batch, prepare=lambda conn: step(conn, batch)
+    )
+    services.wake_worker()
+    return await services.db.read(lambda conn: runs.get(conn, tenant_id, run_id))
+
+
+async def pause(services: Services, tenant_id: str, run_id: str) -> run.Run:
+    """No new task starts; running ones finish. Pausing a paused run changes nothing."""
+
+    def step(conn: Connection, batch: Batch) -> None:
+        status = runs.lock(conn, run_id, services.clock())
+        if status is run.RunStatus.PAUSED:
+            return
+        if status is not run.RunStatus.RUNNING:
+            raise errors.Conflict(f"run {run_id} is {status.value}; only a running run pauses")
+        runs.move(conn, tenant_id, run_id, run.RunStatus.PAUSED, services.clock())
+        batch.event(
+            event.RunStatusData(status="paused", previous="running"), agent_id=services.roster[0].id
+        )
+        batch.status(
+            "The run is paused: no new step starts until you resume it",
+            agent_id=services.roster[0].id,
+        )
+
+    return await _control(services, tenant_id, run_id, step)
+
+
+async def resume(services: Services, tenant_id: str, run_id: str) -> run.Run:
+    """Continue a paused run. Resuming a running run changes nothing."""
+
+    def step(conn: Connection, batch: Batch) -> None:
+        status = runs.lock(conn, run_id, services.clock())
+        if status is run.RunStatus.RUNNING:
+            return
+        if status is not run.RunStatus.PAUSED:
+            raise errors.Conflict(f"run {run_id} is {status.value}; only a paused run resumes")
+        runs.move(conn, tenant_id, run_id, run.RunStatus.RUNNING, services.clock())
+        batch.event(
+            event.RunStatusData(status="running", previous="paused"), agent_id=services.roster[0].id
+        )
+        scheduler.advance(services, conn, tenant_id, run_id, batch)
+
+    return await _control(services, tenant_id, run_id, step)
+
+
+async def preempt(services: Services, tenant_id: str, task_id: str) -> run.Task:
+    """Cancel one task (waiting or running); the run goes on without it."""
+    task = await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))
+
+    def step(conn: Connection, batch: Batch) -> None:
+        current = runs.get_task(conn, tenant_id, task_id)
+        if current.status in run.TASK_FINAL:
+            return
+        now = services.clock()
+        runs.move_task(
+            conn, tenant_id, task_id, run.TaskStatus.CANCELLED, now, error="preempted by the user"
+        )
+        batch.event(
+            event.TaskStatusData(status="cancelled", previous=current.status.value),
+            agent_id=current.created_by,
+            task_id=task_id,
+        )
+        scheduler.advance(services, conn, tenant_id, current.run_id, batch)
+
+    await _control(services, tenant_id, task.run_id, step)
+    return await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))

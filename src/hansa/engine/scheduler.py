@@ -41,10 +41,8 @@ def advance(
             continue
         _fill(services, conn, tenant_id, group, members, now, batch)
         return
-    final = run.RunStatus.COMPLETED
-    if any(t.status is run.TaskStatus.CANCELLED for t in tasks):
-        final = run.RunStatus.CANCELLED
-    _finish(services, conn, tenant_id, run_id, final, now, batch)
+    # a preempted (cancelled) task does not fail its run; the rest carried on
+    _finish(services, conn, tenant_id, run_id, run.RunStatus.COMPLETED, now, batch)
 
 
 def _fill(
@@ -119,9 +117,10 @@ def _finish(
     now: datetime,
     batch: Batch,
 ) -> None:
+    previous = runs.get(conn, tenant_id, run_id).status.value
     runs.move(conn, tenant_id, run_id, final, now)
     batch.event(
-        event.RunStatusData(status=final.value, previous="running"), agent_id=services.roster[0].id
+        event.RunStatusData(status=final.value, previous=previous), agent_id=services.roster[0].id
     )
     queue.enqueue(
         conn, tenant_id, job.JobKind.RUN_SUMMARY, {"runId": run_id, "tenantId": tenant_id}, now,
@@ -142,7 +141,7 @@ def cancel_run(
         return False
     tasks = runs.tasks_of(conn, run_id)
     _cancel(conn, tenant_id, tasks, now, batch, "the run was cancelled")
-    if status is run.RunStatus.RUNNING:
+    if status in (run.RunStatus.RUNNING, run.RunStatus.PAUSED):
         _finish(services, conn, tenant_id, run_id, run.RunStatus.CANCELLED, now, batch)
     else:
         runs.move(conn, tenant_id, run_id, run.RunStatus.CANCELLED, now)

@@ -178,6 +178,33 @@ def finish(
         raise errors.StaleLease(f"job {claimed.id} epoch {claimed.epoch} no longer holds its lease")
 
 
+def cancel_key_job(
+    conn: Connection, key: str, payload_match: dict[str, Any], now: datetime
+) -> None:
+    """End the queued or running job of ``key`` whose payload contains ``payload_match``.
+
+    Its epoch moves on, so a worker still running it can write nothing more.
+    """
+    rows = conn.execute(
+        sa.select(_jobs.c.id, _jobs.c.payload).where(
+            _jobs.c.key == key, _jobs.c.status.in_([_QUEUED, _RUNNING])
+        )
+    ).all()
+    for job_id, payload in rows:
+        if all(payload.get(k) == v for k, v in payload_match.items()):
+            conn.execute(
+                sa.update(_jobs)
+                .where(_jobs.c.id == job_id)
+                .values(
+                    status=job.JobStatus.DONE.value,
+                    epoch=_jobs.c.epoch + 1,
+                    last_error="cancelled",
+                    lease_until=None,
+                    updated_at=now,
+                )
+            )
+
+
 def counts(conn: Connection) -> dict[str, int]:
     """How many jobs are in each status."""
     rows = conn.execute(sa.select(_jobs.c.status, sa.func.count()).group_by(_jobs.c.status))

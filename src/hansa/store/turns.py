@@ -97,3 +97,17 @@ def set_status(
 
 
 _FINAL = (turn.TurnStatus.COMPLETED, turn.TurnStatus.FAILED, turn.TurnStatus.CANCELLED)
+
+
+def unfinished(conn: Connection, tenant_id: str, conversation_id: str) -> list[turn.Turn]:
+    """Turns of the conversation still queued or running, oldest first."""
+    rows = conn.execute(
+        sa.select(_turns.c.id)
+        .where(
+            _turns.c.tenant_id == tenant_id,
+            _turns.c.conversation_id == conversation_id,
+            _turns.c.status.in_([turn.TurnStatus.QUEUED.value, turn.TurnStatus.RUNNING.value]),
+        )
+        .order_by(_turns.c.created_at)
+    ).scalars()
+    return [get(conn, tenant_id, turn_id) for turn_id in rows]

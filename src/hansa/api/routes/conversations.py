@@ -8,7 +8,13 @@ from fastapi import APIRouter
 from sqlalchemy import Connection
 
 from hansa.api.deps import ServicesDep, TenantDep
-from hansa.api.schemas import ConversationCreate, MessageCreate, conversation_out, message_out
+from hansa.api.schemas import (
+    ConversationCreate,
+    Handoff,
+    MessageCreate,
+    conversation_out,
+    message_out,
+)
 from hansa.domain import event, message
 from hansa.engine import chat, timeline
 from hansa.store import conversations, events, messages
@@ -72,6 +78,7 @@ async def post_message(
         body.content,
         active_agent_id=body.active_agent_id,
         project_context=body.project_context,
+        strategy=body.multitask_strategy,
     )
     return {"messageId": posted.message_id, "turnId": posted.turn_id, "seq": posted.seq}
 
@@ -90,3 +97,12 @@ async def get_timeline(
         return events.read_after(conn, tenant, conversation_id, 0, limit=100_000, run_id=runId)
 
     return timeline.build(await services.db.read(load), services.roster)
+
+
+@router.post("/{conversation_id}/handoff")
+async def hand_off(
+    conversation_id: str, services: ServicesDep, tenant: TenantDep, body: Handoff | None = None
+) -> dict[str, Any]:
+    """Hand the conversation to a human agent (``handoff_pending``); repeating it is a no-op."""
+    reason = body.reason if body else Handoff().reason
+    return conversation_out(await chat.hand_off(services, tenant, conversation_id, reason))

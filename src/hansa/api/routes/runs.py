@@ -113,6 +113,26 @@ async def cancel_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> d
     return await _card(services, tenant, run_id)
 
 
+@router.post("/api/runs/{run_id}/pause")
+async def pause_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """No new task starts; running ones finish."""
+    await run_service.pause(services, tenant, run_id)
+    return await _card(services, tenant, run_id)
+
+
+@router.post("/api/runs/{run_id}/resume")
+async def resume_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """Continue a paused run."""
+    await run_service.resume(services, tenant, run_id)
+    return await _card(services, tenant, run_id)
+
+
+@router.post("/api/tasks/{task_id}/preempt")
+async def preempt_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """Cancel this task only; the run continues."""
+    return task_out(await run_service.preempt(services, tenant, task_id))
+
+
 @router.get("/api/tasks/{task_id}")
 async def get_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """One task."""

@@ -1,0 +1,109 @@
+"""Browser tests: the real server (scripted model) driven through Debian's Chromium.
+
+Each module gets its own server; a module may set ``MODEL`` to a callable that takes a
+temporary directory and returns the ``--model`` value (e.g. a slow scripted model).
+Every test saves a screenshot of its final state under ``test-artifacts/``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
+
+from harness import Server, running_server
+
+CHROMIUM = Path(os.environ.get("HANSA_CHROMIUM", "/usr/bin/chromium"))
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+# The panel asks for GET /api/tenant and falls back to "default" while it does not exist.
+_TOLERATED_404 = re.compile(r"/api/tenant$")
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (set HANSA_CHROMIUM)")
+    with sync_playwright() as p:
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="module")
+def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("server")
+    model: Callable[[Path], str] = getattr(request.module, "MODEL", lambda _: "scripted")
+    with running_server(tmp, model(tmp)) as s:
+        yield s
+
+
+@pytest.fixture
+def artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
+
+
+@pytest.fixture
+def page(browser: Browser, request: pytest.FixtureRequest, artifacts: Path) -> Iterator[Page]:
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    problems: list[str] = []
+
+    def on_console(msg: ConsoleMessage) -> None:
+        if msg.type == "error" and not _TOLERATED_404.search(msg.location.get("url", "")):
+            problems.append(f"console: {msg.text} ({msg.location.get('url')})")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    yield page
+    page.screenshot(path=str(artifacts / f"{_slug(request.node.name)}.png"))
+    context.close()
+    assert not problems, problems
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
+
+
+def open_panel(page: Page, server: Server, conversation_id: str | None = None) -> None:
+    """Load the panel (on a conversation if given) and wait until the agents are shown."""
+    page.goto(server.url + "/" + (f"#c={conversation_id}" if conversation_id else ""))
+    page.wait_for_selector(".agent[data-agent='chief'][aria-checked='true']")
+
+
+def send(page: Page, text: str) -> None:
+    """Type a message and press Enter, as a user would."""
+    box = page.get_by_label("Message", exact=True)
+    box.fill(text)
+    box.press("Enter")
+
+
+def conversation_id(page: Page) -> str:
+    """The conversation the panel shows (kept in the URL hash)."""
+    page.wait_for_function("location.hash.startsWith('#c=')")
+    return str(page.evaluate("location.hash.slice(3)"))
+
+
+def json_of(response: Any) -> Any:
+    assert response.status_code < 400, response.text
+    return response.json()
