@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from hansa.api import errors as api_errors
+from hansa.api.idempotency import IdempotencyKeys
 from hansa.api.routes import chat, conversations, health, projects, runs, stream, usage
 from hansa.engine.runtime import running
 from hansa.models.base import Model
@@ -42,5 +43,6 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         app.include_router(module.router)
     if _STATIC.is_dir():
         app.mount("/", StaticFiles(directory=_STATIC, html=True), name="panel")
+    app.add_middleware(IdempotencyKeys)  # inside the body limit: it reads whole bodies
     app.add_middleware(api_errors.BodyLimit, max_bytes=settings.max_body_bytes)
     return app

@@ -291,3 +291,15 @@ workspace_edges = sa.Table(
     _created(),
     sa.UniqueConstraint("from_id", "to_id", "relation"),
 )
+
+idempotency_keys = sa.Table(
+    "idempotency_keys",
+    metadata,
+    sa.Column("tenant_id", sa.String(36), sa.ForeignKey("tenants.id"), primary_key=True),
+    sa.Column("key", sa.String(200), primary_key=True),
+    sa.Column("request_hash", sa.String(64), nullable=False),
+    # 0 while the first request with this key is still being answered
+    sa.Column("status_code", sa.Integer, nullable=False),
+    sa.Column("response", sa.Text),
+    _created(),
+)
