@@ -21,13 +21,15 @@ def _free_port() -> int:
 
 
 @contextmanager
-def hansa_server(tmp: Path, *args: str, env: dict[str, str] | None = None) -> Iterator[str]:
+def hansa_server(
+    tmp: Path, *args: str, env: dict[str, str] | None = None, database_url: str | None = None
+) -> Iterator[str]:
     """Yield the base URL of a running ``hansa serve``; stop it afterwards."""
     port = _free_port()
     log = (tmp / "server.log").open("wb")
     proc = subprocess.Popen(
         [sys.executable, "-m", "hansa", "serve", "--port", str(port),
-         "--database-url", f"sqlite:///{tmp / 'bench.db'}", *args],
+         "--database-url", database_url or f"sqlite:///{tmp / 'bench.db'}", *args],
         stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"

@@ -142,6 +142,8 @@ def _start(
     if task.status not in (run.TaskStatus.OPEN, run.TaskStatus.IN_PROGRESS):
         return None
     if runs.get(conn, tenant_id, task.run_id).status is not run.RunStatus.RUNNING:
+        if task.status is run.TaskStatus.OPEN:  # paused: the scheduler queues it again on resume
+            runs.update_task(conn, task_id, now, scheduled_at=None)
         return None
     task_type = services.registry.get(task.task_type)
     project = build_project_context(conn, tenant_id, task.project_id)

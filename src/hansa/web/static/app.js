@@ -68,10 +68,10 @@ function hashId() {
   return new URLSearchParams(location.hash.slice(1)).get("c");
 }
 
-function route() {
+function route(prefetched = null) {
   const id = hashId();
   if (id && id === state.conversation?.id) return;
-  if (id) openConversation(id);
+  if (id) openConversation(id, prefetched);
   else if (state.conversation || !state.feed) openDraft();
 }
 
@@ -110,31 +110,44 @@ function showWelcome() {
       prompts.map((p) => h("button.suggestion", { type: "button", onclick: () => { input.value = p; input.focus(); } }, p)))));
 }
 
-async function openConversation(id) {
+/** The event request index.html started for this conversation, if any (used once). */
+function earlyStream(id) {
+  const early = window.hansaEarlyStream;
+  window.hansaEarlyStream = null;
+  if (early && early.id !== id) early.controller.abort();
+  return early?.id === id ? early : null;
+}
+
+async function openConversation(id, prefetched = null) {
   reset();
+  const early = earlyStream(id);
   let conversation;
   try {
-    conversation = await api.conversation(id);
+    conversation = await (prefetched || api.conversation(id));
   } catch (err) {
     openDraft();
     notice(`Could not open that conversation: ${err.message}`);
     return;
   }
-  if (hashId() !== id) return; // the user moved on meanwhile
+  if (hashId() !== id) {
+    early?.controller.abort();
+    return; // the user moved on meanwhile
+  }
   state.conversation = conversation;
   state.projectId = conversation.projectId;
   topBar.setProject(conversation.projectId);
   topBar.setConversation(id);
-  startStream(id, conversation.lastSeq || 0);
+  startStream(id, conversation.lastSeq || 0, early);
 }
 
-function startStream(id, replayTo) {
+function startStream(id, replayTo, early = null) {
   const { feed } = state;
   let timer = 0;
   const finish = () => {
     if (state.live || state.feed !== feed) return;
     clearTimeout(timer);
     state.live = true;
+    performance.mark("hansa:events-applied");
     feed.endBatch();
     state.runs.afterReplay();
     scroller.scrollTop = scroller.scrollHeight;
@@ -147,13 +160,16 @@ function startStream(id, replayTo) {
   }
   state.stream = follow(api.eventsUrl(id), {
     after: 0,
+    early,
     onEvent: (ev) => {
       if (state.feed !== feed) return;
+      if (ev.seq === 1) performance.mark("hansa:first-event");
       activity.update(ev);
       feed.apply(ev);
       if (!state.live && ev.seq >= replayTo) finish();
     },
     onState: (s) => {
+      if (s === "open") performance.mark("hansa:stream-open");
       topBar.connection(s);
       if (s === "reconnecting") finish();
     },
@@ -217,19 +233,22 @@ input.addEventListener("keydown", (e) => {
     send(input.value);
   }
 });
-window.addEventListener("hashchange", route);
+window.addEventListener("hashchange", () => route());
 
 async function boot() {
-  const [agents, projects, conversations, taskTypes, tenant] = await Promise.allSettled([
-    api.agents(), api.projects(), api.conversations(), api.taskTypes(), api.tenant(),
-  ]);
-  for (const a of agents.value || []) state.agents.set(a.id, a);
+  // Only the agents and the conversation are needed to draw the feed; the rest can follow.
+  const id = hashId();
+  const conversation = id ? api.conversation(id) : null;
+  conversation?.catch(() => {}); // handled by openConversation
+  const rest = Promise.allSettled([api.projects(), api.conversations(), api.taskTypes(), api.tenant()]);
+  for (const a of await api.agents().catch(() => [])) state.agents.set(a.id, a);
+  agentList.render([...state.agents.values()], "chief");
+  route(hashId() === id ? conversation : null);
+  const [projects, conversations, taskTypes, tenant] = await rest;
   for (const t of taskTypes.value || []) state.taskTypes.set(t.name, t);
   topBar.tenant(tenant.value?.name || tenant.value?.id || "default");
-  topBar.setProjects(projects.value || [], null);
-  topBar.setConversations(conversations.value || [], hashId());
-  agentList.render(agents.value || [], "chief");
-  route();
+  topBar.setProjects(projects.value || [], state.conversation ? state.conversation.projectId : state.projectId);
+  topBar.setConversations(conversations.value || [], state.conversation?.id ?? hashId());
 }
 
 window.hansa = { state, dropConnection: () => state.stream?.drop() };

@@ -45,7 +45,13 @@ class Answer {
     }
   }
 
+  /** The first words of an answer go below anything that arrived while it was only thinking. */
+  placeLast() {
+    if (!this.text && this.el.nextElementSibling) this.feed.add(this.el);
+  }
+
   append(delta) {
+    this.placeLast();
     this.text += delta;
     this.el.classList.add("streaming");
     this.el.classList.remove("pending");
@@ -53,6 +59,7 @@ class Answer {
   }
 
   finish(content, messageId) {
+    this.placeLast();
     this.text = content;
     this.messageId = messageId;
     this.final = true;

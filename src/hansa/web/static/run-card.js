@@ -151,7 +151,7 @@ function taskDetail(task, runs) {
   const out = [h("code.task-type", {}, task.taskType || "")];
   if (!runs.reversible(task)) out.push(h("span.flag-irreversible", {}, "⚠ Cannot be undone"));
   const url = task.result?.url;
-  if (task.status === "completed" && typeof url === "string" && /^(https?:\/\/|\/(?!\/))/.test(url)) {
+  if (task.status === "completed" && !task.result?.deleted && typeof url === "string" && /^(https?:\/\/|\/(?!\/))/.test(url)) {
     out.push(h("a.task-link", { href: url, target: "_blank", rel: "noopener" }, "Open result"));
   }
   if (task.status === "in_progress" && task.operations.length) {

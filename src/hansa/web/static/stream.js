@@ -10,8 +10,9 @@ const MAX_RETRY_MS = 4000;
  * Follow a conversation's event log from `after`.
  * onEvent(ev) gets each event once, in seq order; onState("open" | "reconnecting" | "closed").
  * Returns {close(), drop(), lastSeq()}: drop() cuts the connection as a network failure would.
+ * `early` ({controller, response}) is a first request already under way from `after`.
  */
-export function follow(url, { after = 0, onEvent, onState = () => {} }) {
+export function follow(url, { after = 0, onEvent, onState = () => {}, early = null }) {
   let last = after;
   let closed = false;
   let controller = null;
@@ -31,19 +32,20 @@ export function follow(url, { after = 0, onEvent, onState = () => {} }) {
 
   async function connect() {
     while (!closed) {
-      controller = new AbortController();
+      controller = early?.controller || new AbortController();
       try {
-        const res = await fetch(`${url}?after=${last}`, {
+        const res = await (early?.response || fetch(`${url}?after=${last}`, {
           headers: { Accept: "text/event-stream", "Last-Event-ID": String(last) },
           cache: "no-store",
           signal: controller.signal,
-        });
+        }));
+        early = null;
         if (!res.ok || !res.body) throw new Error(`events: HTTP ${res.status}`);
         onState("open");
         retry = MIN_RETRY_MS;
         await read(res.body, deliver);
       } catch {
-        // fall through: reconnect unless closed
+        early = null; // fall through: reconnect unless closed
       }
       if (closed) break;
       onState("reconnecting");

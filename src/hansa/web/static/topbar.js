@@ -35,11 +35,11 @@ export class TopBar {
 
   setConversations(conversations, selected) {
     const when = (iso) => new Date(iso).toLocaleString([], {
-      month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+      month: "short", day: "numeric", hour: "numeric", minute: "2-digit",
     });
     this.els.conversation.replaceChildren(h("option", { value: "" }, "New conversation"),
       ...conversations.map((c) => h("option", { value: c.id },
-        `${c.title || "Conversation"} · ${this.projectName(c.projectId)} · ${when(c.updatedAt || c.createdAt)}`)));
+        [c.title, this.projectName(c.projectId), when(c.updatedAt || c.createdAt)].filter(Boolean).join(" · "))));
     this.setConversation(selected);
   }
 
