@@ -15,13 +15,17 @@ to shop staff and, depending on the theme, to customers.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 
 import httpx
 
 from hansa.tasks.base import Result, ShopConnector, TaskFailed
-from hansa.tasks.connectors.wordpress import WordPressRest, check_id, required_settings
+from hansa.tasks.connectors.wordpress import (
+    RestConnector,
+    WordPressRest,
+    check_id,
+    required_settings,
+)
 
 
 def _product(data: dict[str, Any]) -> Result:
@@ -32,7 +36,7 @@ def _product(data: dict[str, Any]) -> Result:
     }  # fmt: skip
 
 
-class WooCommerceShop(ShopConnector):
+class WooCommerceShop(RestConnector, ShopConnector):
     """Products of a WooCommerce shop, through its REST API and a consumer key.
 
     Args:
@@ -70,21 +74,6 @@ class WooCommerceShop(ShopConnector):
             config, ("baseUrl", "consumerKey", "consumerSecret"), "WooCommerce"
         )
         return cls(base_url, key, secret, client=client)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this connector created it."""
-        await self._rest.aclose()
-
-    async def __aenter__(self) -> WooCommerceShop:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def create_product(
         self, *, name: str, price: str, description: str, status: str, idempotency_key: str

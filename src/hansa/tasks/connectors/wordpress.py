@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import httpx
 
@@ -218,7 +218,28 @@ def _page(data: dict[str, Any]) -> Result:
     }  # fmt: skip
 
 
-class WordPressCms(CmsConnector):
+class RestConnector:
+    """Lifecycle shared by the connectors built on ``WordPressRest``."""
+
+    _rest: WordPressRest
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this connector created it."""
+        await self._rest.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class WordPressCms(RestConnector, CmsConnector):
     """Pages of a WordPress site, through its REST API and an application password.
 
     Args:
@@ -256,21 +277,6 @@ class WordPressCms(CmsConnector):
             config, ("baseUrl", "username", "appPassword"), "WordPress"
         )
         return cls(base_url, username, app_password, client=client)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client if this connector created it."""
-        await self._rest.aclose()
-
-    async def __aenter__(self) -> WordPressCms:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def create_page(
         self, *, title: str, slug: str, html: str, status: str, idempotency_key: str

@@ -68,11 +68,13 @@ function hashId() {
   return new URLSearchParams(location.hash.slice(1)).get("c");
 }
 
+/** Show the conversation named in the URL; resolves once its history is drawn. */
 function route(prefetched = null) {
   const id = hashId();
-  if (id && id === state.conversation?.id) return;
-  if (id) openConversation(id, prefetched);
-  else if (state.conversation || !state.feed) openDraft();
+  if (id && id === state.conversation?.id) return Promise.resolve();
+  if (id) return openConversation(id, prefetched);
+  if (state.conversation || !state.feed) openDraft();
+  return Promise.resolve();
 }
 
 function reset() {
@@ -137,19 +139,24 @@ async function openConversation(id, prefetched = null) {
   state.projectId = conversation.projectId;
   topBar.setProject(conversation.projectId);
   topBar.setConversation(id);
-  startStream(id, conversation.lastSeq || 0, early);
+  return startStream(id, conversation.lastSeq || 0, early);
 }
 
+/** Follow the conversation's events; resolves once the history (up to replayTo) is drawn. */
 function startStream(id, replayTo, early = null) {
   const { feed } = state;
   let timer = 0;
+  let drawn;
+  const replayed = new Promise((resolve) => { drawn = resolve; });
   const finish = () => {
+    drawn();
     if (state.live || state.feed !== feed) return;
     clearTimeout(timer);
     state.live = true;
     performance.mark("hansa:events-applied");
     feed.endBatch();
     state.runs.afterReplay();
+    pinned = true;
     scroller.scrollTop = scroller.scrollHeight;
     performance.mark("hansa:replayed");
   };
@@ -157,7 +164,7 @@ function startStream(id, replayTo, early = null) {
     state.live = false;
     feed.beginBatch();
     timer = setTimeout(finish, REPLAY_TIMEOUT_MS);
-  }
+  } else drawn();
   state.stream = follow(api.eventsUrl(id), {
     after: 0,
     early,
@@ -174,11 +181,20 @@ function startStream(id, replayTo, early = null) {
       if (s === "reconnecting") finish();
     },
   });
+  return replayed;
 }
 
+// The feed follows new content while the reader is at the bottom ("pinned"); scrolling up
+// unpins it. Off-screen messages are laid out lazily (content-visibility), so the height
+// keeps settling after a replay: a ResizeObserver keeps a pinned feed at the bottom.
+let pinned = true;
+scroller.addEventListener("scroll", () => {
+  pinned = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
+}, { passive: true });
+new ResizeObserver(() => stickToBottom()).observe(feedRoot);
+
 function stickToBottom() {
-  const gap = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight;
-  if (gap < 160 || !state.live) scroller.scrollTop = scroller.scrollHeight;
+  if (pinned && state.live) scroller.scrollTop = scroller.scrollHeight;
 }
 
 function notice(text) {
@@ -236,15 +252,18 @@ input.addEventListener("keydown", (e) => {
 window.addEventListener("hashchange", () => route());
 
 async function boot() {
-  // Only the agents and the conversation are needed to draw the feed; the rest can follow.
+  // Only the agents and the conversation are needed to draw the feed; the rest waits until
+  // the feed is drawn, so that it does not compete with the replay for the server.
   const id = hashId();
   const conversation = id ? api.conversation(id) : null;
   conversation?.catch(() => {}); // handled by openConversation
-  const rest = Promise.allSettled([api.projects(), api.conversations(), api.taskTypes(), api.tenant()]);
   for (const a of await api.agents().catch(() => [])) state.agents.set(a.id, a);
+  performance.mark("hansa:agents");
   agentList.render([...state.agents.values()], "chief");
-  route(hashId() === id ? conversation : null);
-  const [projects, conversations, taskTypes, tenant] = await rest;
+  await route(hashId() === id ? conversation : null);
+  const [projects, conversations, taskTypes, tenant] = await Promise.allSettled([
+    api.projects(), api.conversations(), api.taskTypes(), api.tenant(),
+  ]);
   for (const t of taskTypes.value || []) state.taskTypes.set(t.name, t);
   topBar.tenant(tenant.value?.name || tenant.value?.id || "default");
   topBar.setProjects(projects.value || [], state.conversation ? state.conversation.projectId : state.projectId);

@@ -51,9 +51,20 @@ export function avatar(agent, size = "") {
     initials);
 }
 
-/** "14:05" for an ISO timestamp (local time). */
-export function clock(iso) {
+// Formatters are costly to build; toLocale*String builds one per call.
+const TIME = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
+const DAY_TIME = new Intl.DateTimeFormat(undefined, {
+  month: "short", day: "numeric", hour: "numeric", minute: "2-digit",
+});
+
+function format(formatter, iso) {
   if (!iso) return "";
   const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? "" : d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return Number.isNaN(d.getTime()) ? "" : formatter.format(d);
 }
+
+/** "14:05" for an ISO timestamp (local time). */
+export const clock = (iso) => format(TIME, iso);
+
+/** "Nov 22, 1:31 PM" for an ISO timestamp (local time). */
+export const dayTime = (iso) => format(DAY_TIME, iso);

@@ -1,7 +1,7 @@
 // The top context bar: tenant, project switcher ("Cross project" included), conversation
 // picker and "New conversation".
 
-import { h } from "./dom.js";
+import { dayTime, h } from "./dom.js";
 
 const CROSS = "";
 
@@ -34,12 +34,9 @@ export class TopBar {
   }
 
   setConversations(conversations, selected) {
-    const when = (iso) => new Date(iso).toLocaleString([], {
-      month: "short", day: "numeric", hour: "numeric", minute: "2-digit",
-    });
     this.els.conversation.replaceChildren(h("option", { value: "" }, "New conversation"),
       ...conversations.map((c) => h("option", { value: c.id },
-        [c.title, this.projectName(c.projectId), when(c.updatedAt || c.createdAt)].filter(Boolean).join(" · "))));
+        [c.title, this.projectName(c.projectId), dayTime(c.updatedAt || c.createdAt)].filter(Boolean).join(" · "))));
     this.setConversation(selected);
   }
 
