@@ -1,0 +1,187 @@
+"""Built-in task types through the real server: workspace entities, content blocks,
+products, audits, and the WordPress connector selected by project config."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from harness import Server, events_until, new_conversation, run_done
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "tasks"))
+from fake_wordpress import FakeSite, serve  # noqa: E402
+
+
+def _execute(
+    client: httpx.Client, cid: str, agent: str, task_type: str, params: dict, **extra: Any
+) -> dict:
+    response = client.post(
+        "/api/assistant/execute",
+        json={
+            "conversationId": cid,
+            "createdByAgentId": agent,
+            "taskType": task_type,
+            "parameters": params,
+            **extra,
+        },
+    )
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["status"] == "completed", body
+    return dict(body["details"])
+
+
+def test_workspace_entities_form_a_tree_with_edges_and_report_operations(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client)
+        root = _execute(
+            client,
+            cid,
+            "fileAgent",
+            "entity.create",
+            {"entityType": "document", "name": "Brand book"},
+        )
+        first = _execute(
+            client,
+            cid,
+            "fileAgent",
+            "entity.create",
+            {"entityType": "document", "name": "Colours", "parentId": root["entityId"]},
+        )
+        second = _execute(
+            client,
+            cid,
+            "fileAgent",
+            "entity.create",
+            {"entityType": "document", "name": "Fonts", "parentId": root["entityId"]},
+        )
+        goal = _execute(
+            client,
+            cid,
+            "fileAgent",
+            "entity.create",
+            {"entityType": "goal", "name": "Consistent brand", "fields": {"due": "Q1"}},
+        )
+        edge = _execute(
+            client,
+            cid,
+            "fileAgent",
+            "entity.link",
+            {"fromId": root["entityId"], "toId": goal["entityId"], "relation": "supports"},
+        )
+        _execute(
+            client,
+            cid,
+            "fileAgent",
+            "entity.update",
+            {"entityId": goal["entityId"], "patch": {"due": "Q2"}},
+        )
+        read = _execute(client, cid, "fileAgent", "entity.read", {"entityId": goal["entityId"]})
+        events = _log(client, cid)
+    assert (first["position"], second["position"]) == (0, 1), "children keep their order"
+    assert first["parentId"] == root["entityId"]
+    assert edge["edgesCreated"][0]["relation"] == "supports"
+    assert read["entity"]["data"] == {"due": "Q2"}
+    operations = [e["data"]["name"] for e in events if e["type"] == "operation"]
+    assert "create document “Colours”: success" in operations
+    assert "update goal “Consistent brand”: success" in operations
+    patches = [e["data"] for e in events if e["type"] == "entity_patch"]
+    assert {"entity": "goal", "entityId": goal["entityId"], "patch": {"due": "Q2"}} in patches
+
+
+def _log(client: httpx.Client, cid: str) -> list[dict]:
+    last = client.get(f"/api/conversations/{cid}").json()["lastSeq"]
+    return events_until(client, cid, lambda e: e["seq"] == last)
+
+
+def test_content_blocks_products_and_audits(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client)
+        page = _execute(
+            client,
+            cid,
+            "webEngineer",
+            "create_page",
+            {
+                "title": "Pricing",
+                "slug": "pricing",
+                "contentHtml": '<h1>Pricing</h1><section data-block="plans">old</section>',
+            },
+        )
+        _execute(
+            client,
+            cid,
+            "webEngineer",
+            "update_content_block",
+            {"pageId": page["pageId"], "blockId": "plans", "html": "<p>Basic 9 €</p>"},
+        )
+        html = client.get(page["url"]).text
+        product = _execute(
+            client,
+            cid,
+            "ecommerceSpecialist",
+            "create_product",
+            {"name": "Softener XL", "price": "499.00"},
+        )
+        audit = _execute(client, cid, "seoSpecialist", "run_audit", {"pageId": page["pageId"]})
+        taken = client.post(
+            "/api/assistant/execute",
+            json={
+                "conversationId": cid,
+                "createdByAgentId": "webEngineer",
+                "taskType": "create_page",
+                "parameters": {"title": "Again", "slug": "pricing", "contentHtml": "<p>x</p>"},
+            },
+        ).json()
+    assert '<section data-block="plans"><p>Basic 9 €</p></section>' in html and "old" not in html
+    assert product["productId"] and product["url"]
+    assert {f["code"] for f in audit["findings"]} >= {"missing_meta_description", "thin_content"}
+    assert taken["status"] == "failed" and taken["details"]["error"]["code"] == "slug_taken"
+
+
+def test_a_wordpress_project_creates_its_page_on_the_site(server: Server) -> None:
+    site = FakeSite()
+    with serve(site) as live, server.client() as client:
+        config = {
+            "wordpress": {
+                "baseUrl": live.base_url,
+                "username": live.username,
+                "appPassword": live.app_password,
+            }
+        }
+        pid = client.post(
+            "/api/projects",
+            json={"name": "Aquaverter", "cmsPlatform": "wordpress", "config": config},
+        ).json()["id"]
+        cid = new_conversation(client, projectId=pid)
+        run = client.post(
+            "/api/runs",
+            json={
+                "conversationId": cid,
+                "projectId": pid,
+                "title": "WP",
+                "tasks": [
+                    {
+                        "stepGroup": "A",
+                        "taskType": "create_page",
+                        "createdByAgentId": "webEngineer",
+                        "parameters": {
+                            "title": "Services",
+                            "slug": "services",
+                            "contentHtml": "<h1>Services</h1>",
+                        },
+                    }
+                ],
+            },
+        ).json()
+        client.post(f"/api/runs/{run['id']}/approve")
+        events_until(client, cid, run_done(run["id"]))
+        task = client.get(f"/api/runs/{run['id']}").json()["groups"][0]["tasks"][0]
+    assert task["status"] == "completed"
+    (stored,) = site.pages.values()
+    assert stored["slug"] == "services"
+    assert task["result"]["pageId"] == str(next(iter(site.pages)))
+    assert task["result"]["url"].startswith(live.base_url)
