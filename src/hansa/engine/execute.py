@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from sqlalchemy import Connection
@@ -66,9 +67,7 @@ async def execute(
     ):
         if ev is not None and ev.task_id != task.id:
             continue
-        task = await services.db.read(
-            lambda conn, task_id=task.id: runs.get_task(conn, tenant_id, task_id)
-        )
+        task = await services.db.read(partial(runs.get_task, tenant_id=tenant_id, task_id=task.id))
         if task.status in run.TASK_FINAL or task.status is run.TaskStatus.AWAITING_CONFIRMATION:
             return task
     raise AssertionError("unreachable: follow() never ends")

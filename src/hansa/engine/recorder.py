@@ -16,6 +16,7 @@ from sqlalchemy import Connection
 
 from hansa.domain import event, message
 from hansa.domain.base import new_id
+from hansa.domain.event import Payload
 from hansa.domain.job import Job
 from hansa.engine.services import Services
 from hansa.store import events, messages, queue
@@ -100,7 +101,7 @@ class Batch:
         self.message(message.Kind.STATUS, message.Author.SYSTEM, text, agent_id=agent_id)
 
     def _new(
-        self, payload: event.Payload, agent_id: str | None, task_id: str | None = None
+        self, payload: Payload, agent_id: str | None, task_id: str | None = None
     ) -> events.NewEvent:
         return events.NewEvent(
             payload=payload,

@@ -236,9 +236,11 @@ async def cancel(services: Services, tenant_id: str, run_id: str) -> run.Run:
         lambda conn: runs.get(conn, tenant_id, run_id).conversation_id
     )
     batch = Batch(conversation_id, None, run_id=run_id)
-    await Recorder(services, tenant_id, conversation_id).write(
-        batch, prepare=lambda conn: scheduler.cancel_run(services, conn, tenant_id, run_id, batch)
-    )
+
+    def go(conn: Connection) -> None:
+        scheduler.cancel_run(services, conn, tenant_id, run_id, batch)
+
+    await Recorder(services, tenant_id, conversation_id).write(batch, prepare=go)
     services.wake_worker()
     return await services.db.read(lambda conn: runs.get(conn, tenant_id, run_id))
 

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.engine.services import Services
 from hansa.store import workspace as rows
 from hansa.tasks.base import TaskFailed
 from hansa.tasks.workspace import Entity, Workspace
+
+T = TypeVar("T")
 
 
 class StoreWorkspace(Workspace):
@@ -18,7 +23,7 @@ class StoreWorkspace(Workspace):
         self._services = services
         self._tenant = tenant_id
 
-    async def _write(self, fn: Any) -> Any:
+    async def _write(self, fn: Callable[[Connection], T]) -> T:
         try:
             return await self._services.db.write(fn)
         except errors.NotFound as exc:

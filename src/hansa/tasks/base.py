@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,7 +40,7 @@ class TaskFailed(Exception):
         self.retryable = retryable
 
 
-class Operation:
+class Operation(Protocol):
     """Reports what a task does to workspace entities, as it happens."""
 
     async def __call__(
@@ -53,6 +53,18 @@ class Operation:
         patch: dict[str, Any] | None = None,
     ) -> None:
         """Record an ``operation`` (and, with ``patch``, an ``entity_patch``) event."""
+        ...
+
+
+async def _no_report(
+    action: str,
+    entity_type: str,
+    entity_name: str,
+    status: str,
+    entity_id: str | None = None,
+    patch: dict[str, Any] | None = None,
+) -> None:
+    return None
 
 
 @dataclass
@@ -69,7 +81,7 @@ class TaskContext:
     """Named connectors (``workspace``, ``cms``, ``shop``, ``outbound``)."""
     outputs: dict[str, Result] = field(default_factory=dict)
     """Results of earlier tasks of the run, by task id and by step reference."""
-    report: Operation = field(default_factory=Operation)
+    report: Operation = _no_report
     generate: Callable[[str, str], Awaitable[str]] | None = None
     """Ask the agent's model for text: ``await generate(instructions, material)``."""
 

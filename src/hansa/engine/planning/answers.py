@@ -99,6 +99,7 @@ def extract(playbook: Playbook, plan: Plan, text: str, *, first: bool) -> dict[s
                 found.pop(spec.name, None)
     if not first and not found and len(missing) == 1:
         spec = playbook.spec(missing[0])
-        if not spec.fork or _fork_id(playbook, text):
-            found[missing[0]] = _fork_id(playbook, text) if spec.fork else text.strip().rstrip(".")
+        value = _fork_id(playbook, text) if spec.fork else text.strip().rstrip(".")
+        if value:
+            found[missing[0]] = value
     return {k: v for k, v in found.items() if v}

@@ -30,9 +30,10 @@ async def build_context(ctx: TurnContext) -> None:
         )
         return project, history
 
-    ctx.project_context, history = await ctx.services.db.read(load)
+    project, history = await ctx.services.db.read(load)
+    ctx.project_context = project
     ctx.batch().thinking(
-        thinking.context_entry(ctx.supervisor, ctx.project_context),
+        thinking.context_entry(ctx.supervisor, project),
         agent_id=ctx.supervisor.id,
         phase="context",
     )
@@ -40,7 +41,7 @@ async def build_context(ctx: TurnContext) -> None:
     system = (
         f"You are {agent.display_name}, the {agent.role} of a team of AI assistants led by "
         f"{ctx.supervisor.display_name}. {agent.role_summary} "
-        f"{ctx.project_context.describe()} Answer briefly and concretely."
+        f"{project.describe()} Answer briefly and concretely."
     )
     prompt = [ChatMessage("system", system)]
     for m in history:

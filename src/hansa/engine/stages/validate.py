@@ -23,15 +23,16 @@ async def validate(ctx: TurnContext) -> None:
         )  # fmt: skip
         return convo, found
 
-    ctx.conversation, found = await ctx.services.db.read(load)
+    convo, found = await ctx.services.db.read(load)
+    ctx.conversation = convo
     if not found:
         raise errors.NotFound(f"the message of turn {ctx.turn_id} is missing")
     ctx.user_text = found[0].content
-    if ctx.conversation.state in _HUMAN_STATES:
+    if convo.state in _HUMAN_STATES:
         ctx.batch().status(
             "A human agent has this conversation; the assistants stay quiet",
             agent_id=ctx.supervisor.id,
         )
         ctx.answered = True
-    elif ctx.conversation.state is conversation.State.ARCHIVED:
+    elif convo.state is conversation.State.ARCHIVED:
         raise errors.Conflict("this conversation is archived")

@@ -47,7 +47,8 @@ export class AgentList {
       onblur: () => this.tip(button, tip, false),
     }, avatar(agent), h("span.agent-text", {}, h("span.agent-name", {}, shortName(agent)),
       h("span.agent-role", {}, agent.role || agent.category || "")));
-    button.setAttribute("aria-label", `${agent.displayName}${agent.role && !agent.displayName.startsWith(agent.role) ? `, ${agent.role}` : ""}`);
+    const role = agent.role && !agent.displayName.startsWith(agent.role) ? `, ${agent.role}` : "";
+    button.setAttribute("aria-label", `${agent.displayName}${role}`);
     this.buttons.set(agent.id, button);
     return h("li", {}, button, tip);
   }
@@ -89,7 +90,9 @@ export class AgentList {
     const ids = [...this.buttons.keys()];
     const at = ids.indexOf(document.activeElement?.dataset?.agent ?? this.selected);
     const step = keys[e.key];
-    const next = step === "first" ? 0 : step === "last" ? ids.length - 1 : (at + step + ids.length) % ids.length;
+    const next = step === "first" ? 0
+      : step === "last" ? ids.length - 1
+        : (at + step + ids.length) % ids.length;
     this.select(ids[next], true);
     this.buttons.get(ids[next]).focus();
   }

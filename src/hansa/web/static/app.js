@@ -94,7 +94,7 @@ function reset() {
 function openDraft() {
   reset();
   state.conversation = null;
-  if (location.hash) history.replaceState(null, "", location.pathname + location.search);
+  if (location.hash) history.pushState(null, "", location.pathname + location.search);
   topBar.setConversation(null);
   topBar.setProject(state.projectId);
   topBar.connection("draft");
@@ -103,21 +103,29 @@ function openDraft() {
 
 function showWelcome() {
   const agent = state.agents.get(state.activeAgentId);
-  if (!agent || state.conversation) return;
+  if (!agent || state.conversation || hashId()) return;
   const prompts = agent.examplePrompts || [];
   feedRoot.replaceChildren(h("div.welcome", {},
     h("p.welcome-title", {}, `${agent.displayName} is ready.`),
     h("p", {}, agent.roleSummary || ""),
     prompts.length && h("div.suggestions", { role: "group", "aria-label": "Example prompts" },
-      prompts.map((p) => h("button.suggestion", { type: "button", onclick: () => { input.value = p; input.focus(); } }, p)))));
+      prompts.map((p) => h("button.suggestion", {
+        type: "button",
+        onclick: () => {
+          input.value = p;
+          input.focus();
+        },
+      }, p)))));
 }
 
 /** The event request index.html started for this conversation, if any (used once). */
 function earlyStream(id) {
-  const early = window.hansaEarlyStream;
-  window.hansaEarlyStream = null;
-  if (early && early.id !== id) early.controller.abort();
-  return early?.id === id ? early : null;
+  const early = window.hansaEarly;
+  if (!early?.response) return null;
+  const mine = early.id === id ? { controller: early.controller, response: early.response } : null;
+  if (!mine) early.controller.abort();
+  early.response = null;
+  return mine;
 }
 
 async function openConversation(id, prefetched = null) {
@@ -201,9 +209,12 @@ function notice(text) {
   state.feed?.chip(null, text, "error");
 }
 
+let sending = false;
+
 async function send(text) {
   const content = text.trim();
-  if (!content) return;
+  if (!content || sending) return;
+  sending = true;
   const button = $("composer-send");
   button.disabled = true;
   try {
@@ -226,6 +237,7 @@ async function send(text) {
   } catch (err) {
     notice(`Your message was not sent: ${err.message}`);
   } finally {
+    sending = false;
     button.disabled = false;
     input.focus();
   }
@@ -252,13 +264,14 @@ input.addEventListener("keydown", (e) => {
 window.addEventListener("hashchange", () => route());
 
 async function boot() {
-  // Only the agents and the conversation are needed to draw the feed; the rest waits until
-  // the feed is drawn, so that it does not compete with the replay for the server.
+  // Only the agents and the conversation are needed to draw the feed (index.html has asked
+  // for them already); the rest waits until the feed is drawn, so that it does not compete
+  // with the replay for the server.
+  const early = window.hansaEarly || {};
   const id = hashId();
-  const conversation = id ? api.conversation(id) : null;
+  const conversation = id && early.id === id ? early.conversation : id ? api.conversation(id) : null;
   conversation?.catch(() => {}); // handled by openConversation
-  for (const a of await api.agents().catch(() => [])) state.agents.set(a.id, a);
-  performance.mark("hansa:agents");
+  for (const a of await (early.agents || api.agents()).catch(() => [])) state.agents.set(a.id, a);
   agentList.render([...state.agents.values()], "chief");
   await route(hashId() === id ? conversation : null);
   const [projects, conversations, taskTypes, tenant] = await Promise.allSettled([
@@ -266,7 +279,8 @@ async function boot() {
   ]);
   for (const t of taskTypes.value || []) state.taskTypes.set(t.name, t);
   topBar.tenant(tenant.value?.name || tenant.value?.id || "default");
-  topBar.setProjects(projects.value || [], state.conversation ? state.conversation.projectId : state.projectId);
+  const projectId = state.conversation ? state.conversation.projectId : state.projectId;
+  topBar.setProjects(projects.value || [], projectId);
   topBar.setConversations(conversations.value || [], state.conversation?.id ?? hashId());
 }
 

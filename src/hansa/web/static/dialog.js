@@ -11,7 +11,10 @@ export class ConfirmDialog {
     this.params = h("pre.confirm-params", { tabindex: "0", "aria-label": "Parameters" });
     this.error = h("p.card-error", { role: "alert", hidden: true });
     this.ok = h("button.danger", { type: "button", onclick: () => this.confirm() }, "Confirm and run");
-    this.el = h("dialog.confirm", { "aria-labelledby": "confirm-title", "aria-describedby": "confirm-warning" },
+    this.el = h("dialog.confirm", {
+      "aria-labelledby": "confirm-title",
+      "aria-describedby": "confirm-warning",
+    },
       h("h2", { id: "confirm-title" }, "Confirm an irreversible step"),
       h("p.confirm-warning", { id: "confirm-warning" },
         "This step cannot be undone by the system. It will run exactly as shown below."),

@@ -6,8 +6,14 @@ import { avatar, clock, h } from "./dom.js";
 import { firstSentence, renderMarkdown } from "./markdown.js";
 import { ThinkingList } from "./thinking.js";
 
+// Answers longer than this are collapsed to their first sentence and an expand control.
 const LONG_CHARS = 1200;
 const LONG_LINES = 16;
+
+/** What an event belongs to in the feed: its turn, or outside a turn its run. */
+export function keyOf(ev) {
+  return ev.turnId || (ev.runId ? `run:${ev.runId}` : "conversation");
+}
 
 /** One assistant answer: header, Markdown body, thinking preview; fills in as events come. */
 class Answer {
@@ -45,9 +51,18 @@ class Answer {
     }
   }
 
-  /** The first words of an answer go below anything that arrived while it was only thinking. */
+  /**
+   * The first words of an answer go below what arrived while it was only thinking (status
+   * chips, other messages), but above the plan or run cards of its own turn.
+   */
   placeLast() {
-    if (!this.text && this.el.nextElementSibling) this.feed.add(this.el);
+    if (this.text || !this.el.nextElementSibling) return;
+    const cards = [];
+    for (let n = this.el.nextElementSibling; n; n = n.nextElementSibling) {
+      if (n.classList.contains("card") && n.dataset.key === this.key) cards.push(n);
+    }
+    this.feed.add(this.el);
+    cards.forEach((card) => this.feed.add(card));
   }
 
   append(delta) {
@@ -98,7 +113,7 @@ export class Feed {
   /**
    * @param {HTMLElement} root the feed container (role=log)
    * @param {Map<string, object>} agents by id
-   * @param {{apply(ev): void}} runs the plan/run card manager
+   * Set `runs` (the plan and run cards) and `onChange` after construction.
    */
   constructor(root, agents) {
     this.root = root;
@@ -202,7 +217,7 @@ export class Feed {
 
   /** The answer that an event belongs to: same turn (or, outside a turn, same run). */
   answerFor(ev, messageId, forThinking = false) {
-    const key = ev.turnId || (ev.runId ? `run:${ev.runId}` : "conversation");
+    const key = keyOf(ev);
     const current = this.answers.get(key);
     const open = current && !current.final && (!current.streamId || current.streamId === messageId);
     if (current && (forThinking || open || current.messageId === messageId)) {
@@ -218,8 +233,7 @@ export class Feed {
   }
 
   done(ev) {
-    const key = ev.turnId || (ev.runId ? `run:${ev.runId}` : "conversation");
-    const answer = this.answers.get(key);
+    const answer = this.answers.get(keyOf(ev));
     if (answer && !answer.text) answer.el.classList.add("silent");
     this.runs?.apply(ev);
   }

@@ -62,7 +62,8 @@ export function renderMarkdown(source) {
   const flushList = () => {
     if (list) {
       const start = list.tag === "ol" && list.start !== 1 ? ` start="${list.start}"` : "";
-      out.push(`<${list.tag}${start}>${list.items.map((i) => `<li>${inline(i)}</li>`).join("")}</${list.tag}>`);
+      const items = list.items.map((i) => `<li>${inline(i)}</li>`).join("");
+      out.push(`<${list.tag}${start}>${items}</${list.tag}>`);
     }
     list = null;
   };

@@ -90,7 +90,8 @@ export class RunCard {
       const next = [...this.groups.keys()].sort().find((k) => k > group);
       this.body.insertBefore(g.el, next ? this.groups.get(next).el : null);
     }
-    g.heading.querySelector(".group-name").textContent = this.runs.stageTitle(this.run, group) || `Group ${group}`;
+    const title = this.runs.stageTitle(this.run, group) || `Group ${group}`;
+    g.heading.querySelector(".group-name").textContent = title;
     const state = groupState(tasks);
     g.el.dataset.state = state;
     g.heading.querySelector(".group-state").textContent =
@@ -151,7 +152,8 @@ function taskDetail(task, runs) {
   const out = [h("code.task-type", {}, task.taskType || "")];
   if (!runs.reversible(task)) out.push(h("span.flag-irreversible", {}, "⚠ Cannot be undone"));
   const url = task.result?.url;
-  if (task.status === "completed" && !task.result?.deleted && typeof url === "string" && /^(https?:\/\/|\/(?!\/))/.test(url)) {
+  const linkable = typeof url === "string" && /^(https?:\/\/|\/(?!\/))/.test(url);
+  if (task.status === "completed" && !task.result?.deleted && linkable) {
     out.push(h("a.task-link", { href: url, target: "_blank", rel: "noopener" }, "Open result"));
   }
   if (task.status === "in_progress" && task.operations.length) {

@@ -4,9 +4,12 @@
 // snapshot only supplies them for tasks that no event has described yet.
 
 import { api } from "./api.js";
+import { keyOf } from "./feed.js";
 import { PlanCard } from "./plan-card.js";
 import { RunCard } from "./run-card.js";
 import { ThinkingList } from "./thinking.js";
+
+const RUN_EVENTS = new Set(["run_created", "plan", "task_created", "task_status", "operation", "run_status"]);
 
 export class Runs {
   /**
@@ -56,19 +59,19 @@ export class Runs {
   apply(ev) {
     const d = ev.data || {};
     const runId = ev.runId || d.runId;
-    if (!runId) return;
+    if (!runId || !RUN_EVENTS.has(ev.type)) return;
     const run = this.get(runId);
     switch (ev.type) {
       case "run_created":
         run.title = d.title || run.title;
         run.status = d.status || run.status;
-        this.ensureCards(run);
+        this.ensureCards(run, ev);
         this.refresh(run);
         break;
       case "plan":
         run.plan = d.plan || run.plan;
         run.title = run.plan?.title || run.title;
-        this.ensureCards(run);
+        this.ensureCards(run, ev);
         break;
       case "task_created": {
         const task = this.task(run, ev.taskId);
@@ -88,10 +91,10 @@ export class Runs {
         break;
       case "run_status":
         run.status = d.status || run.status;
-        this.ensureCards(run);
+        this.ensureCards(run, ev);
         break;
       default:
-        return;
+        break;
     }
     this.update(run);
   }
@@ -103,14 +106,17 @@ export class Runs {
   }
 
   /** Plan card while a run awaits approval; run card once it runs (both stay in history). */
-  ensureCards(run) {
+  ensureCards(run, ev = null) {
     const { feed } = this.ctx;
+    const key = ev ? keyOf(ev) : `run:${run.id}`;
     if (!run.planCard && (run.status === "awaiting_approval" || run.plan)) {
       run.planCard = new PlanCard(run, this);
+      run.planCard.el.dataset.key = key;
       feed.add(run.planCard.el);
     }
     if (!run.runCard && !["planning", "awaiting_approval"].includes(run.status)) {
       run.runCard = new RunCard(run, this);
+      run.runCard.el.dataset.key = key;
       feed.add(run.runCard.el);
     }
   }

@@ -43,8 +43,8 @@ export class ThinkingList {
     this.preview.replaceChildren(...latest.map((e) => h("span.thinking-entry", {}, e.summary)));
     this.count.textContent = n > 1 ? `${n}` : "";
     this.title.textContent = this.expanded ? "Thinking details" : "Thinking";
-    this.toggle.setAttribute("aria-label",
-      `${this.expanded ? "Hide" : "Show"} ${this.label.toLowerCase()} details (${n} ${n === 1 ? "entry" : "entries"})`);
+    const what = `${this.label.toLowerCase()} details (${n} ${n === 1 ? "entry" : "entries"})`;
+    this.toggle.setAttribute("aria-label", `${this.expanded ? "Hide" : "Show"} ${what}`);
   }
 
   setExpanded(expanded) {

@@ -36,7 +36,8 @@ export class TopBar {
   setConversations(conversations, selected) {
     this.els.conversation.replaceChildren(h("option", { value: "" }, "New conversation"),
       ...conversations.map((c) => h("option", { value: c.id },
-        [c.title, this.projectName(c.projectId), dayTime(c.updatedAt || c.createdAt)].filter(Boolean).join(" · "))));
+        [c.title, this.projectName(c.projectId), dayTime(c.updatedAt || c.createdAt)]
+          .filter(Boolean).join(" · "))));
     this.setConversation(selected);
   }
 
