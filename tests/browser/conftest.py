@@ -13,8 +13,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from playwright.sync_api import Browser, ConsoleMessage, Page, Playwright, sync_playwright
+from playwright.sync_api import (
+    Browser,
+    ConsoleMessage,
+    Locator,
+    Page,
+    Playwright,
+    sync_playwright,
+)
 
 from harness import Server, running_server
 
@@ -30,13 +38,17 @@ ARGS = [
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 # The panel asks for GET /api/tenant and falls back to "default" while it does not exist.
-_TOLERATED_404 = re.compile(r"/api/tenant$")
+_TOLERATED_URL = re.compile(r"/api/tenant$")
+# Requests that fail while a test has taken the network away on purpose.
+_TOLERATED_TEXT = re.compile(r"net::ERR_INTERNET_DISCONNECTED")
 
 
 @pytest.fixture(scope="session")
 def playwright() -> Iterator[Playwright]:
     if not CHROMIUM.exists():
-        pytest.skip(f"no Chromium at {CHROMIUM} (set HANSA_CHROMIUM)")
+        if os.environ.get("CI"):  # CI installs it (.ci/run): never skip silently there
+            pytest.fail(f"no Chromium at {CHROMIUM}: .ci/run installs Debian's chromium")
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set HANSA_CHROMIUM)")
     with sync_playwright() as p:
         yield p
 
@@ -49,7 +61,9 @@ def browser(playwright: Playwright) -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="module")
-def server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("server")
     model: Callable[[Path], str] = getattr(request.module, "MODEL", lambda _: "scripted")
     with running_server(tmp, model(tmp)) as s:
@@ -70,8 +84,10 @@ def page(browser: Browser, request: pytest.FixtureRequest, artifacts: Path) -> I
     problems: list[str] = []
 
     def on_console(msg: ConsoleMessage) -> None:
-        if msg.type == "error" and not _TOLERATED_404.search(msg.location.get("url", "")):
-            problems.append(f"console: {msg.text} ({msg.location.get('url')})")
+        url = msg.location.get("url", "")
+        if msg.type != "error" or _TOLERATED_URL.search(url) or _TOLERATED_TEXT.search(msg.text):
+            return
+        problems.append(f"console: {msg.text} ({url})")
 
     page.on("console", on_console)
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
@@ -85,25 +101,59 @@ def _slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name)
 
 
-def open_panel(page: Page, server: Server, conversation_id: str | None = None) -> None:
-    """Load the panel (on a conversation if given) and wait until the agents are shown."""
-    page.goto(server.url + "/" + (f"#c={conversation_id}" if conversation_id else ""))
-    page.wait_for_selector(".agent[data-agent='chief'][aria-checked='true']")
+class Panel:
+    """What a user does with the panel, in a few verbs."""
+
+    def __init__(self, page: Page, server: Server) -> None:
+        self.page = page
+        self.server = server
+
+    def open(self, conversation_id: str | None = None) -> None:
+        """Load the panel (on a conversation if given) and wait until the agents are shown."""
+        self.page.goto(self.server.url + "/" + (f"#c={conversation_id}" if conversation_id else ""))
+        self.page.wait_for_selector(".agent[data-agent='chief'][aria-checked='true']")
+
+    def send(self, text: str) -> None:
+        """Type a message and press Enter, as a user would."""
+        box = self.page.get_by_label("Message", exact=True)
+        box.fill(text)
+        box.press("Enter")
+
+    def conversation_id(self) -> str:
+        """The conversation the panel shows (kept in the URL hash)."""
+        self.page.wait_for_function("location.hash.startsWith('#c=')")
+        return str(self.page.evaluate("location.hash.slice(3)"))
+
+    def answer(self, containing: str) -> Locator:
+        """The finished assistant message whose text contains ``containing``."""
+        found = self.page.locator(".msg-assistant[data-id]").filter(has_text=containing)
+        found.first.wait_for()
+        return found.first
 
 
-def send(page: Page, text: str) -> None:
-    """Type a message and press Enter, as a user would."""
-    box = page.get_by_label("Message", exact=True)
-    box.fill(text)
-    box.press("Enter")
+@pytest.fixture
+def panel(page: Page, server: Server) -> Panel:
+    return Panel(page, server)
 
 
-def conversation_id(page: Page) -> str:
-    """The conversation the panel shows (kept in the URL hash)."""
-    page.wait_for_function("location.hash.startsWith('#c=')")
-    return str(page.evaluate("location.hash.slice(3)"))
+class Api:
+    """The HTTP API for test setup; every call must succeed."""
+
+    def __init__(self, client: httpx.Client) -> None:
+        self.client = client
+
+    def get(self, path: str) -> Any:
+        response = self.client.get(path)
+        assert response.status_code < 400, response.text
+        return response.json()
+
+    def post(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        response = self.client.post(path, json=body or {})
+        assert response.status_code < 400, response.text
+        return response.json()
 
 
-def json_of(response: Any) -> Any:
-    assert response.status_code < 400, response.text
-    return response.json()
+@pytest.fixture
+def api(server: Server) -> Iterator[Api]:
+    with server.client() as client:
+        yield Api(client)

@@ -107,6 +107,8 @@ async def post_message(
         convo = conversations.get(conn, tenant_id, conversation_id)
         if convo.state is conversation.State.ARCHIVED:
             raise errors.Conflict("this conversation is archived")
+        if convo.title is None:  # name it after its first message, for pickers and lists
+            conversations.set_title(conn, tenant_id, conversation_id, _title(text), now)
         busy = turns.unfinished(conn, tenant_id, conversation_id)
         if busy and strategy == "reject":
             raise errors.Conflict(
@@ -155,6 +157,11 @@ async def wait_for_done(
 
 
 STRATEGIES = ("enqueue", "reject", "interrupt")
+
+
+def _title(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
 def _interrupt(

@@ -168,8 +168,8 @@ class Recorder:
                 message.Message(
                     id=pending.id,
                     conversation_id=self.conversation_id,
-                    turn_id=batch.turn_id,
-                    run_id=batch.run_id,
+                    turn_id=ev.turn_id,
+                    run_id=ev.run_id,
                     kind=pending.kind,
                     author=pending.author,
                     agent_id=pending.agent_id,

@@ -152,3 +152,14 @@ def set_planning(
         .where(_conv.c.id == conversation_id, _conv.c.tenant_id == tenant_id)
         .values(metadata=metadata, updated_at=now)
     )
+
+
+def set_title(
+    conn: Connection, tenant_id: str, conversation_id: str, title: str, now: datetime
+) -> None:
+    """Name the conversation."""
+    conn.execute(
+        sa.update(_conv)
+        .where(_conv.c.id == conversation_id, _conv.c.tenant_id == tenant_id)
+        .values(title=title, updated_at=now)
+    )

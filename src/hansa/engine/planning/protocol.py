@@ -227,7 +227,9 @@ def _plan_text(ctx: TurnContext, plan: Plan) -> str:
     lines = [f"Here is the plan — {plan.intent}", ""]
     for stage in plan.stages:
         parts = [f"{names.get(s.owner, s.owner)}: {s.summary}" for s in stage.steps]
-        together = " (in parallel)" if len(stage.steps) > 1 else ""
+        together = (
+            " (in parallel)" if len(stage.steps) > 1 and "parallel" not in stage.title else ""
+        )
         lines.append(f"Group {stage.group} — {stage.title}{together}: " + "; ".join(parts))
     lines += ["", "Say “yes, proceed” to start, or tell me what to change (e.g. “slug: …”)."]
     return "\n".join(lines)
