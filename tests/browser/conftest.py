@@ -43,7 +43,9 @@ _TOLERATED_URL = re.compile(r"/api/tenant$")
 _TOLERATED_TEXT = re.compile(r"net::ERR_INTERNET_DISCONNECTED")
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: while Playwright's sync API is running it keeps an event
+# loop running in this thread, which would break the async tests that come after.
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     if not CHROMIUM.exists():
         if os.environ.get("CI"):  # CI installs it (.ci/run): never skip silently there
@@ -53,7 +55,7 @@ def playwright() -> Iterator[Playwright]:
         yield p
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
     yield browser
