@@ -1,7 +1,9 @@
 """Turn latency and throughput of Hansa itself (scripted model, SQLite, HTTP + SSE).
 
-Starts the server and drives CONVERSATIONS conversations at once over HTTP, each
-following its own SSE stream, in two phases:
+Starts the server and drives conversations over HTTP, each following its own SSE
+stream, in three phases:
+
+- light: 5 conversations at 20 turns/s in all — latency when the server is not busy;
 
 - paced: every conversation sends a message every CONVERSATIONS/RATE seconds, so
   the server gets RATE turns/s; latencies are measured under that load;
@@ -36,6 +38,8 @@ from httpx_sse import aconnect_sse
 from _server import hansa_server, record
 
 TURN_TIMEOUT_SECONDS = 60.0
+LIGHT_CONVERSATIONS = 5
+LIGHT_RATE = 20.0
 
 TARGETS = {"first_event_p50_ms": 10.0, "done_p50_ms": 50.0, "turns_per_s": 150.0}
 
@@ -117,8 +121,12 @@ def _table(title: str, samples: Samples, rate: float, targets: bool) -> list[str
         ("POST -> first processing event (session)", samples.session, None),
         ("POST -> done", samples.done, TARGETS["done_p50_ms"]),
     ]
-    lines = [f"**{title}** ({len(samples.done)} turns, {rate:.1f} turns/s)", "",
-             "| measure | p50 ms | p95 ms | target p50 |", "| --- | --- | --- | --- |"]  # fmt: skip
+    lines = [
+        f"**{title}** ({len(samples.done)} turns, {rate:.1f} turns/s)",
+        "",
+        "| measure | p50 ms | p95 ms | target p50 |",
+        "| --- | --- | --- | --- |",
+    ]
     for name, values, target in rows:
         goal = f"<= {target:.0f} ms" if target and targets else "-"
         lines.append(
@@ -138,6 +146,9 @@ def main() -> None:
     interval = args.conversations / args.rate
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         url = args.url or stack.enter_context(hansa_server(Path(tmp), "--model", "scripted"))
+        light, light_rate = asyncio.run(
+            drive(url, LIGHT_CONVERSATIONS, args.turns, LIGHT_CONVERSATIONS / LIGHT_RATE)
+        )
         paced, paced_rate = asyncio.run(drive(url, args.conversations, args.turns, interval))
         burst, burst_rate = asyncio.run(drive(url, args.conversations, args.turns, 0.0))
     lines = [
@@ -145,6 +156,12 @@ def main() -> None:
         f"phase, scripted model, SQLite file, {platform.machine()}, {os.cpu_count()} cores "
         "shared by server and load client",
         "",
+        *_table(
+            f"light load: {LIGHT_CONVERSATIONS} conversations, {LIGHT_RATE:.0f} turns/s offered",
+            light,
+            light_rate,
+            True,
+        ),
         *_table(f"paced at {args.rate:.0f} turns/s offered", paced, paced_rate, True),
         *_table("burst, closed loop (latency here is queueing)", burst, burst_rate, False),
         f"| turns/s (burst) | {burst_rate:.1f} | target >= {TARGETS['turns_per_s']:.0f} |",
