@@ -43,6 +43,10 @@ class Batch:
     turn_id: str | None
     run_id: str | None = None
     items: list[tuple[events.NewEvent, _PendingMessage | None]] = field(default_factory=list)
+    claimer: Job | None = None
+    """Set while a worker's job writes: new task jobs can be handed straight to that worker."""
+    adopted: list[Job] = field(default_factory=list)
+    """Jobs created already claimed by that worker; it starts them after the commit."""
 
     def event(
         self, payload: event.Payload, *, agent_id: str | None = None, task_id: str | None = None
@@ -141,6 +145,9 @@ class Recorder:
         )
         if stored:
             self.services.bus.publish(self.conversation_id, stored[-1].seq, stored)
+        if batch.adopted:
+            self.services.adopt(batch.adopted)
+            batch.adopted = []
         return stored
 
     def write_in(
@@ -157,6 +164,7 @@ class Recorder:
         """
         if self.job is not None:
             queue.guard(conn, self.job)
+            batch.claimer = self.job
         if prepare is not None:
             prepare(conn)
         now = self.services.clock()

@@ -23,8 +23,7 @@ async def running(
     worker: Worker | None = None
     task: asyncio.Task[None] | None = None
     if (workers if workers is not None else settings.workers) > 0:
-        worker = Worker(services)
-        services.wake_worker = worker.wake
+        worker = Worker(services)  # it hooks itself into the services
         task = asyncio.create_task(worker.run(), name="in-process worker")
     if isinstance(services.bus, PostgresBus):
         services.bus.on_job = services.wake_worker

@@ -10,7 +10,7 @@ Ending a run queues Hans's summary, keyed by the conversation like a turn.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import Connection
 
@@ -86,7 +86,22 @@ def _fill(
         if busy >= services.settings.task_concurrency:
             continue
         runs.update_task(conn, task.id, now, scheduled_at=now)
-        queue.enqueue(conn, tenant_id, job.JobKind.TASK, {"taskId": task.id}, now)
+        payload = {"taskId": task.id}
+        if batch.claimer is not None and batch.claimer.lease_owner:
+            lease = timedelta(seconds=services.settings.lease_seconds)
+            batch.adopted.append(
+                queue.enqueue_claimed(
+                    conn,
+                    tenant_id,
+                    job.JobKind.TASK,
+                    payload,
+                    now,
+                    owner=batch.claimer.lease_owner,
+                    lease_until=now + lease,
+                )
+            )
+        else:
+            queue.enqueue(conn, tenant_id, job.JobKind.TASK, payload, now)
         busy += 1
 
 

@@ -9,6 +9,7 @@ from datetime import datetime
 from hansa.bus.base import Bus
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.base import utcnow
+from hansa.domain.job import Job
 from hansa.engine.routing import Router
 from hansa.models.base import Model
 from hansa.settings import Settings
@@ -30,6 +31,8 @@ class Services:
     clock: Callable[[], datetime] = utcnow
     wake_worker: Callable[[], None] = field(default=lambda: None)
     """Tells an in-process worker that a job was enqueued (set by the worker)."""
+    adopt: Callable[[list[Job]], None] = field(default=lambda jobs: None)
+    """Hands jobs claimed on its behalf to the in-process worker (set by the worker)."""
 
     def agent(self, agent_id: str) -> AgentDefinition:
         """The roster entry for ``agent_id`` (the supervisor if unknown)."""

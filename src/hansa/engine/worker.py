@@ -70,6 +70,17 @@ class Worker:
         settings = services.settings
         self._lease = timedelta(seconds=settings.lease_seconds)
         self._capacity = settings.worker_concurrency
+        # this process's writers reach the worker through the services
+        services.wake_worker = self.wake
+        services.adopt = self.adopt
+
+    def adopt(self, jobs: list[Job]) -> None:
+        """Run jobs that were claimed for this worker inside another job's transaction."""
+        for job in jobs:
+            if job.lease_owner != self.owner or job.id in self._running:
+                continue
+            task = asyncio.create_task(self._run(job), name=f"job {job.id} {job.kind}")
+            self._running[job.id] = (job, task)
 
     def wake(self) -> None:
         """A job was enqueued: look now rather than at the next poll."""

@@ -112,6 +112,51 @@ def enqueue(
     return job_id
 
 
+def enqueue_claimed(
+    conn: Connection,
+    tenant_id: str,
+    kind: job.JobKind,
+    payload: dict[str, Any],
+    now: datetime,
+    *,
+    owner: str,
+    lease_until: datetime,
+    max_attempts: int = 3,
+) -> job.Job:
+    """Add an unkeyed job already claimed by ``owner`` (the worker that creates it runs it).
+
+    Saves a claim round trip; if that worker dies, the lease expires and another takes it.
+    """
+    values = {
+        "tenant_id": tenant_id,
+        "kind": kind.value,
+        "key": None,
+        "payload": payload,
+        "status": _RUNNING,
+        "run_at": now,
+        "attempts": 1,
+        "max_attempts": max_attempts,
+        "lease_owner": owner,
+        "lease_until": lease_until,
+        "epoch": 1,
+        "created_at": now,
+        "updated_at": now,
+    }
+    job_id = int(conn.execute(_ENQUEUE, values).scalar_one())
+    return job.Job(
+        id=job_id,
+        tenant_id=tenant_id,
+        kind=kind,
+        key=None,
+        payload=payload,
+        attempts=1,
+        max_attempts=max_attempts,
+        epoch=1,
+        lease_owner=owner,
+        lease_until=lease_until,
+    )
+
+
 def claim(
     conn: Connection, owner: str, now: datetime, *, lease: timedelta, limit: int
 ) -> list[job.Job]:
@@ -172,8 +217,13 @@ def finish(
     Raises StaleLease, rolling back the caller's transaction, if the lease was lost.
     """
     status = job.JobStatus.FAILED if error is not None else job.JobStatus.DONE
-    params = {"p_id": claimed.id, "p_epoch": claimed.epoch, "p_status": status.value,
-              "p_error": error, "p_now": now}  # fmt: skip
+    params = {
+        "p_id": claimed.id,
+        "p_epoch": claimed.epoch,
+        "p_status": status.value,
+        "p_error": error,
+        "p_now": now,
+    }
     if conn.execute(_FINISH, params).rowcount != 1:
         raise errors.StaleLease(f"job {claimed.id} epoch {claimed.epoch} no longer holds its lease")
 
