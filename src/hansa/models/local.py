@@ -231,6 +231,10 @@ class LocalModel(Model):
             llm.close()
 
 
+REPEAT_PENALTY = 1.3
+"""llama.cpp's penalty on repeated tokens."""
+
+
 def _arguments(
     messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
 ) -> dict[str, Any]:
@@ -238,6 +242,8 @@ def _arguments(
         "messages": [{"role": m.role, "content": m.content} for m in messages],
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,
+        # a 135M model loops on its own phrases without a penalty
+        "repeat_penalty": REPEAT_PENALTY,
     }
     if params.output_schema is not None:
         # llama.cpp turns the schema into a grammar that constrains sampling.
