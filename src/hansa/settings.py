@@ -29,6 +29,8 @@ class Settings(BaseSettings):
 
     workers: int = Field(default=1, ge=0, le=1)
     """In-process workers of ``hansa serve`` (0: HTTP only; run ``hansa worker`` elsewhere)."""
+    startup_retry_seconds: float = Field(default=60.0, ge=0, le=3600)
+    """How long start-up keeps retrying an unreachable database (it may be restarting)."""
     crash_at: str | None = None
     """Fault injection for tests: the named crash point ends the process on the spot."""
     worker_concurrency: int = Field(default=64, ge=1, le=1024)

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+import sqlalchemy as sa
+
+from hansa import errors
 from hansa.bus.memory import MemoryBus
 from hansa.bus.postgres import PostgresBus
 from hansa.engine.roster import load_config, roster_from_config
@@ -14,6 +22,8 @@ from hansa.store import agents
 from hansa.store.db import Database
 from hansa.store.migrate import migrate
 from hansa.tasks.registry import default_registry
+
+log = logging.getLogger(__name__)
 
 
 def build_model(settings: Settings) -> Model:
@@ -34,7 +44,7 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
     model = model or build_model(settings)
     db = Database(settings.database_url)
     try:
-        await migrate(db)
+        await _with_retries(settings, lambda: migrate(db))
         await db.write(lambda conn: agents.replace_roster(conn, None, roster))
     except BaseException:
         await db.dispose()
@@ -52,3 +62,19 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
         router=router,
         registry=default_registry(),
     )
+
+
+async def _with_retries(settings: Settings, step: Callable[[], Awaitable[None]]) -> None:
+    """Retry while the database is unreachable (it may be restarting), up to a deadline."""
+    deadline = time.monotonic() + settings.startup_retry_seconds
+    delay = 0.2
+    while True:
+        try:
+            await step()
+            return
+        except sa.exc.OperationalError as exc:
+            if time.monotonic() + delay > deadline:
+                raise errors.ConfigError(f"cannot reach the database: {exc}") from exc
+            log.warning("database unreachable at start-up (%s); retrying in %.1f s", exc, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 5.0)

@@ -56,8 +56,13 @@ class Database:
             self._reader = _sqlite_engine(self.url, echo, pool_size=_SQLITE_READERS, begin=None)
             writers, readers = 1, _SQLITE_READERS
         elif self.dialect == "postgresql":
+            # pre-ping: after a database restart the first request gets a fresh connection
             engine = sa.create_engine(
-                self.url, echo=echo, pool_size=_POSTGRES_THREADS * 2, max_overflow=0
+                self.url,
+                echo=echo,
+                pool_size=_POSTGRES_THREADS * 2,
+                max_overflow=0,
+                pool_pre_ping=True,
             )
             self._writer = self._reader = engine
             writers = readers = _POSTGRES_THREADS

@@ -1,0 +1,170 @@
+"""Run scheduler throughput on PostgreSQL: Hansa (API process + worker) against LangGraph.
+
+The topology of bench/run_throughput.py (5 no-op tasks; groups A A A B C), on the local
+PostgreSQL server, each engine on a fresh schema. Hansa: an API process (``--workers 0``)
+and one ``hansa worker`` process; runs are created and approved over HTTP. One at a time:
+create -> its ``done`` event over SSE (after Hans's summary). Burst: all runs created and
+approved at once, runs/s until every run is terminal in the database (polled, as in
+bench/scale.py; the summaries that follow are not waited for). LangGraph: the 5-node
+StateGraph of run_throughput.py with ``AsyncPostgresSaver`` on a psycopg pool (16
+connections, as many as Hansa's per-process pool), ``durability="sync"``, one thread per run,
+in this process. Conversations and thread ids are made before the clock.
+
+    python bench/run_throughput_pg.py [--runs 200] [--sequential 20] [--record]
+Last line: ``runs_per_s=<f> langgraph_runs_per_s=<f>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.graph import END, START, StateGraph
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool
+
+from _fleet import FAST, fresh_schema, start_worker, stop
+from _server import hansa_server, record
+from run_throughput import (
+    RUN_TIMEOUT_SECONDS,
+    TASKS_JSON,
+    Result,
+    State,
+    _bounded,
+    _measure,
+    _node,
+    _pct,
+    hansa_http,
+)
+from scale import _wait_terminal
+
+POOL_SIZE = 16
+
+
+async def _burst(url: str, runs: int, db_url: str) -> float:
+    """Runs/s: ``runs`` created and approved at once, until all are terminal in the database."""
+    limits = httpx.Limits(max_connections=40, keepalive_expiry=1)
+    async with httpx.AsyncClient(base_url=url, timeout=RUN_TIMEOUT_SECONDS, limits=limits) as c:
+
+        async def conversation() -> str:
+            response = await c.post("/api/conversations", json={})
+            response.raise_for_status()
+            return str(response.json()["id"])
+
+        cids = [await conversation() for _ in range(runs)]
+
+        async def one(cid: str) -> str:
+            body = {"conversationId": cid, "title": "bench", "tasks": TASKS_JSON}
+            response = await c.post("/api/runs", json=body)
+            response.raise_for_status()
+            run_id = str(response.json()["id"])
+            (await c.post(f"/api/runs/{run_id}/approve")).raise_for_status()
+            return run_id
+
+        started = time.perf_counter()
+        run_ids = list(await asyncio.gather(*(one(cid) for cid in cids)))
+    await asyncio.to_thread(_wait_terminal, db_url, run_ids)
+    return runs / (time.perf_counter() - started)
+
+
+def hansa(seq: int, burst: int) -> Result:
+    with tempfile.TemporaryDirectory() as tmp_name, fresh_schema() as db_url:
+        tmp = Path(tmp_name)
+        with hansa_server(
+            tmp, "--model", "scripted", "--workers", "0", database_url=db_url, env=FAST
+        ) as url:
+            worker = start_worker(tmp, db_url)
+            try:
+                time.sleep(2)  # the worker is up
+                sequential, _ = asyncio.run(hansa_http(url, seq, 0))
+                rate = asyncio.run(_burst(url, burst, db_url))
+                if worker.poll() is not None:
+                    raise RuntimeError(f"the worker exited {worker.returncode}")
+                return sequential, rate
+            finally:
+                stop(worker)
+
+
+async def langgraph(seq: int, burst: int) -> Result:
+    graph = StateGraph(State)
+    for name in "abcde":
+        graph.add_node(name, _node(name))
+    for name in "abc":
+        graph.add_edge(START, name)
+    graph.add_edge(["a", "b", "c"], "d")  # d waits for all three
+    graph.add_edge("d", "e")
+    graph.add_edge("e", END)
+    with fresh_schema() as db_url:
+        kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+        pool = AsyncConnectionPool(
+            db_url, min_size=POOL_SIZE, max_size=POOL_SIZE, kwargs=kwargs, open=False
+        )
+        async with pool:
+            saver = AsyncPostgresSaver(pool)  # type: ignore[arg-type]
+            await saver.setup()
+            app = graph.compile(checkpointer=saver)
+
+            async def one(thread: str) -> float:
+                started = time.perf_counter()
+                config = {"configurable": {"thread_id": thread}}
+                work = app.ainvoke({"log": []}, config, durability="sync")  # type: ignore[arg-type]
+                out = await _bounded(f"LangGraph thread {thread}", [], work)
+                assert len(out["log"]) == 5, out
+                return time.perf_counter() - started
+
+            return await _measure(one, lambda i: f"t{i}", seq, burst)
+
+
+def _row(name: str, r: Result) -> str:
+    seq, rate = r
+    return f"| {name} | {statistics.median(seq) * 1000:.1f} | {_pct(seq, 0.95):.1f} | {rate:.1f} |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=200, help="runs in the burst")
+    parser.add_argument("--sequential", type=int, default=20, help="runs one at a time")
+    parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
+    args = parser.parse_args()
+    hs = hansa(args.sequential, args.runs)
+    lg = asyncio.run(langgraph(args.sequential, args.runs))
+    p50 = statistics.median(hs[0]) / statistics.median(lg[0])
+    lines = [
+        f"run_throughput_pg: runs of 5 no-op tasks in 3 step groups (3 parallel, 1, 1) on "
+        f"PostgreSQL (local server, fresh schema each), {args.sequential} runs one at a time, "
+        f"then a burst of {args.runs}; Hansa: API process + 1 worker process over HTTP (burst: "
+        f"until terminal in the database); LangGraph: in-process, AsyncPostgresSaver on a "
+        f"{POOL_SIZE}-connection pool, durability=sync; {platform.machine()}, "
+        f"{os.cpu_count()} cores shared with PostgreSQL and the load client",
+        "",
+        "| engine | per-run p50 ms | per-run p95 ms | burst runs/s |",
+        "| --- | --- | --- | --- |",
+        _row("Hansa, API + 1 worker process (HTTP)", hs),
+        _row("LangGraph + AsyncPostgresSaver (in-process)", lg),
+        "",
+        "| measure | value |",
+        "| --- | --- |",
+        f"| Hansa burst / LangGraph burst | {hs[1] / lg[1]:.2f}x |",
+        f"| Hansa per-run p50 / LangGraph per-run p50 | {p50:.2f}x |",
+    ]
+    report = "\n".join(lines)
+    print(report)
+    if args.record:
+        record(
+            "run_throughput_pg",
+            report + "\n\nReproduce: `.venv/bin/python bench/run_throughput_pg.py --record` "
+            '(PostgreSQL on 127.0.0.1:5432, database `test`; `pip install -e ".[bench]"`).',
+        )
+    print(f"runs_per_s={hs[1]:.1f} langgraph_runs_per_s={lg[1]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
