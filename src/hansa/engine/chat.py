@@ -109,7 +109,7 @@ async def post_message(
             raise errors.Conflict("this conversation is archived")
         if convo.title is None:  # name it after its first message, for pickers and lists
             conversations.set_title(conn, tenant_id, conversation_id, _title(text), now)
-        busy = turns.unfinished(conn, tenant_id, conversation_id)
+        busy = [] if strategy == "enqueue" else turns.unfinished(conn, tenant_id, conversation_id)
         if busy and strategy == "reject":
             raise errors.Conflict(
                 "another message of this conversation is still being answered",

@@ -14,7 +14,7 @@ _REQUEST_FIELDS = ("projectName", "projectDomain", "cmsPlatform")
 
 
 def build_project_context(
-    conn: Connection,
+    conn: Connection | None,
     tenant_id: str,
     project_id: str | None,
     request_context: dict[str, Any] | None = None,
@@ -27,7 +27,7 @@ def build_project_context(
     request_context = request_context or {}
     project_id = project_id or request_context.get("projectId")
     stored: dict[str, Any] = {}
-    if project_id is not None:
+    if project_id is not None and conn is not None:
         try:
             proj = projects.get(conn, tenant_id, project_id)
         except errors.NotFound:  # a project Hansa doesn't store: the request describes it

@@ -20,6 +20,7 @@ from hansa.domain.base import new_id
 from hansa.domain.conversation import Conversation
 from hansa.domain.job import Job
 from hansa.domain.llm_call import LlmCall
+from hansa.domain.message import Message
 from hansa.domain.project import ProjectContext
 from hansa.domain.routing import RoutingDecision
 from hansa.engine.llm import RecordedCall
@@ -48,6 +49,8 @@ class TurnContext:
     decision: RoutingDecision | None = None
     agent: AgentDefinition | None = None
     project_context: ProjectContext | None = None
+    history: list[Message] = field(default_factory=list)
+    """Recent user and assistant messages, loaded with the conversation."""
     prompt: list[ChatMessage] = field(default_factory=list)
     reply_message_id: str = field(default_factory=new_id)
     reply_text: str = ""

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Connection
-
 from hansa.domain import message
-from hansa.domain.project import ProjectContext
 from hansa.engine import thinking
 from hansa.engine.context import build_project_context
 from hansa.engine.turn import TurnContext
 from hansa.models.base import ChatMessage
-from hansa.store import messages
 
-_HISTORY_KINDS = (message.Kind.USER, message.Kind.ASSISTANT)
+
+def _before_this_turn(history: list[message.Message], turn_id: str) -> list[message.Message]:
+    """The messages before this turn's own (later ones may be queued already)."""
+    for i, m in enumerate(history):
+        if m.turn_id == turn_id and m.kind is message.Kind.USER:
+            return history[:i]
+    return []
 
 
 async def build_context(ctx: TurnContext) -> None:
@@ -20,18 +22,16 @@ async def build_context(ctx: TurnContext) -> None:
     if ctx.answered:
         return
     assert ctx.conversation is not None and ctx.agent is not None
-    history_size = ctx.services.settings.history_messages
     project_id = ctx.conversation.project_id
-
-    def load(conn: Connection) -> tuple[ProjectContext, list[message.Message]]:
-        project = build_project_context(conn, ctx.tenant_id, project_id, ctx.request_context)
-        history = messages.list_for(
-            conn, ctx.tenant_id, ctx.conversation_id, kinds=_HISTORY_KINDS, last=history_size + 1
+    request_context = ctx.request_context
+    if project_id is None and not (request_context or {}).get("projectId"):
+        project = build_project_context(None, ctx.tenant_id, None, request_context)
+    else:
+        project = await ctx.services.db.read(
+            lambda conn: build_project_context(conn, ctx.tenant_id, project_id, request_context)
         )
-        return project, history
-
-    project, history = await ctx.services.db.read(load)
     ctx.project_context = project
+    history = ctx.history
     ctx.batch().thinking(
         thinking.context_entry(ctx.supervisor, project),
         agent_id=ctx.supervisor.id,
@@ -44,9 +44,7 @@ async def build_context(ctx: TurnContext) -> None:
         f"{project.describe()} Answer briefly and concretely."
     )
     prompt = [ChatMessage("system", system)]
-    for m in history:
-        if m.turn_id == ctx.turn_id and m.kind is message.Kind.USER:
-            continue
+    for m in _before_this_turn(history, ctx.turn_id):
         prompt.append(
             ChatMessage("user" if m.kind is message.Kind.USER else "assistant", m.content)
         )

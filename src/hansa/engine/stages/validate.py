@@ -9,18 +9,27 @@ from hansa.domain import conversation, message
 from hansa.engine.turn import TurnContext
 from hansa.store import conversations, messages
 
+_USER = message.Kind.USER
+_HISTORY_KINDS = (message.Kind.USER, message.Kind.ASSISTANT)
 _HUMAN_STATES = (conversation.State.HANDOFF_PENDING, conversation.State.AGENT_ACTIVE)
 
 
 async def validate(ctx: TurnContext) -> None:
     """Load what the turn needs; a conversation held by a human gets no AI reply."""
 
+    last = ctx.services.settings.history_messages + 1
+
     def load(conn: Connection) -> tuple[conversation.Conversation, list[message.Message]]:
         convo = conversations.get(conn, ctx.tenant_id, ctx.conversation_id)
-        found = messages.list_for(
-            conn, ctx.tenant_id, ctx.conversation_id, turn_id=ctx.turn_id,
-            kinds=(message.Kind.USER,),
-        )  # fmt: skip
+        # the recent history, for the prompt later; it normally holds this turn's message
+        ctx.history = messages.list_for(
+            conn, ctx.tenant_id, ctx.conversation_id, kinds=_HISTORY_KINDS, last=last
+        )
+        found = [m for m in ctx.history if m.turn_id == ctx.turn_id and m.kind is _USER]
+        if not found:  # newer messages are already queued behind this one
+            found = messages.list_for(
+                conn, ctx.tenant_id, ctx.conversation_id, turn_id=ctx.turn_id, kinds=(_USER,)
+            )
         return convo, found
 
     convo, found = await ctx.services.db.read(load)
