@@ -51,9 +51,12 @@ class Database:
         self.url = normalize_url(url)
         self.dialect = sa.make_url(self.url).get_backend_name()
         if self.dialect == "sqlite":
-            self._writer = _sqlite_engine(self.url, echo, pool_size=1, begin="BEGIN IMMEDIATE")
+            self._writer = _sqlite_engine(self.url, echo, pool_size=1)
             # reads run in autocommit: each statement sees the newest committed state
-            self._reader = _sqlite_engine(self.url, echo, pool_size=_SQLITE_READERS, begin=None)
+            self._reader = _sqlite_engine(self.url, echo, pool_size=_SQLITE_READERS)
+            # writers take the write lock up front; issued by us, not by an engine event,
+            # because any connection event makes SQLAlchemy dispatch events per statement
+            self._begin = "BEGIN IMMEDIATE"
             writers, readers = 1, _SQLITE_READERS
         elif self.dialect == "postgresql":
             # pre-ping: after a database restart the first request gets a fresh connection
@@ -65,6 +68,7 @@ class Database:
                 pool_pre_ping=True,
             )
             self._writer = self._reader = engine
+            self._begin = None
             writers = readers = _POSTGRES_THREADS
         else:
             raise errors.ConfigError(
@@ -79,24 +83,33 @@ class Database:
 
     async def write(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn`` in a read-write transaction: committed if it returns, rolled back if not."""
-        return await self._run(self._write_pool, self._writer, fn)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._write_pool, self.write_now, fn
+        )
 
     async def read(self, fn: Callable[[Connection], T]) -> T:
         """Run ``fn`` for reading; on SQLite each statement sees the newest committed state."""
-        return await self._run(self._read_pool, self._reader, fn)
+
+        def reading() -> T:
+            with self._reader.begin() as conn:
+                return fn(conn)
+
+        return await asyncio.get_running_loop().run_in_executor(self._read_pool, reading)
 
     def write_now(self, fn: Callable[[Connection], T]) -> T:
         """``write`` for code that is not async (migrations, command-line tools)."""
-        with self._writer.begin() as conn:
-            return fn(conn)
-
-    @staticmethod
-    async def _run(pool: ThreadPoolExecutor, engine: Engine, fn: Callable[[Connection], T]) -> T:
-        def transaction() -> T:
-            with engine.begin() as conn:
+        if self._begin is None:
+            with self._writer.begin() as conn:
                 return fn(conn)
-
-        return await asyncio.get_running_loop().run_in_executor(pool, transaction)
+        with self._writer.connect() as conn:
+            conn.exec_driver_sql(self._begin)
+            try:
+                result = fn(conn)
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
+            return result
 
     async def dispose(self) -> None:
         """Finish queued transactions, stop the threads, close every connection."""
@@ -110,7 +123,7 @@ class Database:
         self._reader.dispose()
 
 
-def _sqlite_engine(url: str, echo: bool, *, pool_size: int, begin: str | None) -> Engine:
+def _sqlite_engine(url: str, echo: bool, *, pool_size: int) -> Engine:
     database = sa.make_url(url).database
     if database and database != ":memory:":
         Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
@@ -124,17 +137,12 @@ def _sqlite_engine(url: str, echo: bool, *, pool_size: int, begin: str | None) -
     )
 
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # SQLAlchemy, not the driver, issues BEGIN: writers take the lock up front.
+        # autocommit at the driver: Database.write_now issues BEGIN IMMEDIATE itself
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         for pragma in _SQLITE_PRAGMAS:
             cursor.execute(pragma)
         cursor.close()
 
-    def on_begin(conn: Connection) -> None:
-        conn.exec_driver_sql(begin)
-
-    sa.event.listen(engine, "connect", on_connect)
-    if begin is not None:
-        sa.event.listen(engine, "begin", on_begin)
+    sa.event.listen(engine, "connect", on_connect)  # a pool event: no per-statement cost
     return engine
