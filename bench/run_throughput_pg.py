@@ -41,7 +41,7 @@ from run_throughput import (
     _bounded,
     _measure,
     _node,
-    _pct,
+    _row,
     hansa_http,
 )
 from scale import _wait_terminal
@@ -121,11 +121,6 @@ async def langgraph(seq: int, burst: int) -> Result:
                 return time.perf_counter() - started
 
             return await _measure(one, lambda i: f"t{i}", seq, burst)
-
-
-def _row(name: str, r: Result) -> str:
-    seq, rate = r
-    return f"| {name} | {statistics.median(seq) * 1000:.1f} | {_pct(seq, 0.95):.1f} | {rate:.1f} |"
 
 
 def main() -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -138,11 +137,6 @@ def agent_out(a: agent.AgentDefinition) -> dict[str, Any]:
 def llm_call_out(c: llm_call.LlmCall) -> dict[str, Any]:
     """A model call record as JSON."""
     return c.model_dump(mode="json", by_alias=True, exclude={"tenant_id"})
-
-
-def iso(value: datetime) -> str:
-    """An ISO-8601 timestamp."""
-    return value.isoformat()
 
 
 class TaskIn(Body):

@@ -13,13 +13,12 @@ import asyncio
 import logging
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import psycopg
 
-from hansa.bus.base import Subscription
 from hansa.bus.memory import MemoryBus
-from hansa.domain.event import EVENTS_CHANNEL, JOBS_CHANNEL, Event
+from hansa.domain.event import EVENTS_CHANNEL, JOBS_CHANNEL
 
 log = logging.getLogger(__name__)
 
@@ -51,10 +50,6 @@ class PostgresBus(MemoryBus):
     def stop(self) -> None:
         """Stop listening (the thread ends within a second)."""
         self._stop.set()
-
-    def publish(self, conversation_id: str, seq: int, events: Sequence[Event] = ()) -> None:
-        """Ring local subscribers; other processes hear the commit's own NOTIFY."""
-        super().publish(conversation_id, seq, events)
 
     def _deliver(self, channel: str, payload: str) -> None:
         sender, _, rest = payload.partition(":")
@@ -97,6 +92,3 @@ class PostgresBus(MemoryBus):
             for sub in list(subs):
                 sub.ring()
         self.on_job()
-
-
-__all__ = ["PostgresBus", "Subscription"]

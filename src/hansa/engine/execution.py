@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import random
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel
@@ -296,7 +296,7 @@ def _fail(
     task: run.Task,
     message: str,
     batch: Batch,
-    now: Any,
+    now: datetime,
     *,
     code: str = "refused",
 ) -> None:

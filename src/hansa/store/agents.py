@@ -36,14 +36,3 @@ def replace_roster(
                 for a in roster
             ],
         )
-
-
-def load_roster(conn: Connection, tenant_id: str | None) -> list[agent.AgentDefinition]:
-    """The stored roster of ``tenant_id`` (None: global), ordered."""
-    owner = _defs.c.tenant_id.is_(None) if tenant_id is None else _defs.c.tenant_id == tenant_id
-    rows = (
-        (conn.execute(sa.select(_defs.c.config).where(owner).order_by(_defs.c.ordering)))
-        .scalars()
-        .all()
-    )
-    return [agent.AgentDefinition.model_validate(r) for r in rows]

@@ -134,16 +134,6 @@ def update_task(conn: Connection, task_id: str, now: datetime, **values: Any) ->
     conn.execute(sa.update(_tasks).where(_tasks.c.id == task_id).values(**values, updated_at=now))
 
 
-def list_for_conversation(conn: Connection, tenant_id: str, conversation_id: str) -> list[run.Run]:
-    """A conversation's runs, oldest first."""
-    rows = conn.execute(
-        sa.select(_runs)
-        .where(_runs.c.tenant_id == tenant_id, _runs.c.conversation_id == conversation_id)
-        .order_by(_runs.c.created_at)
-    ).mappings()
-    return [_run(r) for r in rows]
-
-
 def _run(row: sa.RowMapping) -> run.Run:
     return run.Run.model_validate(dict(row))
 

@@ -56,6 +56,10 @@ def get(conn: Connection, tenant_id: str, turn_id: str) -> turn.Turn:
     row = conn.execute(_GET, {"id": turn_id, "tenant_id": tenant_id}).mappings().first()
     if row is None:
         raise errors.NotFound(f"turn {turn_id} not found")
+    return _turn(row)
+
+
+def _turn(row: sa.RowMapping) -> turn.Turn:
     return turn.Turn(
         id=row["id"],
         conversation_id=row["conversation_id"],
@@ -102,12 +106,9 @@ _FINAL = (turn.TurnStatus.COMPLETED, turn.TurnStatus.FAILED, turn.TurnStatus.CAN
 def unfinished(conn: Connection, tenant_id: str, conversation_id: str) -> list[turn.Turn]:
     """Turns of the conversation still queued or running, oldest first."""
     rows = conn.execute(
-        sa.select(_turns.c.id)
-        .where(
-            _turns.c.tenant_id == tenant_id,
-            _turns.c.conversation_id == conversation_id,
-            _turns.c.status.in_([turn.TurnStatus.QUEUED.value, turn.TurnStatus.RUNNING.value]),
-        )
+        sa.select(_turns)
+        .where(_turns.c.tenant_id == tenant_id, _turns.c.conversation_id == conversation_id)
+        .where(_turns.c.status.in_([turn.TurnStatus.QUEUED.value, turn.TurnStatus.RUNNING.value]))
         .order_by(_turns.c.created_at)
-    ).scalars()
-    return [get(conn, tenant_id, turn_id) for turn_id in rows]
+    ).mappings()
+    return [_turn(r) for r in rows]

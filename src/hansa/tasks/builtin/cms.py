@@ -34,10 +34,6 @@ class CreateProduct(Params):
     status: str = Field(default="draft", pattern=r"^(draft|publish|private)$")
 
 
-class ProductRef(Params):
-    product_id: str = Field(alias="productId", min_length=1)
-
-
 def _cms(ctx: TaskContext) -> CmsConnector:
     cms: CmsConnector = ctx.connector("cms")
     return cms
