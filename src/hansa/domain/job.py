@@ -22,8 +22,9 @@ class JobKind(StrEnum):
     """What a job does."""
 
     TURN = "turn"
-    TASK = "task"
-    """Execute one task of a run."""
+    RUN = "run"
+    """Drive one run: start its tasks group by group, execute them, record their results
+    (keyed ``run:<id>``, so one worker at a time drives a run)."""
     RUN_SUMMARY = "run_summary"
     """Hans validates a finished run and answers (keyed by conversation, like turns)."""
 

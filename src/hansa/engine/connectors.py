@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from hansa.domain.project import ProjectContext
@@ -16,7 +17,12 @@ WORKSPACE_PAGES = "/api/workspace/pages/"
 
 def outbound_policy(services: Services) -> OutboundPolicy:
     """The webhook policy from settings (``HANSA_OUTBOUND_ALLOW``)."""
-    return OutboundPolicy.parse(services.settings.outbound_allow)
+    return _parsed(services.settings.outbound_allow)
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(allow: str) -> OutboundPolicy:
+    return OutboundPolicy.parse(allow)  # a frozen value: one per setting is enough
 
 
 def connectors_for(services: Services, tenant_id: str, project: ProjectContext) -> dict[str, Any]:

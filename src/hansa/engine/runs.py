@@ -191,7 +191,7 @@ async def approve(
                     agent_id=chief.id)  # fmt: skip
         batch.thinking(f"{chief.display_name} is starting the approved run", agent_id=chief.id,
                        phase="execution")  # fmt: skip
-        scheduler.advance(services, conn, tenant_id, run_id, batch)
+        scheduler.wake(services, conn, tenant_id, run_id, conversation_id, batch)
 
     await Recorder(services, tenant_id, conversation_id).write(batch, prepare=go)
     services.wake_worker()
@@ -204,6 +204,7 @@ async def confirm(services: Services, tenant_id: str, task_id: str, quoted_hash:
     batch = Batch(task.conversation_id, None, run_id=task.run_id)
 
     def go(conn: Connection) -> None:
+        status = runs.lock(conn, task.run_id, services.clock())  # before the task row, as steps do
         current = runs.get_task(conn, tenant_id, task_id)
         if current.is_reversible_by_system:
             raise errors.Conflict("this task can be undone by the system; it needs no confirmation")
@@ -223,7 +224,8 @@ async def confirm(services: Services, tenant_id: str, task_id: str, quoted_hash:
                         agent_id=current.created_by, task_id=task_id)  # fmt: skip
         batch.thinking("The user confirmed an irreversible step", agent_id=current.created_by,
                        phase="execution", group=current.step_group)  # fmt: skip
-        scheduler.advance(services, conn, tenant_id, current.run_id, batch)
+        if status is run.RunStatus.RUNNING:
+            scheduler.wake(services, conn, tenant_id, task.run_id, task.conversation_id, batch)
 
     await Recorder(services, tenant_id, task.conversation_id).write(batch, prepare=go)
     services.wake_worker()
@@ -291,7 +293,7 @@ async def resume(services: Services, tenant_id: str, run_id: str) -> run.Run:
         batch.event(
             event.RunStatusData(status="running", previous="paused"), agent_id=services.roster[0].id
         )
-        scheduler.advance(services, conn, tenant_id, run_id, batch)
+        scheduler.wake(services, conn, tenant_id, run_id, batch.conversation_id, batch)
 
     return await _control(services, tenant_id, run_id, step)
 
@@ -301,10 +303,11 @@ async def preempt(services: Services, tenant_id: str, task_id: str) -> run.Task:
     task = await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))
 
     def step(conn: Connection, batch: Batch) -> None:
+        now = services.clock()
+        status = runs.lock(conn, task.run_id, now)  # before the task row, as steps do
         current = runs.get_task(conn, tenant_id, task_id)
         if current.status in run.TASK_FINAL:
             return
-        now = services.clock()
         runs.move_task(
             conn, tenant_id, task_id, run.TaskStatus.CANCELLED, now, error="preempted by the user"
         )
@@ -313,7 +316,8 @@ async def preempt(services: Services, tenant_id: str, task_id: str) -> run.Task:
             agent_id=current.created_by,
             task_id=task_id,
         )
-        scheduler.advance(services, conn, tenant_id, current.run_id, batch)
+        if status is run.RunStatus.RUNNING:
+            scheduler.wake(services, conn, tenant_id, task.run_id, task.conversation_id, batch)
 
     await _control(services, tenant_id, task.run_id, step)
     return await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))

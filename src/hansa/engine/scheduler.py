@@ -1,16 +1,22 @@
 """The run scheduler: groups in order, tasks of a group concurrently under a cap.
 
-``advance`` runs inside the transaction of whatever changed a run (approval, a
-task finishing, a confirmation). It takes the run's row lock, looks at the tasks,
-and decides what happens next: queue more tasks of the current group, hold an
-irreversible task for confirmation, open the next group, or end the run (a
-failed task fails the run once its siblings finish; later groups are cancelled).
-Ending a run queues Hans's summary, keyed by the conversation like a turn.
+A run is driven by one job at a time (its *run job*, keyed ``run:<id>``; see
+``engine/execution.py``). Whatever changes a run from outside — approval, a
+confirmation, a resume, a preemption — calls :func:`wake` in its transaction,
+which queues the run job unless one is already waiting.
+
+Inside the run job's transaction, :func:`next_tasks` decides what happens next on
+the run's :class:`Book`: which open tasks of the current group start now, which
+irreversible task waits for the user's confirmation, whether the next group opens,
+or whether the run ends (a failed task fails the run once its siblings finish;
+later groups are cancelled). Ending a run queues Hans's summary, keyed by the
+conversation like a turn.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Connection
 
@@ -22,56 +28,148 @@ from hansa.store import queue, runs
 _FAILED = (run.TaskStatus.FAILED, run.TaskStatus.AMBIGUOUS)
 
 
-def advance(
-    services: Services, conn: Connection, tenant_id: str, run_id: str, batch: Batch
+class Book:
+    """A run's tasks as one transaction sees them; every move is written through."""
+
+    def __init__(self, conn: Connection, tenant_id: str, tasks: list[run.Task]) -> None:
+        self.conn = conn
+        self.tenant_id = tenant_id
+        self.tasks = {t.id: t for t in tasks}
+
+    def move(
+        self,
+        task_id: str,
+        target: run.TaskStatus,
+        now: datetime,
+        *,
+        result: dict[str, Any] | None = None,
+        error: str | None = None,
+        attempt: bool = False,
+    ) -> run.Task:
+        """Move a task along its transition table in the store and here."""
+        runs.move_task(self.conn, self.tenant_id, task_id, target, now,
+                       result=result, error=error, attempt=attempt)  # fmt: skip
+        before = self.tasks[task_id]
+        changes: dict[str, Any] = {"status": target, "updated_at": now}
+        if attempt:
+            changes["attempts"] = before.attempts + 1
+        if result is not None:
+            changes["result"] = result
+        if error is not None:
+            changes["error"] = error
+        self.tasks[task_id] = after = before.model_copy(update=changes)
+        return after
+
+    def outputs(self) -> dict[str, dict[str, Any]]:
+        """Results of completed tasks, by task id and by the plan's step ``ref``."""
+        found: dict[str, dict[str, Any]] = {}
+        for t in self.tasks.values():
+            if t.status is run.TaskStatus.COMPLETED and t.result is not None:
+                found[t.id] = t.result
+                if t.metadata.get("ref"):
+                    found[str(t.metadata["ref"])] = t.result
+        return found
+
+
+def wake(
+    services: Services,
+    conn: Connection,
+    tenant_id: str,
+    run_id: str,
+    conversation_id: str,
+    batch: Batch,
 ) -> None:
-    """Move run ``run_id`` forward as far as it can go now."""
-    now = services.clock()
-    if runs.lock(conn, run_id, now) is not run.RunStatus.RUNNING:
+    """Have a worker drive the run: queue its run job unless one is already waiting.
+
+    A running run job may be about to end without seeing this transaction's change,
+    so a new one is queued beside it; with no job at all, this process's worker (if
+    any) gets it already claimed.
+    """
+    key = f"run:{run_id}"
+    live = queue.live_statuses(conn, key)
+    if job.JobStatus.QUEUED.value in live:
         return
-    tasks = runs.tasks_of(conn, run_id)
+    payload = {"runId": run_id, "conversationId": conversation_id}
+    _enqueue(services, conn, tenant_id, job.JobKind.RUN, payload, key, live, batch)
+
+
+def _enqueue(
+    services: Services,
+    conn: Connection,
+    tenant_id: str,
+    kind: job.JobKind,
+    payload: dict[str, Any],
+    key: str,
+    live: set[str],
+    batch: Batch,
+) -> None:
+    now = services.clock()
+    owner = batch.claimer.lease_owner if batch.claimer is not None else services.worker_owner
+    if owner is None or live:
+        queue.enqueue(conn, tenant_id, kind, payload, now, key=key)
+        return
+    lease = timedelta(seconds=services.settings.lease_seconds)
+    batch.adopted.append(
+        queue.enqueue_claimed(
+            conn, tenant_id, kind, payload, now, owner=owner, lease_until=now + lease, key=key
+        )
+    )
+
+
+def next_tasks(
+    services: Services,
+    book: Book,
+    r: run.Run,
+    batch: Batch,
+    *,
+    busy: int,
+    held: set[str],
+) -> list[run.Task]:
+    """Move running run ``r`` forward; returns the open tasks to start now.
+
+    ``busy`` tasks are running already; ``held`` tasks wait for a retry.
+    """
+    now = services.clock()
+    tasks = list(book.tasks.values())
     for group in sorted({t.step_group for t in tasks}):
         members = [t for t in tasks if t.step_group == group]
         if all(t.status in run.TASK_FINAL for t in members):
             if any(t.status in _FAILED for t in members):
                 later = [t for t in tasks if t.step_group > group]
-                _cancel(conn, tenant_id, later, now, batch, "an earlier step failed")
-                _finish(services, conn, tenant_id, run_id, run.RunStatus.FAILED, now, batch)
-                return
+                _cancel(book, later, now, batch, "an earlier step failed")
+                finish_run(services, book.conn, r, run.RunStatus.FAILED, batch)
+                return []
             continue
-        _fill(services, conn, tenant_id, group, members, now, batch)
-        return
+        return _fill(services, book, group, members, now, batch, busy=busy, held=held)
     # a preempted (cancelled) task does not fail its run; the rest carried on
-    _finish(services, conn, tenant_id, run_id, run.RunStatus.COMPLETED, now, batch)
+    finish_run(services, book.conn, r, run.RunStatus.COMPLETED, batch)
+    return []
 
 
 def _fill(
     services: Services,
-    conn: Connection,
-    tenant_id: str,
+    book: Book,
     group: str,
     members: list[run.Task],
     now: datetime,
     batch: Batch,
-) -> None:
-    busy = sum(
-        1
-        for t in members
-        if t.status is run.TaskStatus.IN_PROGRESS
-        or (t.status is run.TaskStatus.OPEN and t.scheduled_at is not None)
-    )
-    if busy == 0 and not any(t.scheduled_at or t.attempts for t in members):
+    *,
+    busy: int,
+    held: set[str],
+) -> list[run.Task]:
+    if busy == 0 and not held and not any(t.attempts for t in members):
         names = sorted({services.agent(t.created_by).display_name for t in members})
         together = " and ".join(names) + (" are" if len(names) > 1 else " is")
         batch.thinking(
             f"Group {group}: {together} working" + (" in parallel" if len(members) > 1 else ""),
             agent_id=services.roster[0].id, phase="execution", group=group,
         )  # fmt: skip
+    chosen: list[run.Task] = []
     for task in members:
-        if task.status is not run.TaskStatus.OPEN or task.scheduled_at is not None:
+        if task.status is not run.TaskStatus.OPEN or task.id in held:
             continue
         if not task.is_reversible_by_system and task.confirmed_hash != task.parameters_hash:
-            runs.move_task(conn, tenant_id, task.id, run.TaskStatus.AWAITING_CONFIRMATION, now)
+            book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, now)
             agent = services.agent(task.created_by)
             batch.event(
                 event.TaskStatusData(status="awaiting_confirmation", previous="open"),
@@ -83,64 +181,35 @@ def _fill(
                 agent_id=agent.id,
             )
             continue
-        if busy >= services.settings.task_concurrency:
-            continue
-        runs.update_task(conn, task.id, now, scheduled_at=now)
-        payload = {"taskId": task.id}
-        if batch.claimer is not None and batch.claimer.lease_owner:
-            lease = timedelta(seconds=services.settings.lease_seconds)
-            batch.adopted.append(
-                queue.enqueue_claimed(
-                    conn,
-                    tenant_id,
-                    job.JobKind.TASK,
-                    payload,
-                    now,
-                    owner=batch.claimer.lease_owner,
-                    lease_until=now + lease,
-                )
-            )
-        else:
-            queue.enqueue(conn, tenant_id, job.JobKind.TASK, payload, now)
-        busy += 1
+        if busy + len(chosen) < services.settings.task_concurrency:
+            chosen.append(task)
+    return chosen
 
 
-def _cancel(
-    conn: Connection,
-    tenant_id: str,
-    tasks: list[run.Task],
-    now: datetime,
-    batch: Batch,
-    reason: str,
-) -> None:
+def _cancel(book: Book, tasks: list[run.Task], now: datetime, batch: Batch, reason: str) -> None:
     for task in tasks:
         if task.status in run.TASK_FINAL or task.status is run.TaskStatus.IN_PROGRESS:
             continue
-        runs.move_task(conn, tenant_id, task.id, run.TaskStatus.CANCELLED, now, error=reason)
+        book.move(task.id, run.TaskStatus.CANCELLED, now, error=reason)
         batch.event(
             event.TaskStatusData(status="cancelled", previous=task.status.value),
             agent_id=task.created_by, task_id=task.id,
         )  # fmt: skip
 
 
-def _finish(
-    services: Services,
-    conn: Connection,
-    tenant_id: str,
-    run_id: str,
-    final: run.RunStatus,
-    now: datetime,
-    batch: Batch,
+def finish_run(
+    services: Services, conn: Connection, r: run.Run, final: run.RunStatus, batch: Batch
 ) -> None:
-    previous = runs.get(conn, tenant_id, run_id).status.value
-    runs.move(conn, tenant_id, run_id, final, now)
+    """End run ``r`` as ``final`` and queue Hans's summary of it."""
+    runs.move(conn, r.tenant_id, r.id, final, services.clock())
     batch.event(
-        event.RunStatusData(status=final.value, previous=previous), agent_id=services.roster[0].id
+        event.RunStatusData(status=final.value, previous=r.status.value),
+        agent_id=services.roster[0].id,
     )
-    queue.enqueue(
-        conn, tenant_id, job.JobKind.RUN_SUMMARY, {"runId": run_id, "tenantId": tenant_id}, now,
-        key=batch.conversation_id,
-    )  # fmt: skip
+    payload = {"runId": r.id, "tenantId": r.tenant_id}
+    key = r.conversation_id
+    live = queue.live_statuses(conn, key)
+    _enqueue(services, conn, r.tenant_id, job.JobKind.RUN_SUMMARY, payload, key, live, batch)
 
 
 def cancel_run(
@@ -154,10 +223,11 @@ def cancel_run(
     status = runs.lock(conn, run_id, now)
     if status in run.RUN_FINAL:
         return False
-    tasks = runs.tasks_of(conn, run_id)
-    _cancel(conn, tenant_id, tasks, now, batch, "the run was cancelled")
+    book = Book(conn, tenant_id, runs.tasks_of(conn, run_id))
+    _cancel(book, list(book.tasks.values()), now, batch, "the run was cancelled")
+    current = runs.get(conn, tenant_id, run_id)
     if status in (run.RunStatus.RUNNING, run.RunStatus.PAUSED):
-        _finish(services, conn, tenant_id, run_id, run.RunStatus.CANCELLED, now, batch)
+        finish_run(services, conn, current, run.RunStatus.CANCELLED, batch)
     else:
         runs.move(conn, tenant_id, run_id, run.RunStatus.CANCELLED, now)
         batch.event(

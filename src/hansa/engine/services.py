@@ -33,6 +33,8 @@ class Services:
     """Tells an in-process worker that a job was enqueued (set by the worker)."""
     adopt: Callable[[list[Job]], None] = field(default=lambda jobs: None)
     """Hands jobs claimed on its behalf to the in-process worker (set by the worker)."""
+    worker_owner: str | None = None
+    """The lease owner name of the in-process worker, if this process runs one."""
 
     def agent(self, agent_id: str) -> AgentDefinition:
         """The roster entry for ``agent_id`` (the supervisor if unknown)."""

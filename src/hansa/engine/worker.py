@@ -53,7 +53,7 @@ async def run_turn_job(services: Services, job: Job) -> None:
 
 HANDLERS: dict[JobKind, Handler] = {
     JobKind.TURN: run_turn_job,
-    JobKind.TASK: execution.run_task_job,
+    JobKind.RUN: execution.run_run_job,
     JobKind.RUN_SUMMARY: summary.run_summary_job,
 }
 
@@ -73,6 +73,7 @@ class Worker:
         # this process's writers reach the worker through the services
         services.wake_worker = self.wake
         services.adopt = self.adopt
+        services.worker_owner = self.owner
 
     def adopt(self, jobs: list[Job]) -> None:
         """Run jobs that were claimed for this worker inside another job's transaction."""

@@ -69,6 +69,9 @@ _GUARD = sa.select(sa.func.count()).select_from(_jobs).where(*_HELD)
 _HEARTBEAT = (
     sa.update(_jobs).where(*_HELD).values(lease_until=_B("p_until"), updated_at=_B("p_now"))
 )
+_LIVE_OF_KEY = sa.select(_jobs.c.status).where(
+    _jobs.c.key == _B("p_key"), _jobs.c.status.in_([_QUEUED, _RUNNING])
+)
 _EPOCH = sa.select(_jobs.c.epoch).where(_jobs.c.id == _B("p_id"))
 _FINISH = (
     sa.update(_jobs)
@@ -121,16 +124,18 @@ def enqueue_claimed(
     *,
     owner: str,
     lease_until: datetime,
+    key: str | None = None,
     max_attempts: int = 3,
 ) -> job.Job:
-    """Add an unkeyed job already claimed by ``owner`` (the worker that creates it runs it).
+    """Add a job already claimed by ``owner`` (the worker that creates it runs it).
 
     Saves a claim round trip; if that worker dies, the lease expires and another takes it.
+    A keyed job may be added this way only while :func:`live_statuses` of its key is empty.
     """
     values = {
         "tenant_id": tenant_id,
         "kind": kind.value,
-        "key": None,
+        "key": key,
         "payload": payload,
         "status": _RUNNING,
         "run_at": now,
@@ -147,7 +152,7 @@ def enqueue_claimed(
         id=job_id,
         tenant_id=tenant_id,
         kind=kind,
-        key=None,
+        key=key,
         payload=payload,
         attempts=1,
         max_attempts=max_attempts,
@@ -155,6 +160,11 @@ def enqueue_claimed(
         lease_owner=owner,
         lease_until=lease_until,
     )
+
+
+def live_statuses(conn: Connection, key: str) -> set[str]:
+    """The statuses (queued, running) of the unfinished jobs of ``key``."""
+    return set(conn.scalars(_LIVE_OF_KEY, {"p_key": key}).all())
 
 
 def claim(

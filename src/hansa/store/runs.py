@@ -24,7 +24,7 @@ _LOCK_RUN = (
     sa.update(_runs)
     .where(_runs.c.id == _B("p_id"))
     .values(updated_at=_B("p_now"))
-    .returning(_runs.c.status)
+    .returning(*_runs.c)
 )
 _MOVE_RUN = (
     sa.update(_runs)
@@ -74,10 +74,15 @@ def get(conn: Connection, tenant_id: str, run_id: str) -> run.Run:
 
 def lock(conn: Connection, run_id: str, now: datetime) -> run.RunStatus:
     """Take the run's row lock for this transaction (serializes schedulers); its status."""
-    status = conn.scalar(_LOCK_RUN, {"p_id": run_id, "p_now": now})
-    if status is None:
+    return locked(conn, run_id, now).status
+
+
+def locked(conn: Connection, run_id: str, now: datetime) -> run.Run:
+    """``lock``, returning the whole run."""
+    row = conn.execute(_LOCK_RUN, {"p_id": run_id, "p_now": now}).mappings().first()
+    if row is None:
         raise errors.NotFound(f"run {run_id} not found")
-    return run.RunStatus(status)
+    return _run(row)
 
 
 def move(
