@@ -182,11 +182,16 @@ async def approve(
     batch = Batch(conversation_id, turn_id, run_id=run_id)
     chief = services.roster[0]
 
+    approved: list[run.Run] = []
+
     def go(conn: Connection) -> None:
-        _awaiting(conn, tenant_id, run_id)
+        current = _awaiting(conn, tenant_id, run_id)
         if edits:
             apply_edits(services, conn, tenant_id, run_id, edits)
-        runs.move(conn, tenant_id, run_id, run.RunStatus.RUNNING, services.clock())
+        now = services.clock()
+        runs.move(conn, tenant_id, run_id, run.RunStatus.RUNNING, now)
+        approved.append(current.model_copy(update={"status": run.RunStatus.RUNNING,
+                                                   "updated_at": now}))  # fmt: skip
         batch.event(event.RunStatusData(status="running", previous="awaiting_approval"),
                     agent_id=chief.id)  # fmt: skip
         batch.thinking(f"{chief.display_name} is starting the approved run", agent_id=chief.id,
@@ -195,7 +200,7 @@ async def approve(
 
     await Recorder(services, tenant_id, conversation_id).write(batch, prepare=go)
     services.wake_worker()
-    return await services.db.read(lambda conn: runs.get(conn, tenant_id, run_id))
+    return approved[0]
 
 
 async def confirm(services: Services, tenant_id: str, task_id: str, quoted_hash: str) -> run.Task:

@@ -21,6 +21,8 @@ from typing import Any
 from sqlalchemy import Connection
 
 from hansa.domain import event, job, run
+from hansa.engine import summary
+from hansa.engine.faults import crash_point
 from hansa.engine.recorder import Batch
 from hansa.engine.services import Services
 from hansa.store import queue, runs
@@ -90,29 +92,23 @@ def wake(
     if job.JobStatus.QUEUED.value in live:
         return
     payload = {"runId": run_id, "conversationId": conversation_id}
-    _enqueue(services, conn, tenant_id, job.JobKind.RUN, payload, key, live, batch)
-
-
-def _enqueue(
-    services: Services,
-    conn: Connection,
-    tenant_id: str,
-    kind: job.JobKind,
-    payload: dict[str, Any],
-    key: str,
-    live: set[str],
-    batch: Batch,
-) -> None:
     now = services.clock()
     owner = batch.claimer.lease_owner if batch.claimer is not None else services.worker_owner
     if owner is None or live:
-        queue.enqueue(conn, tenant_id, kind, payload, now, key=key)
+        queue.enqueue(conn, tenant_id, job.JobKind.RUN, payload, now, key=key)
         return
-    lease = timedelta(seconds=services.settings.lease_seconds)
+    lease_until = now + timedelta(seconds=services.settings.lease_seconds)
     batch.adopted.append(
         queue.enqueue_claimed(
-            conn, tenant_id, kind, payload, now, owner=owner, lease_until=now + lease, key=key
-        )
+            conn,
+            tenant_id,
+            job.JobKind.RUN,
+            payload,
+            now,
+            owner=owner,
+            lease_until=lease_until,
+            key=key,
+        )  # fmt: skip
     )
 
 
@@ -137,12 +133,14 @@ def next_tasks(
             if any(t.status in _FAILED for t in members):
                 later = [t for t in tasks if t.step_group > group]
                 _cancel(book, later, now, batch, "an earlier step failed")
-                finish_run(services, book.conn, r, run.RunStatus.FAILED, batch)
+                finish_run(
+                    services, book.conn, r, run.RunStatus.FAILED, list(book.tasks.values()), batch
+                )
                 return []
             continue
         return _fill(services, book, group, members, now, batch, busy=busy, held=held)
     # a preempted (cancelled) task does not fail its run; the rest carried on
-    finish_run(services, book.conn, r, run.RunStatus.COMPLETED, batch)
+    finish_run(services, book.conn, r, run.RunStatus.COMPLETED, tasks, batch)
     return []
 
 
@@ -198,18 +196,28 @@ def _cancel(book: Book, tasks: list[run.Task], now: datetime, batch: Batch, reas
 
 
 def finish_run(
-    services: Services, conn: Connection, r: run.Run, final: run.RunStatus, batch: Batch
+    services: Services,
+    conn: Connection,
+    r: run.Run,
+    final: run.RunStatus,
+    tasks: list[run.Task],
+    batch: Batch,
 ) -> None:
-    """End run ``r`` as ``final`` and queue Hans's summary of it."""
+    """End run ``r`` as ``final``; Hans answers in the same transaction, or after the turn
+    or summary the conversation is busy with (a job keyed by the conversation, like a turn).
+    """
     runs.move(conn, r.tenant_id, r.id, final, services.clock())
     batch.event(
         event.RunStatusData(status=final.value, previous=r.status.value),
         agent_id=services.roster[0].id,
     )
-    payload = {"runId": r.id, "tenantId": r.tenant_id}
-    key = r.conversation_id
-    live = queue.live_statuses(conn, key)
-    _enqueue(services, conn, r.tenant_id, job.JobKind.RUN_SUMMARY, payload, key, live, batch)
+    if queue.live_statuses(conn, r.conversation_id):
+        payload = {"runId": r.id, "tenantId": r.tenant_id}
+        queue.enqueue(conn, r.tenant_id, job.JobKind.RUN_SUMMARY, payload, services.clock(),
+                      key=r.conversation_id)  # fmt: skip
+        return
+    crash_point(services, "summary.before_write")
+    summary.answer(services, r.model_copy(update={"status": final}), tasks, batch)
 
 
 def cancel_run(
@@ -227,7 +235,8 @@ def cancel_run(
     _cancel(book, list(book.tasks.values()), now, batch, "the run was cancelled")
     current = runs.get(conn, tenant_id, run_id)
     if status in (run.RunStatus.RUNNING, run.RunStatus.PAUSED):
-        finish_run(services, conn, current, run.RunStatus.CANCELLED, batch)
+        tasks = list(book.tasks.values())
+        finish_run(services, conn, current, run.RunStatus.CANCELLED, tasks, batch)
     else:
         runs.move(conn, tenant_id, run_id, run.RunStatus.CANCELLED, now)
         batch.event(

@@ -91,38 +91,41 @@ def compose(r: run.Run, tasks: list[run.Task], names: dict[str, str]) -> tuple[s
     return "\n".join(lines), facts
 
 
+def answer(services: Services, r: run.Run, tasks: list[run.Task], batch: Batch) -> None:
+    """Add Hans's validation, final message and ``done`` for ended run ``r`` to ``batch``."""
+    chief = services.roster[0]
+    names = {a.id: a.display_name for a in services.roster}
+    batch.thinking(
+        f"{chief.display_name} is validating all outputs", agent_id=chief.id, phase="validation"
+    )
+    text, facts = compose(r, tasks, names)
+    batch.thinking(
+        f"{chief.display_name} is preparing the final summary",
+        agent_id=chief.id,
+        phase="validation",
+    )
+    batch.message(
+        message.Kind.ASSISTANT,
+        message.Author.ASSISTANT,
+        text,
+        agent_id=chief.id,
+        metadata={"runId": r.id, "runStatus": r.status.value, **facts},
+    )
+    status = "completed" if r.status is run.RunStatus.COMPLETED else "failed"
+    if r.status is run.RunStatus.CANCELLED:
+        status = "cancelled"
+    batch.event(event.DoneData(status=status), agent_id=chief.id)  # type: ignore[arg-type]
+
+
 async def run_summary_job(services: Services, claimed: Job) -> None:
     """Validate the run's results and write Hans's final message, then ``done``."""
     run_id = str(claimed.payload["runId"])
     tenant_id = claimed.tenant_id
     r = await services.db.read(lambda conn: runs.get(conn, tenant_id, run_id))
-    chief = services.roster[0]
     batch = Batch(r.conversation_id, None, run_id=run_id)
-    names = {a.id: a.display_name for a in services.roster}
 
     def write(conn: Connection) -> None:
-        current = runs.get(conn, tenant_id, run_id)
-        tasks = runs.tasks_of(conn, run_id)
-        batch.thinking(
-            f"{chief.display_name} is validating all outputs", agent_id=chief.id, phase="validation"
-        )
-        text, facts = compose(current, tasks, names)
-        batch.thinking(
-            f"{chief.display_name} is preparing the final summary",
-            agent_id=chief.id,
-            phase="validation",
-        )
-        batch.message(
-            message.Kind.ASSISTANT,
-            message.Author.ASSISTANT,
-            text,
-            agent_id=chief.id,
-            metadata={"runId": run_id, "runStatus": current.status.value, **facts},
-        )
-        status = "completed" if current.status is run.RunStatus.COMPLETED else "failed"
-        if current.status is run.RunStatus.CANCELLED:
-            status = "cancelled"
-        batch.event(event.DoneData(status=status), agent_id=chief.id)  # type: ignore[arg-type]
+        answer(services, runs.get(conn, tenant_id, run_id), runs.tasks_of(conn, run_id), batch)
         queue.finish(conn, claimed, services.clock())
 
     crash_point(services, "summary.before_write")

@@ -123,6 +123,9 @@ class Worker:
             return []
         now = self.services.clock()
         try:
+            # most wake-ups find nothing (a job of this worker ended): look before locking
+            if not await self.services.db.read(lambda conn: queue.any_due(conn, now)):
+                return []
             return await self.services.db.write(
                 lambda conn: queue.claim(conn, self.owner, now, lease=self._lease, limit=free)
             )

@@ -64,6 +64,16 @@ _CLAIM = (
     )
     .returning(*_jobs.c)
 )
+_DUE = (
+    sa.select(_jobs.c.id)
+    .where(
+        sa.or_(
+            sa.and_(_jobs.c.status == _QUEUED, _jobs.c.run_at <= _B("p_now")),
+            sa.and_(_jobs.c.status == _RUNNING, _jobs.c.lease_until < _B("p_now")),
+        )
+    )
+    .limit(1)
+)
 _HELD = (_jobs.c.id == _B("p_id"), _jobs.c.epoch == _B("p_epoch"), _jobs.c.status == _RUNNING)
 _GUARD = sa.select(sa.func.count()).select_from(_jobs).where(*_HELD)
 _HEARTBEAT = (
@@ -165,6 +175,11 @@ def enqueue_claimed(
 def live_statuses(conn: Connection, key: str) -> set[str]:
     """The statuses (queued, running) of the unfinished jobs of ``key``."""
     return set(conn.scalars(_LIVE_OF_KEY, {"p_key": key}).all())
+
+
+def any_due(conn: Connection, now: datetime) -> bool:
+    """True when some job could be claimed now (a cheap read before a claiming write)."""
+    return conn.scalar(_DUE, {"p_now": now}) is not None
 
 
 def claim(

@@ -26,28 +26,39 @@ _LOCK_RUN = (
     .values(updated_at=_B("p_now"))
     .returning(*_runs.c)
 )
-_MOVE_RUN = (
-    sa.update(_runs)
-    .where(_runs.c.id == _B("p_id"), _runs.c.status.in_(_B("p_allowed", expanding=True)))
-    .values(status=_B("p_status"), updated_at=_B("p_now"))
-)
+
+
+def _from(column: sa.Column[Any], allowed: frozenset[Any]) -> sa.ColumnElement[bool]:
+    # fixed equalities, not IN (...): an IN list is re-rendered at every execution
+    return sa.or_(*(column == s.value for s in sorted(allowed)))
+
+
+_MOVE_RUN = {
+    target: sa.update(_runs)
+    .where(_runs.c.id == _B("p_id"), _from(_runs.c.status, sources(run.RUN_TRANSITIONS, target)))
+    .values(status=target.value, updated_at=_B("p_now"))
+    for target in run.RunStatus
+    if sources(run.RUN_TRANSITIONS, target)
+}
 _GET_TASK = sa.select(_tasks).where(_tasks.c.id == _B("p_id"), _tasks.c.tenant_id == _B("p_tenant"))
 _RUN_TASKS = (
     sa.select(_tasks)
     .where(_tasks.c.run_id == _B("p_run"))
     .order_by(_tasks.c.step_group, _tasks.c.sequence_order, _tasks.c.id)
 )
-_MOVE_TASK = (
-    sa.update(_tasks)
-    .where(_tasks.c.id == _B("p_id"), _tasks.c.status.in_(_B("p_allowed", expanding=True)))
+_MOVE_TASK = {
+    target: sa.update(_tasks)
+    .where(_tasks.c.id == _B("p_id"), _from(_tasks.c.status, sources(run.TASK_TRANSITIONS, target)))
     .values(
-        status=_B("p_status"),
+        status=target.value,
         updated_at=_B("p_now"),
         attempts=_tasks.c.attempts + _B("p_attempt"),
         result=sa.func.coalesce(_B("p_result", type_=_tasks.c.result.type), _tasks.c.result),
         error=sa.func.coalesce(_B("p_error", type_=sa.Text), _tasks.c.error),
     )
-)
+    for target in run.TaskStatus
+    if sources(run.TASK_TRANSITIONS, target)
+}
 
 
 def create(conn: Connection, r: run.Run, tasks: list[run.Task]) -> None:
@@ -89,9 +100,8 @@ def move(
     conn: Connection, tenant_id: str, run_id: str, target: run.RunStatus, now: datetime
 ) -> None:
     """Move the run along its transition table; TransitionError when not allowed."""
-    allowed = [s.value for s in sources(run.RUN_TRANSITIONS, target)]
-    params = {"p_id": run_id, "p_allowed": allowed, "p_status": target.value, "p_now": now}
-    if conn.execute(_MOVE_RUN, params).rowcount != 1:
+    statement = _MOVE_RUN.get(target)
+    if statement is None or conn.execute(statement, {"p_id": run_id, "p_now": now}).rowcount != 1:
         check_transition(run.RUN_TRANSITIONS, get(conn, tenant_id, run_id).status, target)
 
 
@@ -122,14 +132,13 @@ def move_task(
     """Move a task along its transition table, optionally with its result or error."""
     params = {
         "p_id": task_id,
-        "p_allowed": [s.value for s in sources(run.TASK_TRANSITIONS, target)],
-        "p_status": target.value,
         "p_now": now,
         "p_attempt": 1 if attempt else 0,
         "p_result": result,
         "p_error": error,
     }
-    if conn.execute(_MOVE_TASK, params).rowcount != 1:
+    statement = _MOVE_TASK.get(target)
+    if statement is None or conn.execute(statement, params).rowcount != 1:
         current = get_task(conn, tenant_id, task_id)
         check_transition(run.TASK_TRANSITIONS, current.status, target)
 
