@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from hansa import errors
+from hansa.store.writer import GroupWriter
 
 T = TypeVar("T")
 
@@ -74,6 +75,9 @@ class Database:
             raise errors.ConfigError(
                 f"unsupported database {self.dialect!r}: use a SQLite file or PostgreSQL"
             )
+        self._group: GroupWriter | None = None
+        if self._begin is not None:  # SQLite: one writer thread, committing in groups
+            self._group = GroupWriter(self._writer, self._begin)
         self._write_pool = ThreadPoolExecutor(writers, thread_name_prefix="hansa-db-write")
         self._read_pool = ThreadPoolExecutor(readers, thread_name_prefix="hansa-db-read")
 
@@ -82,7 +86,14 @@ class Database:
         return self._writer.url
 
     async def write(self, fn: Callable[[Connection], T]) -> T:
-        """Run ``fn`` in a read-write transaction: committed if it returns, rolled back if not."""
+        """Run ``fn`` in a read-write transaction: committed if it returns, rolled back if not.
+
+        On SQLite ``fn`` may share its transaction with other writes (group commit), inside
+        a savepoint of its own: its effects are all-or-nothing all the same.
+        """
+        if self._group is not None:
+            result: T = await self._group.submit(fn)
+            return result
         return await asyncio.get_running_loop().run_in_executor(
             self._write_pool, self.write_now, fn
         )
@@ -117,6 +128,8 @@ class Database:
 
     def close(self) -> None:
         """``dispose`` for code that is not async."""
+        if self._group is not None:
+            self._group.close()
         for pool in (self._write_pool, self._read_pool):
             pool.shutdown()
         self._writer.dispose()
