@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing
 from functools import partial
 
 from hansa.domain import event
@@ -18,7 +19,25 @@ async def follow(
     *,
     idle_seconds: float,
 ) -> AsyncIterator[event.Event | None]:
-    """Yield events after ``after`` in order, forever; ``None`` after ``idle_seconds`` of quiet.
+    """Yield events after ``after`` in order, forever; ``None`` after ``idle_seconds`` of quiet."""
+    batches = follow_batches(services, tenant_id, conversation_id, after, idle_seconds=idle_seconds)
+    async with aclosing(batches) as stream:
+        async for batch in stream:
+            if not batch:
+                yield None
+            for ev in batch:
+                yield ev
+
+
+async def follow_batches(
+    services: Services,
+    tenant_id: str,
+    conversation_id: str,
+    after: int,
+    *,
+    idle_seconds: float,
+) -> AsyncGenerator[list[event.Event]]:
+    """``follow``, a commit's worth of events at a time; an empty list after a quiet spell.
 
     Subscribes before the first read, so nothing committed in between is missed.
     Uses the bus's copy of new events when it continues the cursor; reads the log
@@ -35,10 +54,10 @@ async def follow(
                             conversation_id=conversation_id, after=cursor)
                 )  # fmt: skip
                 from_log = len(batch) >= events.PAGE  # a full page: more wait in the log
-            for ev in batch:
-                cursor = ev.seq
-                yield ev
+            if batch:
+                cursor = batch[-1].seq
+                yield batch
             if from_log:
                 continue
             if not await sub.wait(idle_seconds):
-                yield None
+                yield []

@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from contextlib import aclosing
 
 from fastapi import APIRouter, Header, Query, Request, WebSocket, WebSocketDisconnect
-from sse_starlette import EventSourceResponse
+from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from hansa import errors
-from hansa.api.deps import ServicesDep, TenantDep, get_tenant
+from hansa.api.deps import ServicesDep, TenantDep, current_tenant
 from hansa.engine import chat
-from hansa.engine.follow import follow
+from hansa.engine.follow import follow, follow_batches
 from hansa.engine.services import Services
 from hansa.store import conversations
 
@@ -44,13 +44,22 @@ async def stream_events(
 
     idle = services.settings.sse_keepalive_seconds
 
-    async def frames() -> AsyncIterator[dict[str, Any]]:
-        async for ev in follow(services, tenant, conversation_id, cursor, idle_seconds=idle):
-            if ev is None:
-                continue  # sse-starlette sends its own keep-alive pings
-            yield {"id": str(ev.seq), "event": ev.type, "data": json.dumps(ev.to_wire())}
-            if until and ev.type == "done":
-                return
+    async def frames() -> AsyncIterator[bytes]:
+        # one chunk per commit, not per event: each send costs more than its encoding
+        batches = follow_batches(services, tenant, conversation_id, cursor, idle_seconds=idle)
+        async with aclosing(batches) as stream:
+            async for batch in stream:  # an empty batch: sse-starlette sends its own pings
+                chunk, done = [], False
+                for ev in batch:
+                    frame = ServerSentEvent(json.dumps(ev.to_wire()), event=ev.type, id=str(ev.seq))
+                    chunk.append(frame.encode())
+                    if until and ev.type == "done":
+                        done = True
+                        break
+                if chunk:
+                    yield b"".join(chunk)
+                if done:
+                    return
 
     return EventSourceResponse(
         frames(), ping=int(services.settings.sse_keepalive_seconds), send_timeout=30
@@ -61,7 +70,7 @@ async def stream_events(
 async def websocket_events(websocket: WebSocket, conversation_id: str, after: int = 0) -> None:
     """The same events as JSON text frames; the client may send ``{"type": "message", ...}``."""
     services: Services = websocket.app.state.services
-    tenant = get_tenant()
+    tenant = current_tenant()
     try:
         await services.db.read(lambda conn: conversations.get(conn, tenant, conversation_id))
     except errors.NotFound:
