@@ -58,6 +58,8 @@ class _Driver:
         self.running: dict[str, asyncio.Task[Outcome]] = {}
         self.held: dict[str, datetime] = {}
         """Tasks waiting to be retried, and from when."""
+        self.seen: tuple[datetime, list[run.Task]] | None = None
+        """The run's ``updated_at`` after this job's last step, and its tasks then."""
 
     async def drive(self) -> None:
         outcomes: list[Outcome] = []
@@ -98,10 +100,11 @@ class _Driver:
         started: list[Started] = []
         ended: list[bool] = []
 
+        seen: list[tuple[datetime, list[run.Task]]] = []
+
         def step(conn: Connection) -> None:
             now = self.services.clock()
-            r = runs.locked(conn, self.run_id, now)
-            book = Book(conn, self.tenant_id, runs.tasks_of(conn, self.run_id))
+            r, book = self._open(conn, now)
             for outcome in outcomes:
                 self._record(conn, book, outcome, batch, now)
             self._recover(book, batch, now)
@@ -113,9 +116,21 @@ class _Driver:
             if not self.running and not started and not self.held:
                 queue.finish(conn, self.job, now)
                 ended.append(True)
+            seen.append((now, list(book.tasks.values())))
 
         await self.recorder.write(batch, prepare=step)
+        self.seen = seen[0]  # committed: what this job wrote is what the next step finds
         return started, bool(ended)
+
+    def _open(self, conn: Connection, now: datetime) -> tuple[run.Run, Book]:
+        """Lock the run; its tasks as this job left them, or read again if anyone else wrote."""
+        if self.seen is not None:
+            stamp, tasks = self.seen
+            r = runs.locked_if_untouched(conn, self.run_id, stamp, now)
+            if r is not None:
+                return r, Book(conn, self.tenant_id, tasks)
+        r = runs.locked(conn, self.run_id, now)
+        return r, Book(conn, self.tenant_id, runs.tasks_of(conn, self.run_id))
 
     def _start_next(
         self, conn: Connection, book: Book, r: run.Run, batch: Batch, now: datetime

@@ -40,6 +40,14 @@ _MOVE_RUN = {
     for target in run.RunStatus
     if sources(run.RUN_TRANSITIONS, target)
 }
+_LOCK_RUN_IF_UNTOUCHED = (
+    sa.update(_runs)
+    .where(
+        _runs.c.id == _B("p_id"), _runs.c.updated_at == _B("p_seen", type_=_runs.c.updated_at.type)
+    )
+    .values(updated_at=_B("p_now"))
+    .returning(*_runs.c)
+)
 _GET_TASK = sa.select(_tasks).where(_tasks.c.id == _B("p_id"), _tasks.c.tenant_id == _B("p_tenant"))
 _RUN_TASKS = (
     sa.select(_tasks)
@@ -94,6 +102,19 @@ def locked(conn: Connection, run_id: str, now: datetime) -> run.Run:
     if row is None:
         raise errors.NotFound(f"run {run_id} not found")
     return _run(row)
+
+
+def locked_if_untouched(
+    conn: Connection, run_id: str, seen: datetime, now: datetime
+) -> run.Run | None:
+    """``locked``, but only while the run's ``updated_at`` is still ``seen``; None otherwise.
+
+    Every change to a run or its tasks takes the run's lock, which moves ``updated_at``:
+    a writer that saw ``seen`` last knows that nobody else changed anything since.
+    """
+    params = {"p_id": run_id, "p_seen": seen, "p_now": now}
+    row = conn.execute(_LOCK_RUN_IF_UNTOUCHED, params).mappings().first()
+    return None if row is None else _run(row)
 
 
 def move(
