@@ -12,6 +12,7 @@ from hansa import errors
 from hansa.domain import run
 from hansa.domain.transitions import check_transition, sources
 from hansa.store import tables
+from hansa.store.types import JsonOrNull
 
 _runs = tables.assistant_runs
 _tasks = tables.assistant_tasks
@@ -61,7 +62,7 @@ _MOVE_TASK = {
         status=target.value,
         updated_at=_B("p_now"),
         attempts=_tasks.c.attempts + _B("p_attempt"),
-        result=sa.func.coalesce(_B("p_result", type_=_tasks.c.result.type), _tasks.c.result),
+        result=sa.func.coalesce(_B("p_result", type_=JsonOrNull), _tasks.c.result),
         error=sa.func.coalesce(_B("p_error", type_=sa.Text), _tasks.c.error),
     )
     for target in run.TaskStatus

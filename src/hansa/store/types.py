@@ -32,5 +32,8 @@ class UtcDateTime(sa.TypeDecorator[datetime]):
 Json = sa.JSON().with_variant(JSONB(), "postgresql")
 """JSON, stored as JSONB on PostgreSQL."""
 
+JsonOrNull = sa.JSON(none_as_null=True).with_variant(JSONB(none_as_null=True), "postgresql")
+"""JSON for parameters where None means SQL NULL (``coalesce(:new, column)`` keeps the column)."""
+
 BigId = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 """An auto-incrementing integer key (SQLite needs INTEGER for its rowid alias)."""
