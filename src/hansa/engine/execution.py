@@ -44,7 +44,24 @@ _INTERRUPTED = "the step was interrupted too many times"
 
 async def run_run_job(services: Services, claimed: Job) -> None:
     """Drive the run a job stands for until nothing of it can run now."""
-    await _Driver(services, claimed).drive()
+    ready = services.handoffs.pop(claimed.id, None)
+    await (ready if isinstance(ready, _Driver) else _Driver(services, claimed)).drive()
+
+
+def start_in(services: Services, conn: Connection, claimed: Job, batch: Batch) -> None:
+    """Start the run's first tasks in the transaction that hands its job to this process's
+    worker (an approval, say): the worker then begins by executing them.
+
+    The same first step the job would take, one transaction earlier; if this process dies
+    after the commit, the job's lease expires and the tasks are recovered as after any crash.
+    """
+    driver = _Driver(services, claimed)
+    now = services.clock()
+    r, book = driver._open(conn, now)
+    if r.status is run.RunStatus.RUNNING:
+        driver.ready = driver._start_next(conn, book, r, batch, now)
+    driver.seen = (now, list(book.tasks.values()))
+    batch.handoffs[claimed.id] = driver
 
 
 class _Driver:
@@ -60,20 +77,25 @@ class _Driver:
         """Tasks waiting to be retried, and from when."""
         self.seen: tuple[datetime, list[run.Task]] | None = None
         """The run's ``updated_at`` after this job's last step, and its tasks then."""
+        self.ready: list[Started] = []
+        """Tasks started for this job before it began (see ``start_in``)."""
 
     async def drive(self) -> None:
         outcomes: list[Outcome] = []
+        started, self.ready = self.ready, []
         try:
             while True:
-                started, ended = await self._step(outcomes)
-                if ended:
-                    return
+                if not started:
+                    started, ended = await self._step(outcomes)
+                    if ended:
+                        return
                 if started:
                     crash_point(self.services, "task.before_execute")
                 for s in started:
                     self.running[s.task.id] = asyncio.create_task(
                         invoke(self.services, self.tenant_id, s), name=f"task {s.task.id}"
                     )
+                started = []
                 outcomes = await self._wait()
                 if outcomes:
                     crash_point(self.services, "task.after_execute")

@@ -47,6 +47,8 @@ class Batch:
     """Set while a worker's job writes: new task jobs can be handed straight to that worker."""
     adopted: list[Job] = field(default_factory=list)
     """Jobs created already claimed by that worker; it starts them after the commit."""
+    handoffs: dict[int, Any] = field(default_factory=dict)
+    """What adopted jobs start from (by job id), prepared in the same transaction."""
 
     def event(
         self, payload: event.Payload, *, agent_id: str | None = None, task_id: str | None = None
@@ -146,8 +148,9 @@ class Recorder:
         if stored:
             self.services.bus.publish(self.conversation_id, stored[-1].seq, stored)
         if batch.adopted:
+            self.services.handoffs.update(batch.handoffs)  # committed: safe to hand over
             self.services.adopt(batch.adopted)
-            batch.adopted = []
+            batch.adopted, batch.handoffs = [], {}
         return stored
 
     def write_in(

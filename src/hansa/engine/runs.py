@@ -10,8 +10,9 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import event, run
 from hansa.domain.base import new_id
+from hansa.domain.job import JobKind
 from hansa.domain.plan import Plan
-from hansa.engine import laws, scheduler
+from hansa.engine import execution, laws, scheduler
 from hansa.engine.context import build_project_context
 from hansa.engine.recorder import Batch, Recorder
 from hansa.engine.services import Services
@@ -167,6 +168,21 @@ def apply_edits(
         runs.update_task(conn, task.id, now, **changes)
 
 
+def _wake(
+    services: Services,
+    conn: Connection,
+    tenant_id: str,
+    run_id: str,
+    conversation_id: str,
+    batch: Batch,
+) -> None:
+    """Queue the run's job; if this process's worker gets it, start its first tasks now."""
+    scheduler.wake(services, conn, tenant_id, run_id, conversation_id, batch)
+    for adopted in batch.adopted:
+        if adopted.kind is JobKind.RUN and adopted.payload.get("runId") == run_id:
+            execution.start_in(services, conn, adopted, batch)
+
+
 async def approve(
     services: Services,
     tenant_id: str,
@@ -196,7 +212,7 @@ async def approve(
                     agent_id=chief.id)  # fmt: skip
         batch.thinking(f"{chief.display_name} is starting the approved run", agent_id=chief.id,
                        phase="execution")  # fmt: skip
-        scheduler.wake(services, conn, tenant_id, run_id, conversation_id, batch)
+        _wake(services, conn, tenant_id, run_id, conversation_id, batch)
 
     await Recorder(services, tenant_id, conversation_id).write(batch, prepare=go)
     services.wake_worker()
@@ -230,7 +246,7 @@ async def confirm(services: Services, tenant_id: str, task_id: str, quoted_hash:
         batch.thinking("The user confirmed an irreversible step", agent_id=current.created_by,
                        phase="execution", group=current.step_group)  # fmt: skip
         if status is run.RunStatus.RUNNING:
-            scheduler.wake(services, conn, tenant_id, task.run_id, task.conversation_id, batch)
+            _wake(services, conn, tenant_id, task.run_id, task.conversation_id, batch)
 
     await Recorder(services, tenant_id, task.conversation_id).write(batch, prepare=go)
     services.wake_worker()
@@ -298,7 +314,7 @@ async def resume(services: Services, tenant_id: str, run_id: str) -> run.Run:
         batch.event(
             event.RunStatusData(status="running", previous="paused"), agent_id=services.roster[0].id
         )
-        scheduler.wake(services, conn, tenant_id, run_id, batch.conversation_id, batch)
+        _wake(services, conn, tenant_id, run_id, batch.conversation_id, batch)
 
     return await _control(services, tenant_id, run_id, step)
 
@@ -322,7 +338,7 @@ async def preempt(services: Services, tenant_id: str, task_id: str) -> run.Task:
             task_id=task_id,
         )
         if status is run.RunStatus.RUNNING:
-            scheduler.wake(services, conn, tenant_id, task.run_id, task.conversation_id, batch)
+            _wake(services, conn, tenant_id, task.run_id, task.conversation_id, batch)
 
     await _control(services, tenant_id, task.run_id, step)
     return await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))

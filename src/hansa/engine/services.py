@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from hansa.bus.base import Bus
 from hansa.domain.agent import AgentDefinition
@@ -34,6 +35,8 @@ class Services:
     adopt: Callable[[list[Job]], None] = field(default=lambda jobs: None)
     """Hands jobs claimed on its behalf to the in-process worker (set by the worker)."""
     worker_owner: str | None = None
+    handoffs: dict[int, Any] = field(default_factory=dict)
+    """State prepared for jobs handed to the in-process worker, by job id (taken once)."""
     """The lease owner name of the in-process worker, if this process runs one."""
 
     def agent(self, agent_id: str) -> AgentDefinition:
