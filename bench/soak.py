@@ -95,8 +95,8 @@ def _check(url: str, accepted: list[str], deadline: float) -> list[str]:
                 ).fetchall()
                 jobs = conn.execute(
                     "SELECT kind, status, attempts, epoch, payload::text FROM jobs "
-                    "WHERE payload->>'runId' = %s OR payload->>'taskId' = ANY(%s)",
-                    (run_id, [t[0] for t in tasks]),
+                    "WHERE payload->>'runId' = %s",
+                    (run_id,),
                 ).fetchall()
                 problems.append(f"run {run_id} is {status.get(run_id)}: tasks {tasks} jobs {jobs}")
         twice = conn.execute(

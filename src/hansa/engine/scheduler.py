@@ -155,7 +155,8 @@ def _fill(
     busy: int,
     held: set[str],
 ) -> list[run.Task]:
-    if busy == 0 and not held and not any(t.attempts for t in members):
+    fresh = all(t.status is run.TaskStatus.OPEN and not t.attempts for t in members)
+    if busy == 0 and not held and fresh:  # the group opens now: say who works on it
         names = sorted({services.agent(t.created_by).display_name for t in members})
         together = " and ".join(names) + (" are" if len(names) > 1 else " is")
         batch.thinking(
