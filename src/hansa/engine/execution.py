@@ -27,7 +27,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import event, run
+from hansa.domain import run
 from hansa.domain.job import Job
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws, scheduler
@@ -193,17 +193,9 @@ class _Driver:
             self._fail(book, task, exc.message, batch, now)
             return None
         if not verdict.reversible and task.confirmed_hash != task.parameters_hash:
-            book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, now)
-            batch.event(
-                event.TaskStatusData(status="awaiting_confirmation", previous="open"),
-                agent_id=agent.id, task_id=task.id,
-            )  # fmt: skip
+            book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, now, batch=batch)
             return None
-        moved = book.move(task.id, run.TaskStatus.IN_PROGRESS, now, attempt=True)
-        batch.event(
-            event.TaskStatusData(status="in_progress", previous="open"),
-            agent_id=agent.id, task_id=task.id,
-        )  # fmt: skip
+        moved = book.move(task.id, run.TaskStatus.IN_PROGRESS, now, attempt=True, batch=batch)
         batch.thinking(
             f"{agent.display_name} is working on: {task.summary}",
             agent_id=agent.id, phase="execution", group=task.step_group,
@@ -226,23 +218,13 @@ class _Driver:
             return
         failure = outcome.failure
         if failure is None:
-            book.move(task.id, run.TaskStatus.COMPLETED, now, result=outcome.result)
-            batch.event(
-                event.TaskStatusData(
-                    status="completed", previous="in_progress", result=outcome.result
-                ),
-                agent_id=task.created_by, task_id=task.id,
-            )  # fmt: skip
+            book.move(task.id, run.TaskStatus.COMPLETED, now, result=outcome.result, batch=batch)
             return
         if not self._retryable(outcome):
             self._fail(book, task, failure.message, batch, now, code=failure.code)
             return
         delay = min(30.0, 0.5 * 2 ** (task.attempts - 1)) * random.uniform(0.8, 1.2)
-        book.move(task.id, run.TaskStatus.OPEN, now, error=failure.message)
-        batch.event(
-            event.TaskStatusData(status="open", previous="in_progress"),
-            agent_id=task.created_by, task_id=task.id,
-        )  # fmt: skip
+        book.move(task.id, run.TaskStatus.OPEN, now, error=failure.message, batch=batch)
         batch.thinking(
             f"Retrying after a temporary problem: {failure.message}",
             agent_id=task.created_by, phase="execution", group=task.step_group,
@@ -268,18 +250,10 @@ class _Driver:
                 self._fail(book, task, _INTERRUPTED, batch, now)
             elif not task.is_reversible_by_system:
                 # the irreversible call may have happened: ask, never repeat
-                book.move(task.id, run.TaskStatus.AMBIGUOUS, now,
+                book.move(task.id, run.TaskStatus.AMBIGUOUS, now, batch=batch,
                           error="the outcome of this irreversible step is unknown")  # fmt: skip
-                batch.event(
-                    event.TaskStatusData(status="ambiguous", previous="in_progress"),
-                    agent_id=task.created_by, task_id=task.id,
-                )  # fmt: skip
             else:
-                book.move(task.id, run.TaskStatus.OPEN, now)
-                batch.event(
-                    event.TaskStatusData(status="open", previous="in_progress"),
-                    agent_id=task.created_by, task_id=task.id,
-                )  # fmt: skip
+                book.move(task.id, run.TaskStatus.OPEN, now, batch=batch)
                 batch.thinking(
                     f"This step was interrupted and runs again: {task.summary}",
                     agent_id=task.created_by, phase="execution", group=task.step_group,
@@ -298,11 +272,7 @@ class _Driver:
         if book.tasks[task.id].status is run.TaskStatus.OPEN:
             book.move(task.id, run.TaskStatus.IN_PROGRESS, now, attempt=True)
         error = {"error": {"code": code, "message": message}}
-        book.move(task.id, run.TaskStatus.FAILED, now, error=message, result=error)
-        batch.event(
-            event.TaskStatusData(status="failed", previous="in_progress", result=error),
-            agent_id=task.created_by, task_id=task.id,
-        )  # fmt: skip
+        book.move(task.id, run.TaskStatus.FAILED, now, error=message, result=error, batch=batch)
         batch.thinking(
             f"Marking the step as failed: {message}",
             agent_id=task.created_by, phase="execution", group=task.step_group,

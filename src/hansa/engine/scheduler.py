@@ -47,11 +47,19 @@ class Book:
         result: dict[str, Any] | None = None,
         error: str | None = None,
         attempt: bool = False,
+        batch: Batch | None = None,
     ) -> run.Task:
-        """Move a task along its transition table in the store and here."""
+        """Move a task along its transition table in the store and here; with ``batch``,
+        announce it there (a ``task_status`` event with the result, if any)."""
         runs.move_task(self.conn, self.tenant_id, task_id, target, now,
                        result=result, error=error, attempt=attempt)  # fmt: skip
         before = self.tasks[task_id]
+        if batch is not None:
+            batch.event(
+                event.TaskStatusData(status=target.value, previous=before.status.value,
+                                     result=result),
+                agent_id=before.created_by, task_id=task_id,
+            )  # fmt: skip
         changes: dict[str, Any] = {"status": target, "updated_at": now}
         if attempt:
             changes["attempts"] = before.attempts + 1
@@ -168,12 +176,8 @@ def _fill(
         if task.status is not run.TaskStatus.OPEN or task.id in held:
             continue
         if not task.is_reversible_by_system and task.confirmed_hash != task.parameters_hash:
-            book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, now)
+            book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, now, batch=batch)
             agent = services.agent(task.created_by)
-            batch.event(
-                event.TaskStatusData(status="awaiting_confirmation", previous="open"),
-                agent_id=agent.id, task_id=task.id,
-            )  # fmt: skip
             batch.status(
                 f"{agent.display_name} needs your confirmation before: {task.summary} "
                 "(this cannot be undone)",
@@ -189,11 +193,7 @@ def _cancel(book: Book, tasks: list[run.Task], now: datetime, batch: Batch, reas
     for task in tasks:
         if task.status in run.TASK_FINAL or task.status is run.TaskStatus.IN_PROGRESS:
             continue
-        book.move(task.id, run.TaskStatus.CANCELLED, now, error=reason)
-        batch.event(
-            event.TaskStatusData(status="cancelled", previous=task.status.value),
-            agent_id=task.created_by, task_id=task.id,
-        )  # fmt: skip
+        book.move(task.id, run.TaskStatus.CANCELLED, now, error=reason, batch=batch)
 
 
 def finish_run(
