@@ -50,7 +50,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 def test_pause_holds_new_tasks_and_resume_continues(slow: Server) -> None:
     with slow.client() as client:
         cid = new_conversation(client)
-        run = _run(client, cid, _waits("A", "B", seconds=0.6))
+        # A runs long enough for the CLI (a new Python process) to pause the run meanwhile
+        run = _run(client, cid, _waits("A", seconds=3.0) + _waits("B", seconds=0.6))
         client.post(f"/api/runs/{run['id']}/approve")
         paused = _cli("control", "pause", run["id"], "--url", slow.url)
         again = client.post(f"/api/runs/{run['id']}/pause")
