@@ -233,3 +233,30 @@ def test_a_crash_during_recovery_is_recovered_too(api: Server, pg_url: str, tmp_
         card = client.get(f"/api/runs/{run_id}").json()
     _gap_free(events)
     assert card["status"] == "completed"
+
+
+def test_tasks_started_by_an_approval_survive_the_server_dying_right_after(
+    tmp_path: Path,
+) -> None:
+    """Approving starts the first tasks in the approval's transaction, for the server's
+    own worker; that server dies before executing them. The next server (same SQLite
+    file) takes the run job over when its lease expires and runs them again."""
+    crash = {**FAST, "HANSA_CRASH_AT": "task.before_execute"}
+    with running_server(tmp_path, env=crash) as doomed, doomed.client() as client:
+        cid = new_conversation(client)
+        response = client.post(
+            "/api/runs", json={"conversationId": cid, "title": "R", "tasks": _waits("A", "A", "B")}
+        )
+        run_id = str(response.json()["id"])
+        with contextlib.suppress(httpx.HTTPError):  # it may die before it answers
+            client.post(f"/api/runs/{run_id}/approve")
+        _died(doomed.process)
+    with running_server(tmp_path, env=FAST) as server, server.client() as client:
+        events = events_until(client, cid, run_done(run_id))
+        card = client.get(f"/api/runs/{run_id}").json()
+    _gap_free(events)
+    assert card["status"] == "completed"
+    tasks = [t for g in card["groups"] for t in g["tasks"]]
+    assert _completions(events) == {t["id"]: 1 for t in tasks}, "each task completed once"
+    first_group = [t["attempts"] for t in card["groups"][0]["tasks"]]
+    assert first_group == [2, 2], "started by the approval, interrupted, run again"
