@@ -42,11 +42,14 @@ class GroupWriter:
         self._engine = engine
         self._begin = begin
         self._pending: queue.SimpleQueue[_Write | None] = queue.SimpleQueue()
+        self._closed = False
         self._thread = threading.Thread(target=self._serve, name="hansa-db-write", daemon=True)
         self._thread.start()
 
     def submit(self, fn: Callable[[Connection], Any]) -> asyncio.Future[Any]:
         """Queue ``fn``; the future settles after the commit of its group."""
+        if self._closed:
+            raise RuntimeError("the database is closed: no more writes")
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._pending.put(_Write(fn, loop, future))
@@ -54,6 +57,9 @@ class GroupWriter:
 
     def close(self) -> None:
         """Commit what is queued, then stop the thread."""
+        if self._closed:
+            return
+        self._closed = True
         self._pending.put(None)
         self._thread.join()
 

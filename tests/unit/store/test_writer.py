@@ -93,3 +93,14 @@ def test_a_caller_that_gave_up_does_not_stop_the_others(sqlite: Database) -> Non
 
     assert asyncio.run(scenario()) == 3
     assert sorted(_rows(sqlite)) == [1, 2, 3], "a write handed over completes regardless"
+
+
+def test_a_closed_database_refuses_writes(tmp_path: Path) -> None:
+    database = Database(f"sqlite:///{tmp_path}/closed.db")
+    database.close()
+
+    async def scenario() -> None:
+        await database.write(lambda conn: conn.exec_driver_sql("SELECT 1"))
+
+    with pytest.raises(RuntimeError, match="closed"):
+        asyncio.run(scenario())
