@@ -37,8 +37,7 @@ from langgraph.graph import END, START, StateGraph
 from _server import hansa_server, record
 from hansa.engine.chat import create_conversation
 from hansa.engine.follow import follow
-from hansa.engine.recorder import Batch, Recorder
-from hansa.engine.runs import TaskDraft, approve, store_run
+from hansa.engine.runs import TaskDraft, approve, create_run
 from hansa.engine.services import Services
 from hansa.engine.setup import build_services
 from hansa.engine.worker import Worker
@@ -93,14 +92,8 @@ async def _measure(
 
 async def _hansa_run(services: Services, cid: str) -> float:
     started = time.perf_counter()
-    batch, created = Batch(cid, None), []
-    stored = await Recorder(services, TENANT, cid).write(
-        batch,
-        prepare=lambda conn: created.append(
-            store_run(services, conn, TENANT, cid, "bench", None, DRAFTS, batch)
-        ),
-    )
-    run_id = created[0].id
+    created, stored = await create_run(services, TENANT, cid, "bench", None, DRAFTS)
+    run_id = created.id
     await approve(services, TENANT, run_id)
     seen: list[str] = []
 

@@ -5,12 +5,9 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from sqlalchemy import Connection
-
 from hansa.domain import run
 from hansa.engine import runs as run_service
 from hansa.engine.follow import follow
-from hansa.engine.recorder import Batch, Recorder
 from hansa.engine.services import Services
 from hansa.store import runs
 
@@ -38,25 +35,9 @@ async def execute(
         summary or run_service.default_summary(task_type, parameters),
         project_id=project_id,
     )
-    batch = Batch(conversation_id, None)
-    created: list[run.Run] = []
-
-    def store(conn: Connection) -> None:
-        created.append(
-            run_service.store_run(
-                services,
-                conn,
-                tenant_id,
-                conversation_id,
-                draft.summary,
-                project_id,
-                [draft],
-                batch,
-            )
-        )
-
-    stored = await Recorder(services, tenant_id, conversation_id).write(batch, prepare=store)
-    new_run = created[0]
+    new_run, stored = await run_service.create_run(
+        services, tenant_id, conversation_id, draft.summary, project_id, [draft]
+    )
     await run_service.approve(services, tenant_id, new_run.id)
     (task,) = await services.db.read(lambda conn: runs.tasks_of(conn, new_run.id))
     if task.status in run.TASK_FINAL or task.status is run.TaskStatus.AWAITING_CONFIRMATION:

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -113,12 +114,12 @@ def scope_refusal(
     return None
 
 
-def placeholders(parameters: dict[str, Any]) -> dict[str, Any]:
-    """Parameters with step references replaced by a stand-in, for plan-time validation."""
+def _map_strings(parameters: dict[str, Any], change: Callable[[str], Any]) -> dict[str, Any]:
+    """``parameters`` with every string, however deeply nested, replaced by ``change(it)``."""
 
     def walk(value: Any) -> Any:
-        if isinstance(value, str) and REF.search(value):
-            return REF.sub("ref", value)
+        if isinstance(value, str):
+            return change(value)
         if isinstance(value, dict):
             return {k: walk(v) for k, v in value.items()}
         if isinstance(value, list):
@@ -126,6 +127,11 @@ def placeholders(parameters: dict[str, Any]) -> dict[str, Any]:
         return value
 
     return {k: walk(v) for k, v in parameters.items()}
+
+
+def placeholders(parameters: dict[str, Any]) -> dict[str, Any]:
+    """Parameters with step references replaced by a stand-in, for plan-time validation."""
+    return _map_strings(parameters, lambda text: REF.sub("ref", text))
 
 
 def judge(
@@ -184,16 +190,10 @@ def resolve_refs(parameters: dict[str, Any], outputs: dict[str, dict[str, Any]])
             value = value[part]
         return value
 
-    def walk(value: Any) -> Any:
-        if isinstance(value, str):
-            whole = REF.fullmatch(value.strip())
-            if whole:
-                return lookup(whole.group(1), whole.group(2))
-            return REF.sub(lambda m: str(lookup(m.group(1), m.group(2))), value)
-        if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        return value
+    def fill(text: str) -> Any:
+        whole = REF.fullmatch(text.strip())
+        if whole:  # the whole string is one reference: keep the result's own type
+            return lookup(whole.group(1), whole.group(2))
+        return REF.sub(lambda m: str(lookup(m.group(1), m.group(2))), text)
 
-    return {k: walk(v) for k, v in parameters.items()}
+    return _map_strings(parameters, fill)

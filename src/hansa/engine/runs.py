@@ -130,6 +130,26 @@ def store_run(
     return new_run
 
 
+async def create_run(
+    services: Services,
+    tenant_id: str,
+    conversation_id: str,
+    title: str,
+    project_id: str | None,
+    drafts: list[TaskDraft],
+) -> tuple[run.Run, list[event.Event]]:
+    """``store_run`` in a transaction of its own: the run and the events announcing it."""
+    batch = Batch(conversation_id, None)
+    created: list[run.Run] = []
+
+    def store(conn: Connection) -> None:
+        created.append(store_run(services, conn, tenant_id, conversation_id, title,
+                                 project_id, drafts, batch))  # fmt: skip
+
+    stored = await Recorder(services, tenant_id, conversation_id).write(batch, prepare=store)
+    return created[0], stored
+
+
 def _awaiting(conn: Connection, tenant_id: str, run_id: str) -> run.Run:
     current = runs.get(conn, tenant_id, run_id)
     if current.status is not run.RunStatus.AWAITING_APPROVAL:
@@ -280,23 +300,43 @@ async def _control(services: Services, tenant_id: str, run_id: str, step: Any) -
     return await services.db.read(lambda conn: runs.get(conn, tenant_id, run_id))
 
 
+def _switch(
+    services: Services,
+    conn: Connection,
+    batch: Batch,
+    tenant_id: str,
+    run_id: str,
+    source: run.RunStatus,
+    target: run.RunStatus,
+) -> bool:
+    """Move the run from ``source`` to ``target`` and say so; False if it is there already."""
+    status = runs.lock(conn, run_id, services.clock())
+    if status is target:
+        return False
+    if status is not source:
+        raise errors.Conflict(
+            f"run {run_id} is {status.value}; only a {source.value} run can become {target.value}"
+        )
+    runs.move(conn, tenant_id, run_id, target, services.clock())
+    batch.event(
+        event.RunStatusData(status=target.value, previous=source.value),
+        agent_id=services.roster[0].id,
+    )
+    return True
+
+
+RUNNING, PAUSED = run.RunStatus.RUNNING, run.RunStatus.PAUSED
+
+
 async def pause(services: Services, tenant_id: str, run_id: str) -> run.Run:
     """No new task starts; running ones finish. Pausing a paused run changes nothing."""
 
     def step(conn: Connection, batch: Batch) -> None:
-        status = runs.lock(conn, run_id, services.clock())
-        if status is run.RunStatus.PAUSED:
-            return
-        if status is not run.RunStatus.RUNNING:
-            raise errors.Conflict(f"run {run_id} is {status.value}; only a running run pauses")
-        runs.move(conn, tenant_id, run_id, run.RunStatus.PAUSED, services.clock())
-        batch.event(
-            event.RunStatusData(status="paused", previous="running"), agent_id=services.roster[0].id
-        )
-        batch.status(
-            "The run is paused: no new step starts until you resume it",
-            agent_id=services.roster[0].id,
-        )
+        if _switch(services, conn, batch, tenant_id, run_id, RUNNING, PAUSED):
+            batch.status(
+                "The run is paused: no new step starts until you resume it",
+                agent_id=services.roster[0].id,
+            )
 
     return await _control(services, tenant_id, run_id, step)
 
@@ -305,16 +345,8 @@ async def resume(services: Services, tenant_id: str, run_id: str) -> run.Run:
     """Continue a paused run. Resuming a running run changes nothing."""
 
     def step(conn: Connection, batch: Batch) -> None:
-        status = runs.lock(conn, run_id, services.clock())
-        if status is run.RunStatus.RUNNING:
-            return
-        if status is not run.RunStatus.PAUSED:
-            raise errors.Conflict(f"run {run_id} is {status.value}; only a paused run resumes")
-        runs.move(conn, tenant_id, run_id, run.RunStatus.RUNNING, services.clock())
-        batch.event(
-            event.RunStatusData(status="running", previous="paused"), agent_id=services.roster[0].id
-        )
-        _wake(services, conn, tenant_id, run_id, batch.conversation_id, batch)
+        if _switch(services, conn, batch, tenant_id, run_id, PAUSED, RUNNING):
+            _wake(services, conn, tenant_id, run_id, batch.conversation_id, batch)
 
     return await _control(services, tenant_id, run_id, step)
 

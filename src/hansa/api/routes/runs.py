@@ -20,7 +20,6 @@ from hansa.api.schemas import (
 from hansa.domain import run
 from hansa.engine import runs as run_service
 from hansa.engine.execute import execute
-from hansa.engine.recorder import Batch, Recorder
 from hansa.engine.services import Services
 from hansa.store import messages, runs, workspace
 
@@ -69,25 +68,10 @@ async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) 
         )
         for t in body.tasks
     ]
-    batch = Batch(body.conversation_id, None)
-    created: list[run.Run] = []
-
-    def store(conn: Connection) -> None:
-        created.append(
-            run_service.store_run(
-                services,
-                conn,
-                tenant,
-                body.conversation_id,
-                body.title,
-                body.project_id,
-                drafts,
-                batch,
-            )
-        )
-
-    await Recorder(services, tenant, body.conversation_id).write(batch, prepare=store)
-    return await _card(services, tenant, created[0].id)
+    new_run, _ = await run_service.create_run(
+        services, tenant, body.conversation_id, body.title, body.project_id, drafts
+    )
+    return await _card(services, tenant, new_run.id)
 
 
 @router.get("/api/runs/{run_id}")
