@@ -44,7 +44,7 @@ class Batch:
     run_id: str | None = None
     items: list[tuple[events.NewEvent, _PendingMessage | None]] = field(default_factory=list)
     claimer: Job | None = None
-    """Set while a worker's job writes: new task jobs can be handed straight to that worker."""
+    """Set while a worker's job writes: new jobs can be handed straight to that worker."""
     adopted: list[Job] = field(default_factory=list)
     """Jobs created already claimed by that worker; it starts them after the commit."""
     handoffs: dict[int, Any] = field(default_factory=dict)

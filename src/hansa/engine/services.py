@@ -35,9 +35,9 @@ class Services:
     adopt: Callable[[list[Job]], None] = field(default=lambda jobs: None)
     """Hands jobs claimed on its behalf to the in-process worker (set by the worker)."""
     worker_owner: str | None = None
+    """The lease owner name of the in-process worker, if this process runs one."""
     handoffs: dict[int, Any] = field(default_factory=dict)
     """State prepared for jobs handed to the in-process worker, by job id (taken once)."""
-    """The lease owner name of the in-process worker, if this process runs one."""
 
     def agent(self, agent_id: str) -> AgentDefinition:
         """The roster entry for ``agent_id`` (the supervisor if unknown)."""

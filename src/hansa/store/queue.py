@@ -38,14 +38,13 @@ _LIVE_SAME_KEY = (
         )
     )
 )
+_CLAIMABLE = sa.or_(  # due, or running on an expired lease (a takeover)
+    sa.and_(_jobs.c.status == _QUEUED, _jobs.c.run_at <= _B("p_now")),
+    sa.and_(_jobs.c.status == _RUNNING, _jobs.c.lease_until < _B("p_now")),
+)
 _CANDIDATES = (
     sa.select(_jobs.c.id, _jobs.c.key)
-    .where(
-        sa.or_(
-            sa.and_(_jobs.c.status == _QUEUED, _jobs.c.run_at <= _B("p_now")),
-            sa.and_(_jobs.c.status == _RUNNING, _jobs.c.lease_until < _B("p_now")),
-        )
-    )
+    .where(_CLAIMABLE)
     .where(sa.or_(_jobs.c.key.is_(None), ~_LIVE_SAME_KEY))
     .order_by(_jobs.c.id)
     .limit(_B("p_limit"))
@@ -64,23 +63,14 @@ _CLAIM = (
     )
     .returning(*_jobs.c)
 )
-_DUE = (
-    sa.select(_jobs.c.id)
-    .where(
-        sa.or_(
-            sa.and_(_jobs.c.status == _QUEUED, _jobs.c.run_at <= _B("p_now")),
-            sa.and_(_jobs.c.status == _RUNNING, _jobs.c.lease_until < _B("p_now")),
-        )
-    )
-    .limit(1)
-)
+_DUE = sa.select(_jobs.c.id).where(_CLAIMABLE).limit(1)
 _HELD = (_jobs.c.id == _B("p_id"), _jobs.c.epoch == _B("p_epoch"), _jobs.c.status == _RUNNING)
 _GUARD = sa.select(sa.func.count()).select_from(_jobs).where(*_HELD)
 _HEARTBEAT = (
     sa.update(_jobs).where(*_HELD).values(lease_until=_B("p_until"), updated_at=_B("p_now"))
 )
-_LIVE_OF_KEY = sa.select(_jobs.c.status).where(
-    _jobs.c.key == _B("p_key"), _jobs.c.status.in_([_QUEUED, _RUNNING])
+_LIVE_OF_KEY = sa.select(_jobs.c.status).where(  # equalities: an IN list re-renders each time
+    _jobs.c.key == _B("p_key"), sa.or_(_jobs.c.status == _QUEUED, _jobs.c.status == _RUNNING)
 )
 _EPOCH = sa.select(_jobs.c.epoch).where(_jobs.c.id == _B("p_id"))
 _FINISH = (
