@@ -228,3 +228,20 @@ def running_worker(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(10)
+
+
+FAST = {"HANSA_LEASE_SECONDS": "2", "HANSA_POLL_SECONDS": "0.2"}
+"""Short leases and polls, for tests where workers die and others take over."""
+
+
+def waits(*groups: str, seconds: float = 0.0) -> list[dict[str, Any]]:
+    """Run tasks (the body of ``POST /api/runs``): one ``wait`` per group letter given."""
+    return [
+        {
+            "stepGroup": g,
+            "taskType": "wait",
+            "parameters": {"seconds": seconds},
+            "createdByAgentId": "schedulerAgent",
+        }
+        for g in groups
+    ]

@@ -11,7 +11,16 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from harness import Server, events_until, new_conversation, post, run_done, running_server, turn
+from harness import (
+    Server,
+    events_until,
+    new_conversation,
+    post,
+    run_done,
+    running_server,
+    turn,
+    waits,
+)
 
 
 @pytest.fixture(scope="module")
@@ -21,18 +30,6 @@ def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     script.write_text(json.dumps({"delaySeconds": 1.5}))
     with running_server(tmp, model=f"scripted:{script}") as server:
         yield server
-
-
-def _waits(*groups: str, seconds: float) -> list[dict]:
-    return [
-        {
-            "stepGroup": g,
-            "taskType": "wait",
-            "parameters": {"seconds": seconds},
-            "createdByAgentId": "schedulerAgent",
-        }
-        for g in groups
-    ]
 
 
 def _run(client: httpx.Client, cid: str, tasks: list[dict]) -> dict:
@@ -51,7 +48,7 @@ def test_pause_holds_new_tasks_and_resume_continues(slow: Server) -> None:
     with slow.client() as client:
         cid = new_conversation(client)
         # A runs long enough for the CLI (a new Python process) to pause the run meanwhile
-        run = _run(client, cid, _waits("A", seconds=3.0) + _waits("B", seconds=0.6))
+        run = _run(client, cid, waits("A", seconds=3.0) + waits("B", seconds=0.6))
         client.post(f"/api/runs/{run['id']}/approve")
         paused = _cli("control", "pause", run["id"], "--url", slow.url)
         again = client.post(f"/api/runs/{run['id']}/pause")
@@ -72,7 +69,7 @@ def test_pause_holds_new_tasks_and_resume_continues(slow: Server) -> None:
 def test_cancel_is_final_and_repeatable(slow: Server) -> None:
     with slow.client() as client:
         cid = new_conversation(client)
-        run = _run(client, cid, _waits("A", "B", seconds=0.5))
+        run = _run(client, cid, waits("A", "B", seconds=0.5))
         client.post(f"/api/runs/{run['id']}/approve")
         first = client.post(f"/api/runs/{run['id']}/cancel")
         second = client.post(f"/api/runs/{run['id']}/cancel")
@@ -87,7 +84,7 @@ def test_cancel_is_final_and_repeatable(slow: Server) -> None:
 def test_preempting_a_task_lets_the_run_continue(slow: Server) -> None:
     with slow.client() as client:
         cid = new_conversation(client)
-        run = _run(client, cid, _waits("A", "B", seconds=1.0))
+        run = _run(client, cid, waits("A", "B", seconds=1.0))
         client.post(f"/api/runs/{run['id']}/approve")
         first = run["groups"][0]["tasks"][0]["id"]
         events_until(

@@ -9,7 +9,6 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 from test_webhooks import Target
 
 from harness import (
+    FAST,
     Server,
     events_until,
     hans_says,
@@ -26,24 +26,8 @@ from harness import (
     run_done,
     running_server,
     running_worker,
+    waits,
 )
-from pg import fresh_schema
-
-FAST = {"HANSA_LEASE_SECONDS": "2", "HANSA_POLL_SECONDS": "0.2"}
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with fresh_schema() as url:
-        yield url
-
-
-@pytest.fixture
-def api(tmp_path: Path, pg_url: str) -> Iterator[Server]:
-    with running_server(
-        tmp_path, database_url=pg_url, extra_args=("--workers", "0"), env=FAST
-    ) as server:
-        yield server
 
 
 def _crashing(tmp: Path, url: str, point: str, **env: str) -> Any:
@@ -56,18 +40,6 @@ def _died(proc: Any) -> None:
 
 def _gap_free(events: list[dict]) -> None:
     assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-
-
-def _waits(*groups: str, seconds: float = 0.0) -> list[dict]:
-    return [
-        {
-            "stepGroup": g,
-            "taskType": "wait",
-            "parameters": {"seconds": seconds},
-            "createdByAgentId": "schedulerAgent",
-        }
-        for g in groups
-    ]
 
 
 def _start_run(client: httpx.Client, cid: str, tasks: list[dict]) -> str:
@@ -108,7 +80,7 @@ def test_a_worker_killed_between_tasks_leaves_nothing_half_done(
 ) -> None:
     with api.client() as client:
         cid = new_conversation(client)
-        run_id = _start_run(client, cid, _waits("A", "A", "B"))
+        run_id = _start_run(client, cid, waits("A", "A", "B"))
         with _crashing(tmp_path, pg_url, "task.before_execute") as doomed:
             _died(doomed)
         with running_worker(tmp_path, pg_url, env=FAST):
@@ -178,7 +150,7 @@ def test_a_frozen_worker_past_its_lease_cannot_write_after_the_takeover(
     with api.client() as client:
         cid = new_conversation(client)
         with running_worker(tmp_path, pg_url, env=FAST) as frozen:
-            run_id = _start_run(client, cid, _waits("A", seconds=2.5))
+            run_id = _start_run(client, cid, waits("A", seconds=2.5))
             events_until(
                 client,
                 cid,
@@ -211,7 +183,7 @@ def test_workers_racing_on_one_queue_run_every_task_once(
         runs = []
         for _ in range(12):
             cid = new_conversation(client)
-            runs.append((cid, _start_run(client, cid, _waits("A", "A", "A", "B", "C"))))
+            runs.append((cid, _start_run(client, cid, waits("A", "A", "A", "B", "C"))))
         for cid, run_id in runs:
             events = events_until(client, cid, run_done(run_id))
             _gap_free(events)
@@ -223,7 +195,7 @@ def test_workers_racing_on_one_queue_run_every_task_once(
 def test_a_crash_during_recovery_is_recovered_too(api: Server, pg_url: str, tmp_path: Path) -> None:
     with api.client() as client:
         cid = new_conversation(client)
-        run_id = _start_run(client, cid, _waits("A"))
+        run_id = _start_run(client, cid, waits("A"))
         with _crashing(tmp_path, pg_url, "task.before_execute") as first:
             _died(first)
         with _crashing(tmp_path, pg_url, "recovery.claim") as second:
@@ -245,7 +217,7 @@ def test_tasks_started_by_an_approval_survive_the_server_dying_right_after(
     with running_server(tmp_path, env=crash) as doomed, doomed.client() as client:
         cid = new_conversation(client)
         response = client.post(
-            "/api/runs", json={"conversationId": cid, "title": "R", "tasks": _waits("A", "A", "B")}
+            "/api/runs", json={"conversationId": cid, "title": "R", "tasks": waits("A", "A", "B")}
         )
         run_id = str(response.json()["id"])
         with contextlib.suppress(httpx.HTTPError):  # it may die before it answers

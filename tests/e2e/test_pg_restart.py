@@ -15,7 +15,7 @@ import os
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +23,16 @@ import httpx
 import psycopg
 import pytest
 from httpx_sse import connect_sse
-from test_faults import FAST, _completions, _died, _gap_free, _start_run, _waits
+from test_faults import _completions, _died, _gap_free, _start_run
 
-from harness import Server, new_conversation, run_done, running_server, running_worker
-from pg import fresh_schema
+from harness import (
+    FAST,
+    Server,
+    new_conversation,
+    run_done,
+    running_worker,
+    waits,
+)
 
 PG_HOST, PG_PORT = "127.0.0.1", "5432"
 PG_READY_SECONDS = 60.0
@@ -36,20 +42,6 @@ OUTAGE_SECONDS = 3.0  # longer than the 2 s lease of FAST
 STARTUP_OUTAGE_SECONDS = 10.0  # PostgreSQL stays down this long while a worker starts
 
 Event = dict[str, Any]
-
-
-@pytest.fixture
-def pg_url() -> Iterator[str]:
-    with fresh_schema() as url:
-        yield url
-
-
-@pytest.fixture
-def api(tmp_path: Path, pg_url: str) -> Iterator[Server]:
-    with running_server(
-        tmp_path, database_url=pg_url, extra_args=("--workers", "0"), env=FAST
-    ) as server:
-        yield server
 
 
 def _pg_ctl(action: str) -> None:
@@ -216,7 +208,7 @@ def test_postgres_restarting_during_recovery_loses_and_repeats_nothing(
     otherwise stop, wait that long (past the 2 s lease), start."""
     with api.client() as client:
         cid = new_conversation(client)
-        run_id = _start_run(client, cid, _waits("A", "A", "B", seconds=0.5))
+        run_id = _start_run(client, cid, waits("A", "A", "B", seconds=0.5))
     follower = Follower(api, cid, run_done(run_id))
     follower.start()
     with running_worker(
