@@ -38,9 +38,8 @@ from _server import hansa_server, record
 from hansa.engine.chat import create_conversation
 from hansa.engine.follow import follow
 from hansa.engine.runs import TaskDraft, approve, create_run
+from hansa.engine.runtime import running
 from hansa.engine.services import Services
-from hansa.engine.setup import build_services
-from hansa.engine.worker import Worker
 from hansa.settings import Settings
 from hansa.store.db import DEFAULT_TENANT_ID as TENANT
 
@@ -115,17 +114,9 @@ async def hansa_inprocess(tmp: Path, seq: int, burst: int) -> Result:
     settings = Settings(
         database_url=f"sqlite:///{tmp}/bench.db", model="scripted", task_concurrency=4
     )
-    services = await build_services(settings)
-    worker = Worker(services)
-    services.wake_worker = worker.wake
-    running = asyncio.create_task(worker.run(), name="bench worker")
-    try:
+    async with running(settings, workers=1) as services:  # as `hansa serve` runs it
         new = lambda _: create_conversation(services, TENANT)  # noqa: E731
         return await _measure(lambda c: _hansa_run(services, c.id), new, seq, burst)
-    finally:
-        worker.stop()
-        await running
-        await services.db.dispose()
 
 
 async def _http_run(client: httpx.AsyncClient, cid: str) -> float:

@@ -116,17 +116,19 @@ def scope_refusal(
 
 def _map_strings(parameters: dict[str, Any], change: Callable[[str], Any]) -> dict[str, Any]:
     """``parameters`` with every string, however deeply nested, replaced by ``change(it)``."""
+    return {k: _walk(v, change) for k, v in parameters.items()}
 
-    def walk(value: Any) -> Any:
-        if isinstance(value, str):
-            return change(value)
-        if isinstance(value, dict):
-            return {k: walk(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [walk(v) for v in value]
-        return value
 
-    return {k: walk(v) for k, v in parameters.items()}
+def _walk(value: Any, change: Callable[[str], Any]) -> Any:
+    # a module function, not a closure calling itself: that would be a reference cycle
+    # per call, left for the cyclic collector
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {k: _walk(v, change) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_walk(v, change) for v in value]
+    return value
 
 
 def placeholders(parameters: dict[str, Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -20,6 +21,7 @@ async def running(
 ) -> AsyncIterator[Services]:
     """Services with their background parts running; everything stops on exit."""
     services = await build_services(settings, model=model)
+    settle_heap()
     worker: Worker | None = None
     task: asyncio.Task[None] | None = None
     if (workers if workers is not None else settings.workers) > 0:
@@ -38,3 +40,21 @@ async def running(
             await task
         await services.model.aclose()
         await services.db.dispose()
+
+
+COLLECTOR_THRESHOLDS = (20_000, 20, 20)
+"""Allocations between collections of the youngest generation, and the two ratios above it."""
+
+
+def settle_heap() -> None:
+    """Take what lives as long as the process out of the cyclic garbage collector's work.
+
+    After start-up the heap holds ~170,000 long-lived objects (modules, the schema, compiled
+    statements, validators, the model); every full collection walked them all (~90 ms here,
+    four times in a burst of 200 runs), and a young one ran every 700 allocations. Frozen,
+    and with young collections every 20,000 allocations, a burst ran ~35 % more runs per
+    second (decision 0007). Cyclic garbage made later is still collected, only less often.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)

@@ -11,7 +11,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation
 from hansa.domain.transitions import check_transition, sources
-from hansa.store import tables
+from hansa.store import direct, tables
 
 _conv = tables.assistant_conversations
 _INSERT = _conv.insert()
@@ -57,7 +57,7 @@ def create(conn: Connection, convo: conversation.Conversation) -> None:
 
 def get(conn: Connection, tenant_id: str, conversation_id: str) -> conversation.Conversation:
     """The conversation, or NotFound (also for another tenant's id)."""
-    row = conn.execute(_GET, {"id": conversation_id, "tenant_id": tenant_id}).mappings().first()
+    row = direct.first(conn, _GET, {"id": conversation_id, "tenant_id": tenant_id})
     if row is None:
         raise errors.NotFound(f"conversation {conversation_id} not found")
     return _conversation(row)
@@ -120,7 +120,7 @@ def move(
     return False
 
 
-def _conversation(row: sa.RowMapping) -> conversation.Conversation:
+def _conversation(row: direct.Row) -> conversation.Conversation:
     return conversation.Conversation(
         id=row["id"],
         tenant_id=row["tenant_id"],

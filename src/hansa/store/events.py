@@ -11,7 +11,7 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import event
-from hansa.store import notify, tables
+from hansa.store import direct, notify, tables
 
 _conv = tables.assistant_conversations
 _events = tables.events
@@ -54,8 +54,8 @@ def reserve_seqs(conn: Connection, tenant_id: str, conversation_id: str, count: 
 
     The row update also serializes every writer of one conversation until commit.
     """
-    new_last = conn.scalar(
-        _RESERVE, {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_count": count}
+    new_last = direct.scalar(
+        conn, _RESERVE, {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_count": count}
     )
     if new_last is None:
         raise errors.NotFound(f"conversation {conversation_id} not found")
@@ -86,7 +86,7 @@ def append(
         )
         for i, e in enumerate(new_events)
     ]
-    conn.execute(_INSERT, [_row(tenant_id, e) for e in stored])
+    direct.execute_many(conn, _INSERT, [_row(tenant_id, e) for e in stored])
     notify.events_committed(conn, conversation_id, stored[-1].seq)
     return stored
 
@@ -122,15 +122,14 @@ def read_after(
         "after": after,
         "limit": limit,
     }
-    query = _READ_AFTER
-    if run_id is not None:
-        query = query.where(_events.c.run_id == sa.bindparam("run_id"))
-        params["run_id"] = run_id
-    rows = conn.execute(query, params).mappings().all()
+    if run_id is None:
+        return [_event(row) for row in direct.rows(conn, _READ_AFTER, params)]
+    query = _READ_AFTER.where(_events.c.run_id == sa.bindparam("run_id"))
+    rows = conn.execute(query, {**params, "run_id": run_id}).mappings().all()
     return [_event(row) for row in rows]
 
 
-def _event(row: sa.RowMapping) -> event.Event:
+def _event(row: direct.Row) -> event.Event:
     return event.Event(
         seq=row["seq"],
         conversation_id=row["conversation_id"],

@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from hansa.domain import message
-from hansa.store import tables
+from hansa.store import direct, tables
 
 _msg = tables.assistant_messages
 _INSERT = _msg.insert()
@@ -33,7 +33,8 @@ def insert(conn: Connection, tenant_id: str, stored: list[tuple[message.Message,
     """Insert messages, each with the seq of the event that announced it."""
     if not stored:
         return
-    conn.execute(
+    direct.execute_many(
+        conn,
         _INSERT,
         [
             {

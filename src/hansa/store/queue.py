@@ -18,7 +18,7 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import job
-from hansa.store import notify, tables
+from hansa.store import direct, notify, tables
 
 _jobs = tables.jobs
 _QUEUED = job.JobStatus.QUEUED.value
@@ -94,7 +94,8 @@ def enqueue(
     run_at: datetime | None = None,
 ) -> int:
     """Add a job in the caller's transaction (with the change that needs it); returns its id."""
-    result = conn.execute(
+    job_id = direct.scalar(
+        conn,
         _ENQUEUE,
         {
             "tenant_id": tenant_id,
@@ -110,9 +111,8 @@ def enqueue(
             "updated_at": now,
         },
     )
-    job_id = int(result.scalar_one())
     notify.job_enqueued(conn, kind.value)
-    return job_id
+    return int(job_id)
 
 
 def enqueue_claimed(
@@ -147,7 +147,7 @@ def enqueue_claimed(
         "created_at": now,
         "updated_at": now,
     }
-    job_id = int(conn.execute(_ENQUEUE, values).scalar_one())
+    job_id = int(direct.scalar(conn, _ENQUEUE, values))
     return job.Job(
         id=job_id,
         tenant_id=tenant_id,
@@ -164,12 +164,12 @@ def enqueue_claimed(
 
 def live_statuses(conn: Connection, key: str) -> set[str]:
     """The statuses (queued, running) of the unfinished jobs of ``key``."""
-    return set(conn.scalars(_LIVE_OF_KEY, {"p_key": key}).all())
+    return {row["status"] for row in direct.rows(conn, _LIVE_OF_KEY, {"p_key": key})}
 
 
 def any_due(conn: Connection, now: datetime) -> bool:
     """True when some job could be claimed now (a cheap read before a claiming write)."""
-    return conn.scalar(_DUE, {"p_now": now}) is not None
+    return direct.first(conn, _DUE, {"p_now": now}) is not None
 
 
 def claim(
@@ -205,19 +205,19 @@ def claim(
 
 def guard(conn: Connection, claimed: job.Job) -> None:
     """Raise StaleLease unless ``claimed`` still holds its job (same epoch, still running)."""
-    if not conn.scalar(_GUARD, {"p_id": claimed.id, "p_epoch": claimed.epoch}):
+    if not direct.scalar(conn, _GUARD, {"p_id": claimed.id, "p_epoch": claimed.epoch}):
         raise errors.StaleLease(f"job {claimed.id} epoch {claimed.epoch} no longer holds its lease")
 
 
 def heartbeat(conn: Connection, claimed: job.Job, now: datetime, lease: timedelta) -> bool:
     """Extend the lease; False when the job was taken over or finished meanwhile."""
     params = {"p_id": claimed.id, "p_epoch": claimed.epoch, "p_until": now + lease, "p_now": now}
-    return conn.execute(_HEARTBEAT, params).rowcount == 1
+    return direct.execute(conn, _HEARTBEAT, params) == 1
 
 
 def taken_over(conn: Connection, claimed: job.Job) -> bool:
     """True when another claim (a newer epoch) owns the job now; False if it just finished."""
-    return conn.scalar(_EPOCH, {"p_id": claimed.id}) != claimed.epoch
+    return direct.scalar(conn, _EPOCH, {"p_id": claimed.id}) != claimed.epoch
 
 
 def finish(
@@ -239,7 +239,7 @@ def finish(
         "p_error": error,
         "p_now": now,
     }
-    if conn.execute(_FINISH, params).rowcount != 1:
+    if direct.execute(conn, _FINISH, params) != 1:
         raise errors.StaleLease(f"job {claimed.id} epoch {claimed.epoch} no longer holds its lease")
 
 

@@ -11,7 +11,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import run
 from hansa.domain.transitions import check_transition, sources
-from hansa.store import tables
+from hansa.store import direct, tables
 from hansa.store.types import JsonOrNull
 
 _runs = tables.assistant_runs
@@ -72,9 +72,8 @@ _MOVE_TASK = {
 
 def create(conn: Connection, r: run.Run, tasks: list[run.Task]) -> None:
     """Insert a run with its tasks."""
-    conn.execute(_INSERT_RUN, {**r.model_dump(), "status": r.status.value})
-    if tasks:
-        conn.execute(_INSERT_TASK, [_task_row(r.tenant_id, t) for t in tasks])
+    direct.execute(conn, _INSERT_RUN, {**r.model_dump(), "status": r.status.value})
+    direct.execute_many(conn, _INSERT_TASK, [_task_row(r.tenant_id, t) for t in tasks])
 
 
 def _task_row(tenant_id: str, t: run.Task) -> dict[str, Any]:
@@ -86,7 +85,7 @@ def _task_row(tenant_id: str, t: run.Task) -> dict[str, Any]:
 
 def get(conn: Connection, tenant_id: str, run_id: str) -> run.Run:
     """The run, or NotFound."""
-    row = conn.execute(_GET_RUN, {"p_id": run_id, "p_tenant": tenant_id}).mappings().first()
+    row = direct.first(conn, _GET_RUN, {"p_id": run_id, "p_tenant": tenant_id})
     if row is None:
         raise errors.NotFound(f"run {run_id} not found")
     return _run(row)
@@ -99,7 +98,7 @@ def lock(conn: Connection, run_id: str, now: datetime) -> run.RunStatus:
 
 def locked(conn: Connection, run_id: str, now: datetime) -> run.Run:
     """``lock``, returning the whole run."""
-    row = conn.execute(_LOCK_RUN, {"p_id": run_id, "p_now": now}).mappings().first()
+    row = direct.first(conn, _LOCK_RUN, {"p_id": run_id, "p_now": now})
     if row is None:
         raise errors.NotFound(f"run {run_id} not found")
     return _run(row)
@@ -114,7 +113,7 @@ def locked_if_untouched(
     a writer that saw ``seen`` last knows that nobody else changed anything since.
     """
     params = {"p_id": run_id, "p_seen": seen, "p_now": now}
-    row = conn.execute(_LOCK_RUN_IF_UNTOUCHED, params).mappings().first()
+    row = direct.first(conn, _LOCK_RUN_IF_UNTOUCHED, params)
     return None if row is None else _run(row)
 
 
@@ -123,18 +122,18 @@ def move(
 ) -> None:
     """Move the run along its transition table; TransitionError when not allowed."""
     statement = _MOVE_RUN.get(target)
-    if statement is None or conn.execute(statement, {"p_id": run_id, "p_now": now}).rowcount != 1:
+    if statement is None or direct.execute(conn, statement, {"p_id": run_id, "p_now": now}) != 1:
         check_transition(run.RUN_TRANSITIONS, get(conn, tenant_id, run_id).status, target)
 
 
 def tasks_of(conn: Connection, run_id: str) -> list[run.Task]:
     """A run's tasks by group and order."""
-    return [_task(r) for r in conn.execute(_RUN_TASKS, {"p_run": run_id}).mappings().all()]
+    return [_task(r) for r in direct.rows(conn, _RUN_TASKS, {"p_run": run_id})]
 
 
 def get_task(conn: Connection, tenant_id: str, task_id: str) -> run.Task:
     """The task, or NotFound."""
-    row = conn.execute(_GET_TASK, {"p_id": task_id, "p_tenant": tenant_id}).mappings().first()
+    row = direct.first(conn, _GET_TASK, {"p_id": task_id, "p_tenant": tenant_id})
     if row is None:
         raise errors.NotFound(f"task {task_id} not found")
     return _task(row)
@@ -160,7 +159,7 @@ def move_task(
         "p_error": error,
     }
     statement = _MOVE_TASK.get(target)
-    if statement is None or conn.execute(statement, params).rowcount != 1:
+    if statement is None or direct.execute(conn, statement, params) != 1:
         current = get_task(conn, tenant_id, task_id)
         check_transition(run.TASK_TRANSITIONS, current.status, target)
 
@@ -170,9 +169,9 @@ def update_task(conn: Connection, task_id: str, now: datetime, **values: Any) ->
     conn.execute(sa.update(_tasks).where(_tasks.c.id == task_id).values(**values, updated_at=now))
 
 
-def _run(row: sa.RowMapping) -> run.Run:
+def _run(row: direct.Row) -> run.Run:
     return run.Run.model_validate(dict(row))
 
 
-def _task(row: sa.RowMapping) -> run.Task:
+def _task(row: direct.Row) -> run.Task:
     return run.Task.model_validate(dict(row))

@@ -10,7 +10,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import turn
 from hansa.domain.transitions import check_transition, sources
-from hansa.store import tables
+from hansa.store import direct, tables
 
 _turns = tables.assistant_turns
 _INSERT = _turns.insert()
@@ -53,13 +53,13 @@ def create(conn: Connection, tenant_id: str, t: turn.Turn) -> None:
 
 def get(conn: Connection, tenant_id: str, turn_id: str) -> turn.Turn:
     """The turn, or NotFound."""
-    row = conn.execute(_GET, {"id": turn_id, "tenant_id": tenant_id}).mappings().first()
+    row = direct.first(conn, _GET, {"id": turn_id, "tenant_id": tenant_id})
     if row is None:
         raise errors.NotFound(f"turn {turn_id} not found")
     return _turn(row)
 
 
-def _turn(row: sa.RowMapping) -> turn.Turn:
+def _turn(row: direct.Row) -> turn.Turn:
     return turn.Turn(
         id=row["id"],
         conversation_id=row["conversation_id"],

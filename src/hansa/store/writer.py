@@ -86,17 +86,20 @@ class GroupWriter:
     def _commit(self, group: list[_Write]) -> None:
         try:
             with self._engine.connect() as conn:
-                conn.exec_driver_sql(self._begin)
+                # the transaction is the driver's: statements run through store.direct or
+                # Connection.execute alike, and SQLAlchemy's own bookkeeping is not paid twice
+                driver = conn.connection.driver_connection
+                driver.execute(self._begin)
                 try:
                     if len(group) == 1:
                         group[0].result = group[0].fn(conn)
                     else:
                         for write in group:
-                            _run_in_savepoint(conn, write)
+                            _run_in_savepoint(driver, conn, write)
                 except BaseException:
-                    conn.rollback()
+                    driver.rollback()
                     raise
-                conn.commit()
+                driver.commit()
         except BaseException as exc:  # the whole group failed: every caller hears it
             for write in group:
                 write.error = write.error or exc
@@ -111,14 +114,14 @@ class GroupWriter:
                 log.debug("dropping the results of %d writes for a closed loop", len(writes))
 
 
-def _run_in_savepoint(conn: Connection, write: _Write) -> None:
-    conn.exec_driver_sql("SAVEPOINT hansa_write")
+def _run_in_savepoint(driver: Any, conn: Connection, write: _Write) -> None:
+    driver.execute("SAVEPOINT hansa_write")
     try:
         write.result = write.fn(conn)
     except Exception as exc:
         write.error = exc
-        conn.exec_driver_sql("ROLLBACK TO hansa_write")
-    conn.exec_driver_sql("RELEASE hansa_write")
+        driver.execute("ROLLBACK TO hansa_write")
+    driver.execute("RELEASE hansa_write")
 
 
 def _settle(writes: list[_Write]) -> None:

@@ -1,0 +1,158 @@
+"""The hot statements on SQLite, run on the driver's cursor instead of ``Connection.execute``.
+
+``Connection.execute`` of a statement SQLAlchemy has already compiled and cached
+still costs ~20–50 µs of Python per call (parameter processing, execution
+context, result set-up) against ~2 µs for the driver itself; a run's writes
+execute ~50 statements, so that machinery was the largest single cost of the
+SQLite writer (decision 0007). Here a statement built once at import time is
+compiled once more into its SQL text, the order of its parameters and the very
+type processors SQLAlchemy would apply, and runs on the driver's connection in
+the caller's transaction; driver errors are raised as SQLAlchemy's
+(``IntegrityError`` and the rest) as ``Connection.execute`` would. Other
+databases go through ``Connection.execute`` unchanged.
+
+Only statements without expanding (``IN``) parameters can run here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+from sqlalchemy.sql.base import Executable
+
+Params = Mapping[str, Any]
+Row = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class _Compiled:
+    sql: str
+    fixed: tuple[Any, ...]
+    """Every parameter's value where the statement fixes it (a literal), None elsewhere."""
+    given: tuple[tuple[int, str, bool, Callable[[Any], Any] | None], ...]
+    """Parameters the caller gives: position, name, required, type processor."""
+    keys: tuple[str, ...]
+    results: tuple[tuple[str, Callable[[Any], Any]], ...]
+    """Result columns that need processing, with their processor."""
+
+    def args(self, params: Params) -> list[Any]:
+        values = list(self.fixed)
+        for i, name, required, process in self.given:
+            if name in params:
+                value = params[name]
+            elif required:
+                problem = f"a value is required for bind parameter {name!r}"
+                raise sa.exc.StatementError(problem, self.sql, dict(params), None)
+            else:
+                value = None
+            values[i] = value if process is None else process(value)
+        return values
+
+    def row(self, values: Sequence[Any]) -> dict[str, Any]:
+        found = dict(zip(self.keys, values, strict=True))
+        for key, process in self.results:
+            found[key] = process(found[key])
+        return found
+
+
+_compiled: dict[tuple[Executable, tuple[str, ...]], _Compiled] = {}
+
+
+def execute(conn: Connection, statement: Executable, params: Params) -> int:
+    """Run a statement that returns no rows; the number of rows it changed."""
+    if conn.dialect.name != "sqlite":
+        return int(conn.execute(statement, params).rowcount)  # type: ignore[attr-defined]
+    compiled = _compile(conn, statement, params)
+    return int(_run(conn, compiled, params).rowcount)
+
+
+def execute_many(conn: Connection, statement: Executable, rows: Sequence[Params]) -> None:
+    """Run a statement once per parameter set (an insert of many rows, say)."""
+    if not rows:
+        return
+    if conn.dialect.name != "sqlite":
+        conn.execute(statement, list(rows))
+        return
+    compiled = _compile(conn, statement, rows[0])
+    args = [compiled.args(p) for p in rows]
+    try:
+        conn.connection.driver_connection.executemany(compiled.sql, args)  # type: ignore[union-attr]
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _translated(conn, compiled, args, exc) from exc
+
+
+def rows(conn: Connection, statement: Executable, params: Params) -> list[Row]:
+    """The rows of a ``SELECT`` or of a statement with ``RETURNING``, as mappings."""
+    if conn.dialect.name != "sqlite":
+        return list(conn.execute(statement, params).mappings().all())
+    compiled = _compile(conn, statement, params)
+    return [compiled.row(values) for values in _run(conn, compiled, params).fetchall()]
+
+
+def first(conn: Connection, statement: Executable, params: Params) -> Row | None:
+    """The first row, or None."""
+    found = rows(conn, statement, params)
+    return found[0] if found else None
+
+
+def scalar(conn: Connection, statement: Executable, params: Params) -> Any:
+    """The first column of the first row, or None."""
+    row = first(conn, statement, params)
+    return None if row is None else next(iter(row.values()))
+
+
+def _run(conn: Connection, compiled: _Compiled, params: Params) -> Any:
+    args = compiled.args(params)
+    try:
+        return conn.connection.driver_connection.execute(compiled.sql, args)  # type: ignore[union-attr]
+    except conn.dialect.loaded_dbapi.Error as exc:
+        raise _translated(conn, compiled, args, exc) from exc
+
+
+def _translated(conn: Connection, compiled: _Compiled, args: Any, exc: Exception) -> Exception:
+    error: Exception = sa.exc.DBAPIError.instance(
+        compiled.sql, args, exc, conn.dialect.loaded_dbapi.Error, dialect=conn.dialect
+    )
+    return error
+
+
+def _compile(conn: Connection, statement: Executable, params: Params) -> _Compiled:
+    # an INSERT's text depends on the columns given; other statements are fixed
+    keys = tuple(params) if isinstance(statement, sa.Insert) else ()
+    found = _compiled.get((statement, keys))
+    if found is None:
+        found = _compiled[(statement, keys)] = _build(conn.dialect, statement, keys)
+    return found
+
+
+def _build(dialect: sa.Dialect, statement: Executable, keys: tuple[str, ...]) -> _Compiled:
+    options = {"column_keys": list(keys)} if keys else {}
+    compiled: Any = statement.compile(dialect=dialect, **options)  # type: ignore[attr-defined]
+    if "POSTCOMPILE" in compiled.string or not compiled.positional:
+        raise ValueError(f"cannot run directly (expanding parameters?): {compiled.string}")
+    processors = compiled._bind_processors  # what SQLAlchemy applies when it executes
+    fixed: list[Any] = []
+    given = []
+    for i, name in enumerate(compiled.positiontup):
+        bind = compiled.binds[name]
+        literal = not bind.required and bind.value is not None and bind.callable is None
+        fixed.append(bind.value if literal else None)
+        if not literal:
+            given.append((i, name, bool(bind.required), processors.get(name)))
+    columns = compiled._result_columns
+    results = []
+    for column in columns:
+        process = column[3]._cached_result_processor(dialect, None)
+        if process is not None:
+            results.append((column[0], process))
+    return _Compiled(
+        sql=compiled.string,
+        fixed=tuple(fixed),
+        given=tuple(given),
+        keys=tuple(c[0] for c in columns),
+        results=tuple(results),
+    )

@@ -1,0 +1,86 @@
+"""store.direct runs statements as Connection.execute would: same rows, same types, same errors."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from hansa.store import direct, queue, runs, tables
+from hansa.store.db import DEFAULT_TENANT_ID, Database
+from hansa.store.migrate import _upgrade
+
+_jobs = tables.jobs
+_NOW = datetime(2026, 11, 22, 6, 30, 15, 123456, tzinfo=UTC)
+
+
+def _job(**changes: object) -> dict[str, object]:
+    return {
+        "tenant_id": DEFAULT_TENANT_ID, "kind": "turn", "key": None,
+        "payload": {"nested": {"list": [1, "two", None]}, "text": "é"}, "status": "queued",
+        "run_at": _NOW, "attempts": 0, "max_attempts": 3, "epoch": 0,
+        "created_at": _NOW, "updated_at": _NOW, **changes,
+    }  # fmt: skip
+
+
+def test_rows_read_back_as_connection_execute_reads_them(db: Database) -> None:
+    read = sa.select(_jobs).where(_jobs.c.status == sa.bindparam("p_status")).order_by(_jobs.c.id)
+
+    def both(conn: sa.Connection) -> tuple[list[dict[str, object]], list[dict[str, object]]]:
+        direct.execute_many(conn, _jobs.insert(), [_job(), _job(key="k", payload={})])
+        mine = [dict(r) for r in direct.rows(conn, read, {"p_status": "queued"})]
+        theirs = [dict(r) for r in conn.execute(read, {"p_status": "queued"}).mappings()]
+        return mine, theirs
+
+    mine, theirs = db.write_now(both)
+    assert mine == theirs
+    assert len(mine) == 2 and mine[0]["payload"] == _job()["payload"]
+    assert mine[0]["run_at"] == _NOW and mine[0]["run_at"].tzinfo is not None
+
+
+def test_returning_rowcount_and_literal_values(db: Database) -> None:
+    def steps(conn: sa.Connection) -> tuple[object, int, int, set[str]]:
+        job_id = direct.scalar(conn, queue._ENQUEUE, _job(key="run:1"))
+        # _FINISH fixes nothing but takes status from a parameter; _LIVE_OF_KEY has literals
+        live = {r["status"] for r in direct.rows(conn, queue._LIVE_OF_KEY, {"p_key": "run:1"})}
+        held = {"p_id": job_id, "p_epoch": 0, "p_status": "done", "p_error": None, "p_now": _NOW}
+        finished_while_queued = direct.execute(conn, queue._FINISH, held)
+        missing = direct.execute(conn, queue._FINISH, {**held, "p_id": -1})
+        return job_id, finished_while_queued, missing, live
+
+    job_id, finished_while_queued, missing, live = db.write_now(steps)
+    assert isinstance(job_id, int)
+    assert live == {"queued"}
+    assert finished_while_queued == 0, "_FINISH only moves a running job"
+    assert missing == 0
+
+
+def test_a_driver_error_is_sqlalchemys_and_the_write_leaves_nothing(db: Database) -> None:
+    row = {**_job(), "id": 10_001}
+
+    def twice(conn: sa.Connection) -> None:
+        direct.execute(conn, _jobs.insert(), row)
+        direct.execute(conn, _jobs.insert(), row)  # the same primary key
+
+    with pytest.raises(sa.exc.IntegrityError):
+        db.write_now(twice)
+    count = sa.select(sa.func.count()).select_from(_jobs).where(_jobs.c.id == 10_001)
+    assert db.write_now(lambda conn: direct.scalar(conn, count, {})) == 0
+
+
+def test_a_missing_parameter_is_named(db: Database) -> None:
+    with pytest.raises(sa.exc.StatementError, match="p_now"):
+        db.write_now(lambda conn: direct.execute(conn, runs._LOCK_RUN, {"p_id": "x"}))
+
+
+def test_an_expanding_parameter_cannot_run_directly(tmp_path: Path) -> None:
+    db = Database(f"sqlite:///{tmp_path}/direct.db")  # other databases use Connection.execute
+    many = sa.select(_jobs.c.id).where(_jobs.c.id.in_(sa.bindparam("p_ids", expanding=True)))
+    try:
+        db.write_now(_upgrade)
+        with pytest.raises(ValueError, match="expanding"):
+            db.write_now(lambda conn: direct.rows(conn, many, {"p_ids": [1, 2]}))
+    finally:
+        db.close()
