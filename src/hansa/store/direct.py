@@ -67,7 +67,10 @@ def execute(conn: Connection, statement: Executable, params: Params) -> int:
     if conn.dialect.name != "sqlite":
         return int(conn.execute(statement, params).rowcount)  # type: ignore[attr-defined]
     compiled = _compile(conn, statement, params)
-    return int(_run(conn, compiled, params).rowcount)
+    cursor = _run(conn, compiled, params)
+    if compiled.keys:  # RETURNING: read to the end, or the statement stays open until commit
+        cursor.fetchall()
+    return int(cursor.rowcount)
 
 
 def execute_many(conn: Connection, statement: Executable, rows: Sequence[Params]) -> None:

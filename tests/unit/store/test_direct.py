@@ -84,3 +84,20 @@ def test_an_expanding_parameter_cannot_run_directly(tmp_path: Path) -> None:
             db.write_now(lambda conn: direct.rows(conn, many, {"p_ids": [1, 2]}))
     finally:
         db.close()
+
+
+def test_a_returning_statement_run_for_its_rowcount_leaves_the_commit_free(db: Database) -> None:
+    bump = (
+        sa.update(_jobs)
+        .where(_jobs.c.id == sa.bindparam("p_id"))
+        .values(epoch=_jobs.c.epoch + 1)
+        .returning(_jobs.c.epoch)
+    )
+
+    def steps(conn: sa.Connection) -> int:
+        job_id = direct.scalar(conn, queue._ENQUEUE, _job())
+        return direct.execute(conn, bump, {"p_id": job_id})
+
+    assert db.write_now(steps) == 1  # and the commit after it went through
+    epochs = sa.select(_jobs.c.epoch)
+    assert [r["epoch"] for r in db.write_now(lambda conn: direct.rows(conn, epochs, {}))] == [1]
