@@ -12,6 +12,15 @@ from hansa.store import direct, tables
 
 _msg = tables.assistant_messages
 _INSERT = _msg.insert()
+_THINKING_OF_RUN = (
+    sa.select(_msg)
+    .where(
+        _msg.c.tenant_id == sa.bindparam("p_tenant"),
+        _msg.c.run_id == sa.bindparam("p_run"),
+        _msg.c.kind == message.Kind.THINKING.value,
+    )
+    .order_by(_msg.c.seq)
+)
 
 
 @functools.cache
@@ -80,7 +89,7 @@ def list_for(
     return [_message(r) for r in rows]
 
 
-def _message(row: sa.RowMapping) -> message.Message:
+def _message(row: direct.Row) -> message.Message:
     return message.Message(
         id=row["id"],
         conversation_id=row["conversation_id"],
@@ -97,13 +106,5 @@ def _message(row: sa.RowMapping) -> message.Message:
 
 def thinking_of_run(conn: Connection, tenant_id: str, run_id: str) -> list[message.Message]:
     """A run's thinking entries in order (for run cards)."""
-    rows = conn.execute(
-        sa.select(_msg)
-        .where(
-            _msg.c.tenant_id == tenant_id,
-            _msg.c.run_id == run_id,
-            _msg.c.kind == message.Kind.THINKING.value,
-        )
-        .order_by(_msg.c.seq)
-    ).mappings()
+    rows = direct.rows(conn, _THINKING_OF_RUN, {"p_tenant": tenant_id, "p_run": run_id})
     return [_message(r) for r in rows]
