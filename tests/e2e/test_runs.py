@@ -206,7 +206,7 @@ def test_changed_parameters_void_an_earlier_confirmation(server: Server) -> None
             f"/api/runs/{run['id']}/approve",
             json={"edits": [{"taskId": task["id"], "parameters": {"pageId": second}}]},
         )
-        events_until(
+        events = events_until(
             client,
             cid,
             lambda e: e["type"] == "task_status" and e["data"]["status"] == "awaiting_confirmation",
@@ -218,6 +218,10 @@ def test_changed_parameters_void_an_earlier_confirmation(server: Server) -> None
     assert after_edit["irreversibleConfirmedAt"] is None
     assert after_edit["parameters"] == {"pageId": second}
     assert both_exist == [200, 200]
+    (updated,) = [e for e in events if e["type"] == "task_updated"]
+    assert updated["taskId"] == task["id"] and updated["data"]["changed"] == ["parameters"]
+    assert updated["data"]["parametersHash"] == after_edit["parametersHash"]
+    assert updated["data"]["confirmationVoided"] is True
 
 
 def test_execute_answers_202_for_an_irreversible_task(server: Server) -> None:

@@ -108,6 +108,17 @@ class TaskCreatedData(Wire):
     summary: str
 
 
+class TaskUpdatedData(Wire):
+    """A step was edited before approval; ``changed`` names the fields, as on the wire."""
+
+    type: Literal["task_updated"] = "task_updated"
+    changed: list[str]
+    summary: str
+    parameters_hash: str
+    confirmation_voided: bool = False
+    """An earlier consent to this irreversible step no longer holds (its parameters changed)."""
+
+
 class TaskStatusData(Wire):
     """A task changed status."""
 
@@ -201,6 +212,7 @@ Payload = Annotated[
     | RunCreatedData
     | RunStatusData
     | TaskCreatedData
+    | TaskUpdatedData
     | TaskStatusData
     | ToolCallData
     | ToolResultData

@@ -161,9 +161,15 @@ def _awaiting(conn: Connection, tenant_id: str, run_id: str) -> run.Run:
 
 
 def apply_edits(
-    services: Services, conn: Connection, tenant_id: str, run_id: str, edits: list[dict[str, Any]]
+    services: Services,
+    conn: Connection,
+    tenant_id: str,
+    run_id: str,
+    edits: list[dict[str, Any]],
+    batch: Batch,
 ) -> None:
-    """Change steps before approval: parameters (merged), owner, summary. Laws re-checked."""
+    """Change steps before approval: parameters (merged), owner, summary. Laws re-checked;
+    each edited step is announced (``task_updated``)."""
     tasks = {t.id: t for t in runs.tasks_of(conn, run_id)}
     now = services.clock()
     for edit in edits:
@@ -183,9 +189,21 @@ def apply_edits(
                                    "is_reversible_by_system": verdict.reversible}  # fmt: skip
         if "summary" in edit:
             changes["summary"] = str(edit["summary"])
-        if run.parameters_hash(params) != task.confirmed_hash:  # changed parameters void consent
+        new_hash = run.parameters_hash(params)
+        voided = task.confirmed_hash is not None and new_hash != task.confirmed_hash
+        if new_hash != task.confirmed_hash:  # changed parameters void consent
             changes.update(confirmed_hash=None, irreversible_confirmed_at=None)
         runs.update_task(conn, task.id, now, **changes)
+        changed = [wire for wire, before, after in (
+            ("parameters", task.parameters, params),
+            ("createdByAgentId", task.created_by, owner),
+            ("summary", task.summary, changes.get("summary", task.summary)),
+        ) if before != after]  # fmt: skip
+        batch.event(
+            event.TaskUpdatedData(changed=changed, summary=changes.get("summary", task.summary),
+                                  parameters_hash=new_hash, confirmation_voided=voided),
+            agent_id=owner, task_id=task.id,
+        )  # fmt: skip
 
 
 def _wake(
@@ -223,7 +241,7 @@ async def approve(
     def go(conn: Connection) -> None:
         current = _awaiting(conn, tenant_id, run_id)
         if edits:
-            apply_edits(services, conn, tenant_id, run_id, edits)
+            apply_edits(services, conn, tenant_id, run_id, edits, batch)
         now = services.clock()
         runs.move(conn, tenant_id, run_id, run.RunStatus.RUNNING, now)
         approved.append(current.model_copy(update={"status": run.RunStatus.RUNNING,

@@ -9,7 +9,9 @@ import { PlanCard } from "./plan-card.js";
 import { RunCard } from "./run-card.js";
 import { ThinkingList } from "./thinking.js";
 
-const RUN_EVENTS = new Set(["run_created", "plan", "task_created", "task_status", "operation", "run_status"]);
+const RUN_EVENTS = new Set([
+  "run_created", "plan", "task_created", "task_updated", "task_status", "operation", "run_status",
+]);
 
 export class Runs {
   /**
@@ -77,6 +79,13 @@ export class Runs {
         const task = this.task(run, ev.taskId);
         Object.assign(task, { taskType: d.taskType, stepGroup: d.stepGroup || task.stepGroup,
           summary: d.summary, agentId: ev.agentId });
+        break;
+      }
+      case "task_updated": {
+        // edited before approval: the new parameters, hash and reversibility come with the card
+        const task = this.task(run, ev.taskId);
+        Object.assign(task, { summary: d.summary, agentId: ev.agentId, parametersHash: d.parametersHash });
+        this.refresh(run);
         break;
       }
       case "task_status": {
