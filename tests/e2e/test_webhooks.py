@@ -5,15 +5,17 @@ before anything reaches them."""
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
+from datetime import datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 import pytest
 
-from harness import Server, new_conversation, running_server
+from harness import Server, events_until, new_conversation, running_server
 
 
 class Target:
@@ -68,10 +70,21 @@ def targets() -> Iterator[dict[str, Target]]:
 
 
 @pytest.fixture(scope="module")
+def closed_port() -> int:
+    """An allowed port where nothing listens: every call to it fails to connect."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
 def hooked(
-    tmp_path_factory: pytest.TempPathFactory, targets: dict[str, Target]
+    tmp_path_factory: pytest.TempPathFactory, targets: dict[str, Target], closed_port: int
 ) -> Iterator[Server]:
-    allow = f"127.0.0.1:{targets['allowed'].port},127.0.0.1:{targets['bouncer'].port}"
+    allow = ",".join(
+        f"127.0.0.1:{port}"
+        for port in (targets["allowed"].port, targets["bouncer"].port, closed_port)
+    )
     with running_server(
         tmp_path_factory.mktemp("hooks"), env={"HANSA_OUTBOUND_ALLOW": allow}
     ) as server:
@@ -176,3 +189,30 @@ def test_a_redirect_to_a_denied_target_is_refused(
     assert response.json()["details"]["error"]["code"] == "outbound_denied"
     assert len(targets["bouncer"].requests) >= 1, "the allowed hop was made"
     assert targets["denied"].requests == [], "nothing reached the denied server"
+
+
+def test_an_unreachable_target_is_retried_after_a_backoff_then_fails(
+    hooked: Server, closed_port: int
+) -> None:
+    with hooked.client() as client:
+        cid = new_conversation(client)
+        response = _call(client, cid, f"http://127.0.0.1:{closed_port}/hook")
+        task_id = response.json()["taskId"]
+        task = _settled(client, task_id)
+        events = events_until(
+            client, cid, lambda e: e["taskId"] == task_id and e["data"].get("status") == "failed"
+        )
+    moves = [e for e in events if e["type"] == "task_status" and e["taskId"] == task_id]
+    statuses = [e["data"]["status"] for e in moves]
+    assert statuses == ["in_progress", "open", "in_progress", "open", "in_progress", "failed"]
+    for retry, again in zip(moves, moves[1:], strict=False):
+        if retry["data"]["status"] != "open":
+            continue
+        retry_at = datetime.fromisoformat(retry["data"]["retryAt"])
+        assert retry_at - datetime.fromisoformat(retry["createdAt"]) >= timedelta(seconds=0.4)
+        assert datetime.fromisoformat(again["createdAt"]) >= retry_at, "the backoff was kept"
+    retried = [e for e in events if e["type"] == "thinking" and "Retrying" in e["data"]["summary"]]
+    assert len(retried) == 2
+    assert task["status"] == "failed" and task["attempts"] == 3
+    assert task["scheduledAt"] is None, "no backoff is left once the task stopped"
+    assert response.json()["details"]["error"]["code"] == "connection_failed"

@@ -215,6 +215,7 @@ def task_out(t: run.Task) -> dict[str, Any]:
             t.irreversible_confirmed_at.isoformat() if t.irreversible_confirmed_at else None
         ),
         "attempts": t.attempts,
+        "scheduledAt": t.scheduled_at.isoformat() if t.scheduled_at else None,
         "result": t.result,
         "error": t.error,
         "createdAt": t.created_at.isoformat(),

@@ -125,6 +125,8 @@ class TaskStatusData(Wire):
     type: Literal["task_status"] = "task_status"
     status: str
     previous: str | None = None
+    retry_at: datetime | None = None
+    """Back to ``open`` for another attempt: not before this time."""
     result: dict[str, Any] | None = None
 
 

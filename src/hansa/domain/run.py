@@ -126,7 +126,7 @@ class Task(Wire):
     confirmed_hash: str | None
     attempts: int
     scheduled_at: datetime | None
-    """When the scheduler queued its execution (None while it waits for its group)."""
+    """Not before this time: set while a retry waits out its backoff, None otherwise."""
     result: dict[str, Any] | None
     error: str | None
     created_at: datetime

@@ -58,6 +58,7 @@ def start_in(services: Services, conn: Connection, claimed: Job, batch: Batch) -
     driver = _Driver(services, claimed)
     now = services.clock()
     r, book = driver._open(conn, now)
+    driver.held = book.held(now)
     if r.status is run.RunStatus.RUNNING:
         driver.ready = driver._start_next(conn, book, r, batch, now)
     driver.seen = (now, list(book.tasks.values()))
@@ -74,7 +75,7 @@ class _Driver:
         self.recorder = Recorder(services, self.tenant_id, self.conversation_id, claimed)
         self.running: dict[str, asyncio.Task[Outcome]] = {}
         self.held: dict[str, datetime] = {}
-        """Tasks waiting to be retried, and from when."""
+        """Tasks waiting to be retried, and from when (their ``scheduled_at``, as last seen)."""
         self.seen: tuple[datetime, list[run.Task]] | None = None
         """The run's ``updated_at`` after this job's last step, and its tasks then."""
         self.ready: list[Started] = []
@@ -130,7 +131,7 @@ class _Driver:
             for outcome in outcomes:
                 self._record(conn, book, outcome, batch, now)
             self._recover(book, batch, now)
-            self.held = {tid: at for tid, at in self.held.items() if at > now}
+            self.held = book.held(now)  # kept in the store: a backoff outlives this worker
             if r.status is run.RunStatus.RUNNING:
                 started.extend(self._start_next(conn, book, r, batch, now))
             else:
@@ -224,12 +225,12 @@ class _Driver:
             self._fail(book, task, failure.message, batch, now, code=failure.code)
             return
         delay = min(30.0, 0.5 * 2 ** (task.attempts - 1)) * random.uniform(0.8, 1.2)
-        book.move(task.id, run.TaskStatus.OPEN, now, error=failure.message, batch=batch)
+        book.move(task.id, run.TaskStatus.OPEN, now, error=failure.message,
+                  not_before=now + timedelta(seconds=delay), batch=batch)  # fmt: skip
         batch.thinking(
             f"Retrying after a temporary problem: {failure.message}",
             agent_id=task.created_by, phase="execution", group=task.step_group,
         )  # fmt: skip
-        self.held[task.id] = now + timedelta(seconds=delay)
 
     def _retryable(self, outcome: Outcome) -> bool:
         task, failure = outcome.task, outcome.failure

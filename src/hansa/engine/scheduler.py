@@ -47,20 +47,21 @@ class Book:
         result: dict[str, Any] | None = None,
         error: str | None = None,
         attempt: bool = False,
+        not_before: datetime | None = None,
         batch: Batch | None = None,
     ) -> run.Task:
         """Move a task along its transition table in the store and here; with ``batch``,
-        announce it there (a ``task_status`` event with the result, if any)."""
-        runs.move_task(self.conn, self.tenant_id, task_id, target, now,
-                       result=result, error=error, attempt=attempt)  # fmt: skip
+        announce it there (a ``task_status`` event with the result or retry time, if any)."""
+        runs.move_task(self.conn, self.tenant_id, task_id, target, now, result=result,
+                       error=error, attempt=attempt, not_before=not_before)  # fmt: skip
         before = self.tasks[task_id]
         if batch is not None:
             batch.event(
                 event.TaskStatusData(status=target.value, previous=before.status.value,
-                                     result=result),
+                                     result=result, retry_at=not_before),
                 agent_id=before.created_by, task_id=task_id,
             )  # fmt: skip
-        changes: dict[str, Any] = {"status": target, "updated_at": now}
+        changes: dict[str, Any] = {"status": target, "updated_at": now, "scheduled_at": not_before}
         if attempt:
             changes["attempts"] = before.attempts + 1
         if result is not None:
@@ -69,6 +70,14 @@ class Book:
             changes["error"] = error
         self.tasks[task_id] = after = before.model_copy(update=changes)
         return after
+
+    def held(self, now: datetime) -> dict[str, datetime]:
+        """Open tasks waiting out a retry's backoff, with the time they may run again."""
+        return {
+            t.id: t.scheduled_at
+            for t in self.tasks.values()
+            if t.status is run.TaskStatus.OPEN and t.scheduled_at and t.scheduled_at > now
+        }
 
     def outputs(self) -> dict[str, dict[str, Any]]:
         """Results of completed tasks, by task id and by the plan's step ``ref``."""

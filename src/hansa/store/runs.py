@@ -64,6 +64,7 @@ _MOVE_TASK = {
         attempts=_tasks.c.attempts + _B("p_attempt"),
         result=sa.func.coalesce(_B("p_result", type_=JsonOrNull), _tasks.c.result),
         error=sa.func.coalesce(_B("p_error", type_=sa.Text), _tasks.c.error),
+        scheduled_at=_B("p_not_before", type_=_tasks.c.scheduled_at.type),
     )
     for target in run.TaskStatus
     if sources(run.TASK_TRANSITIONS, target)
@@ -149,14 +150,19 @@ def move_task(
     result: dict[str, Any] | None = None,
     error: str | None = None,
     attempt: bool = False,
+    not_before: datetime | None = None,
 ) -> None:
-    """Move a task along its transition table, optionally with its result or error."""
+    """Move a task along its transition table, optionally with its result or error.
+
+    ``not_before`` (a retry's backoff) is kept in ``scheduled_at``; any other move clears it.
+    """
     params = {
         "p_id": task_id,
         "p_now": now,
         "p_attempt": 1 if attempt else 0,
         "p_result": result,
         "p_error": error,
+        "p_not_before": not_before,
     }
     statement = _MOVE_TASK.get(target)
     if statement is None or direct.execute(conn, statement, params) != 1:
