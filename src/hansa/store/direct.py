@@ -59,6 +59,11 @@ class _Compiled:
         return found
 
 
+CACHE_LIMIT = 512
+"""Compiled statements kept at most. The hot statements are a few dozen, built once at import;
+a statement built anew at each call would be compiled each time once the cache is full, slow
+but correct, rather than grow the cache without end."""
+
 _compiled: dict[tuple[Executable, tuple[str, ...]], _Compiled] = {}
 
 
@@ -128,7 +133,9 @@ def _compile(conn: Connection, statement: Executable, params: Params) -> _Compil
     keys = tuple(params) if isinstance(statement, sa.Insert) else ()
     found = _compiled.get((statement, keys))
     if found is None:
-        found = _compiled[(statement, keys)] = _build(conn.dialect, statement, keys)
+        found = _build(conn.dialect, statement, keys)
+        if len(_compiled) < CACHE_LIMIT:
+            _compiled[(statement, keys)] = found
     return found
 
 

@@ -101,3 +101,17 @@ def test_a_returning_statement_run_for_its_rowcount_leaves_the_commit_free(db: D
     assert db.write_now(steps) == 1  # and the commit after it went through
     epochs = sa.select(_jobs.c.epoch)
     assert [r["epoch"] for r in db.write_now(lambda conn: direct.rows(conn, epochs, {}))] == [1]
+
+
+def test_statements_built_at_each_call_do_not_grow_the_cache(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(direct, "_compiled", {})
+    monkeypatch.setattr(direct, "CACHE_LIMIT", 3)
+
+    def many(conn: sa.Connection) -> list[object]:
+        fresh = [sa.select(sa.literal(i, sa.Integer).label("n")) for i in range(10)]
+        return [direct.scalar(conn, statement, {}) for statement in fresh]
+
+    assert db.write_now(many) == list(range(10)), "still correct once the cache is full"
+    assert len(direct._compiled) <= 3
