@@ -1,7 +1,8 @@
 """Browser tests: the real server (scripted model) driven through Debian's Chromium.
 
 Each module gets its own server; a module may set ``MODEL`` to a callable that takes a
-temporary directory and returns the ``--model`` value (e.g. a slow scripted model).
+temporary directory and returns the ``--model`` value (e.g. a slow scripted model), and
+``SERVER_ENV`` to the environment the server gets beside the usual.
 Every test saves a screenshot of its final state under ``test-artifacts/``.
 """
 
@@ -68,7 +69,8 @@ def server(
 ) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("server")
     model: Callable[[Path], str] = getattr(request.module, "MODEL", lambda _: "scripted")
-    with running_server(tmp, model(tmp)) as s:
+    env: dict[str, str] = getattr(request.module, "SERVER_ENV", {})
+    with running_server(tmp, model(tmp), env=env) as s:
         yield s
 
 

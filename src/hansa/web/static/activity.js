@@ -68,6 +68,7 @@ export class Activity {
         }
         this.waiting.delete(ev.taskId);
         if (d.status === "in_progress") return this.show("Executing", `${who} is working on a task`);
+        if (d.status === "open" && d.retryAt) return this.show("Retrying", `${who} will try again shortly`);
         return undefined;
       case "error":
         return this.show("Recovering", d.message || "Something went wrong");

@@ -122,7 +122,8 @@ export class RunCard {
     row.face.replaceChildren(avatar(this.runs.ctx.agents.get(task.agentId), "small"));
     row.owner.textContent = this.runs.agentName(task.agentId);
     row.summary.textContent = task.summary || task.taskType || "";
-    row.badge.textContent = TASK_STATUS[task.status] || task.status;
+    const retrying = task.status === "open" && task.retryAt;  // back after a temporary problem
+    row.badge.textContent = retrying ? "Retrying" : TASK_STATUS[task.status] || task.status;
     row.badge.dataset.status = task.status;
     row.detail.replaceChildren(...taskDetail(task, this.runs));
     const needsConsent = task.status === "awaiting_confirmation";

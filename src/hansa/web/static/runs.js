@@ -90,7 +90,7 @@ export class Runs {
       }
       case "task_status": {
         const task = this.task(run, ev.taskId);
-        Object.assign(task, { status: d.status, statusSeq: ev.seq });
+        Object.assign(task, { status: d.status, statusSeq: ev.seq, retryAt: d.retryAt || null });
         if (d.result) task.result = d.result;
         if (d.status === "awaiting_confirmation") this.refresh(run);
         break;
