@@ -34,7 +34,9 @@ class Settings(BaseSettings):
     crash_at: str | None = None
     """Fault injection for tests: the named crash point ends the process on the spot."""
     worker_concurrency: int = Field(default=64, ge=1, le=1024)
-    """Jobs one worker runs at once."""
+    """Turns and other jobs one worker runs at once (runs have slots of their own)."""
+    worker_run_concurrency: int = Field(default=256, ge=1, le=4096)
+    """Runs one worker drives at once; a run's job mostly waits for its tasks."""
     lease_seconds: float = Field(default=10.0, gt=0, le=600)
     poll_seconds: float = Field(default=0.5, gt=0, le=60)
     """How often a worker looks for jobs it was not told about."""

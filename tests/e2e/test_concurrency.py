@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from harness import Server, new_conversation, post, running_server, stream
+from harness import Server, new_conversation, post, running_server, stream, waits
 
 DELAY = 0.6
 
@@ -74,3 +74,23 @@ def test_many_parallel_posts_to_one_conversation_keep_order(slow_server: Server)
     assert done_order == [t["turnId"] for t in by_seq], "turns finish in the order they arrived"
     sessions = [e["turnId"] for e in events if e["type"] == "session"]
     assert sessions == done_order
+
+
+def test_long_runs_do_not_hold_up_turns(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Runs have slots of their own: a worker full of long-running runs still answers."""
+    env = {"HANSA_WORKER_CONCURRENCY": "2"}
+    with running_server(tmp_path_factory.mktemp("lanes"), env=env) as server:
+        with server.client() as client:
+            runs = []
+            for _ in range(3):  # more runs than the worker has slots for turns
+                cid = new_conversation(client)
+                body = {"conversationId": cid, "title": "Long", "tasks": waits("A", seconds=8)}
+                run = client.post("/api/runs", json=body).json()
+                client.post(f"/api/runs/{run['id']}/approve", json={}).raise_for_status()
+                runs.append(run["id"])
+            chat = new_conversation(client)
+            asked = post(client, chat, "hello")
+            answered = stream(client, chat, turn_id=asked["turnId"])
+            still = [client.get(f"/api/runs/{r}").json()["status"] for r in runs]
+    assert any(e["type"] == "done" for e in answered)
+    assert still == ["running"] * 3, "the turn was answered while every run still ran"

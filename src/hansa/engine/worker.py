@@ -1,7 +1,9 @@
 """The worker: claims jobs from the queue, runs them, keeps their leases alive.
 
-One worker runs up to ``worker_concurrency`` jobs at once. It wakes when this
-process enqueues a job and polls for jobs enqueued elsewhere.
+One worker runs up to ``worker_concurrency`` turns and other jobs at once, and up to
+``worker_run_concurrency`` run jobs beside them (a run's job mostly waits for its tasks;
+it must not take a turn's slot). It wakes when this process enqueues a job and polls for
+jobs enqueued elsewhere.
 """
 
 from __future__ import annotations
@@ -69,7 +71,8 @@ class Worker:
         self._running: dict[int, tuple[Job, asyncio.Task[None]]] = {}
         settings = services.settings
         self._lease = timedelta(seconds=settings.lease_seconds)
-        self._capacity = settings.worker_concurrency
+        self._capacity = {False: settings.worker_concurrency, True: settings.worker_run_concurrency}
+        """Slots by lane: run jobs (True) wait on their tasks for long; turns must not."""
         # this process's writers reach the worker through the services
         services.wake_worker = self.wake
         services.adopt = self.adopt
@@ -98,15 +101,16 @@ class Worker:
         try:
             while not self._stop.is_set():
                 self._wake.clear()
-                free = self._capacity - len(self._running)
+                free = self._free()
                 claimed = await self._claim(free)
                 for job in claimed:
                     if job.attempts > 1:
                         crash_point(self.services, "recovery.claim")
                     task = asyncio.create_task(self._run(job), name=f"job {job.id} {job.kind}")
                     self._running[job.id] = (job, task)
-                if len(claimed) == free and free > 0:
-                    continue  # there may be more waiting
+                took = {lane: sum(_is_run(j) is lane for j in claimed) for lane in free}
+                if any(n and took[lane] == n for lane, n in free.items()):
+                    continue  # a lane took all it could: there may be more waiting
                 try:
                     await asyncio.wait_for(self._wake.wait(), self.services.settings.poll_seconds)
                 except TimeoutError:
@@ -118,17 +122,30 @@ class Worker:
                 t.cancel()
             await asyncio.gather(heartbeat, *tasks, return_exceptions=True)
 
-    async def _claim(self, free: int) -> list[Job]:
-        if free <= 0:
+    def _free(self) -> dict[bool, int]:
+        """Free slots by lane (adopted jobs may fill a lane beyond its slots: none free)."""
+        busy = {lane: 0 for lane in self._capacity}
+        for job, _ in self._running.values():
+            busy[_is_run(job)] += 1
+        return {lane: max(0, n - busy[lane]) for lane, n in self._capacity.items()}
+
+    async def _claim(self, free: dict[bool, int]) -> list[Job]:
+        if not any(free.values()):
             return []
         now = self.services.clock()
+
+        def claim(conn: Connection) -> list[Job]:
+            return [
+                job
+                for lane, n in free.items()
+                for job in queue.claim(conn, self.owner, now, lease=self._lease, limit=n, runs=lane)
+            ]
+
         try:
             # most wake-ups find nothing (a job of this worker ended): look before locking
             if not await self.services.db.read(lambda conn: queue.any_due(conn, now)):
                 return []
-            return await self.services.db.write(
-                lambda conn: queue.claim(conn, self.owner, now, lease=self._lease, limit=free)
-            )
+            return await self.services.db.write(claim)
         except Exception:  # a database hiccup must not kill the worker
             log.exception("claiming jobs failed; retrying at the next poll")
             return []
@@ -170,3 +187,7 @@ class Worker:
                 if not ok and not task.done():
                     log.warning("job %s lost its lease; cancelling it here", job.id)
                     task.cancel()
+
+
+def _is_run(job: Job) -> bool:
+    return job.kind is JobKind.RUN

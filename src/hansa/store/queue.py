@@ -42,14 +42,16 @@ _CLAIMABLE = sa.or_(  # due, or running on an expired lease (a takeover)
     sa.and_(_jobs.c.status == _QUEUED, _jobs.c.run_at <= _B("p_now")),
     sa.and_(_jobs.c.status == _RUNNING, _jobs.c.lease_until < _B("p_now")),
 )
-_CANDIDATES = (
-    sa.select(_jobs.c.id, _jobs.c.key)
-    .where(_CLAIMABLE)
+_IS_RUN = _jobs.c.kind == job.JobKind.RUN.value
+_CANDIDATES = {  # by lane: run jobs, or every other kind (see ``claim``)
+    runs: sa.select(_jobs.c.id, _jobs.c.key)
+    .where(_CLAIMABLE, _IS_RUN if runs else ~_IS_RUN)
     .where(sa.or_(_jobs.c.key.is_(None), ~_LIVE_SAME_KEY))
     .order_by(_jobs.c.id)
     .limit(_B("p_limit"))
     .with_for_update(skip_locked=True)
-)
+    for runs in (True, False)
+}
 _CLAIM = (
     sa.update(_jobs)
     .where(_jobs.c.id.in_(_B("p_ids", expanding=True)))
@@ -173,17 +175,26 @@ def any_due(conn: Connection, now: datetime) -> bool:
 
 
 def claim(
-    conn: Connection, owner: str, now: datetime, *, lease: timedelta, limit: int
+    conn: Connection,
+    owner: str,
+    now: datetime,
+    *,
+    lease: timedelta,
+    limit: int,
+    runs: bool = False,
 ) -> list[job.Job]:
-    """Claim up to ``limit`` due jobs for ``owner``, one per key, oldest first.
+    """Claim up to ``limit`` due jobs for ``owner``, one per key, oldest first: run jobs
+    when ``runs``, else jobs of every other kind (a worker keeps slots for each lane, so
+    runs waiting on long tasks never hold up turns).
 
-    Run it in its own write transaction (``Database.write``).
+    Run it in a write transaction of its own (``Database.write``).
     """
     if limit <= 0:
         return []
     chosen: list[int] = []
     keys: set[str] = set()
-    for job_id, key in conn.execute(_CANDIDATES, {"p_now": now, "p_limit": limit * 2}).all():
+    found = conn.execute(_CANDIDATES[runs], {"p_now": now, "p_limit": limit * 2}).all()
+    for job_id, key in found:
         if key is not None:
             if key in keys:
                 continue

@@ -78,3 +78,23 @@ def test_failed_job_records_its_error(db: Database) -> None:
     db.write_now(lambda conn: queue.finish(conn, claimed, utcnow(), error="model down"))
     assert not db.write_now(lambda conn: queue.taken_over(conn, claimed))
     assert db.write_now(queue.counts) == {"failed": 1}
+
+
+def test_run_jobs_and_other_jobs_are_claimed_in_lanes_of_their_own(db: Database) -> None:
+    now = utcnow()
+    run_ids = db.write_now(
+        lambda conn: [
+            queue.enqueue(conn, T, JobKind.RUN, {"runId": f"r{i}"}, now, key=f"run:r{i}")
+            for i in range(3)
+        ]
+    )
+    (turn_id,) = _enqueue(db, "conv-a")  # queued after the runs
+
+    def claim(runs: bool, limit: int) -> list[Job]:
+        return db.write_now(
+            lambda conn: queue.claim(conn, "w1", utcnow(), lease=LEASE, limit=limit, runs=runs)
+        )
+
+    assert [j.id for j in claim(runs=False, limit=1)] == [turn_id], "older runs do not block it"
+    assert [j.id for j in claim(runs=True, limit=2)] == run_ids[:2]
+    assert [j.kind for j in claim(runs=True, limit=5)] == [JobKind.RUN]
