@@ -9,7 +9,16 @@ from datetime import datetime
 
 import pytest
 
-from harness import Server, new_conversation, post, running_server, stream, waits
+from harness import (
+    Server,
+    events_until,
+    new_conversation,
+    post,
+    run_done,
+    running_server,
+    stream,
+    waits,
+)
 
 DELAY = 0.6
 
@@ -94,3 +103,31 @@ def test_long_runs_do_not_hold_up_turns(tmp_path_factory: pytest.TempPathFactory
             still = [client.get(f"/api/runs/{r}").json()["status"] for r in runs]
     assert any(e["type"] == "done" for e in answered)
     assert still == ["running"] * 3, "the turn was answered while every run still ran"
+
+
+def test_runs_beyond_the_run_slots_wait_and_all_complete(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    """At most ``worker_run_concurrency`` runs execute at once, approved together or not."""
+    env = {"HANSA_WORKER_RUN_CONCURRENCY": "2"}
+    with running_server(tmp_path_factory.mktemp("run-slots"), env=env) as server:
+        with server.client() as client:
+            started = []
+            for _ in range(4):
+                cid = new_conversation(client)
+                body = {"conversationId": cid, "title": "Slot", "tasks": waits("A", seconds=1)}
+                run = client.post("/api/runs", json=body).json()
+                client.post(f"/api/runs/{run['id']}/approve", json={}).raise_for_status()
+                started.append((cid, run["id"]))
+            spans = []
+            for cid, run_id in started:
+                events = events_until(client, cid, run_done(run_id))
+                moves = {
+                    e["data"]["status"]: datetime.fromisoformat(e["createdAt"])
+                    for e in events
+                    if e["type"] == "task_status"
+                }
+                spans.append((moves["in_progress"], moves["completed"]))
+    most = max(sum(s <= at < e for s, e in spans) for at, _ in spans)
+    assert len(spans) == 4, "every run completed"
+    assert most == 2, f"runs executing at once: {most} (2 run slots)"

@@ -17,7 +17,7 @@ from sqlalchemy import Connection
 from hansa.domain import event, message
 from hansa.domain.base import new_id
 from hansa.domain.event import Payload
-from hansa.domain.job import Job
+from hansa.domain.job import Job, JobKind
 from hansa.engine.services import Services
 from hansa.store import events, messages, queue
 
@@ -43,10 +43,9 @@ class Batch:
     turn_id: str | None
     run_id: str | None = None
     items: list[tuple[events.NewEvent, _PendingMessage | None]] = field(default_factory=list)
-    claimer: Job | None = None
-    """Set while a worker's job writes: new jobs can be handed straight to that worker."""
     adopted: list[Job] = field(default_factory=list)
-    """Jobs created already claimed by that worker; it starts them after the commit."""
+    """Jobs created already claimed by this process's worker; it starts them after the
+    commit."""
     handoffs: dict[int, Any] = field(default_factory=dict)
     """What adopted jobs start from (by job id), prepared in the same transaction."""
 
@@ -142,9 +141,14 @@ class Recorder:
     async def _write_and_announce(
         self, batch: Batch, extra: Extra | None, prepare: Extra | None
     ) -> list[event.Event]:
-        stored = await self.services.db.write(
-            lambda conn: self.write_in(conn, batch, extra, prepare=prepare)
-        )
+        try:
+            stored = await self.services.db.write(
+                lambda conn: self.write_in(conn, batch, extra, prepare=prepare)
+            )
+        except BaseException:  # rolled back: the run jobs it would have handed over are not
+            self.services.release_run_slots(sum(j.kind is JobKind.RUN for j in batch.adopted))
+            batch.adopted, batch.handoffs = [], {}
+            raise
         if stored:
             self.services.bus.publish(self.conversation_id, stored[-1].seq, stored)
         if batch.adopted:
@@ -167,7 +171,6 @@ class Recorder:
         """
         if self.job is not None:
             queue.guard(conn, self.job)
-            batch.claimer = self.job
         if prepare is not None:
             prepare(conn)
         now = self.services.clock()

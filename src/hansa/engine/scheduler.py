@@ -102,7 +102,7 @@ def wake(
 
     A running run job may be about to end without seeing this transaction's change,
     so a new one is queued beside it; with no job at all, this process's worker (if
-    any) gets it already claimed.
+    any, and while it has a free run slot) gets it already claimed.
     """
     key = f"run:{run_id}"
     live = queue.live_statuses(conn, key)
@@ -110,8 +110,8 @@ def wake(
         return
     payload = {"runId": run_id, "conversationId": conversation_id}
     now = services.clock()
-    owner = batch.claimer.lease_owner if batch.claimer is not None else services.worker_owner
-    if owner is None or live:
+    owner = services.worker_owner
+    if owner is None or live or not services.reserve_run_slot():
         queue.enqueue(conn, tenant_id, job.JobKind.RUN, payload, now, key=key)
         return
     lease_until = now + timedelta(seconds=services.settings.lease_seconds)

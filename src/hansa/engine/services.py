@@ -36,6 +36,11 @@ class Services:
     """Hands jobs claimed on its behalf to the in-process worker (set by the worker)."""
     worker_owner: str | None = None
     """The lease owner name of the in-process worker, if this process runs one."""
+    reserve_run_slot: Callable[[], bool] = field(default=lambda: False)
+    """Holds one of the in-process worker's run slots for a run job about to be handed to
+    it; False when they are all taken (set by the worker; callable from any thread)."""
+    release_run_slots: Callable[[int], None] = field(default=lambda n: None)
+    """Gives back slots held for run jobs whose handing transaction failed."""
     handoffs: dict[int, Any] = field(default_factory=dict)
     """State prepared for jobs handed to the in-process worker, by job id (taken once)."""
 

@@ -12,6 +12,7 @@ import asyncio
 import logging
 import os
 import socket
+import threading
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
@@ -73,18 +74,39 @@ class Worker:
         self._lease = timedelta(seconds=settings.lease_seconds)
         self._capacity = {False: settings.worker_concurrency, True: settings.worker_run_concurrency}
         """Slots by lane: run jobs (True) wait on their tasks for long; turns must not."""
+        self._busy = {False: 0, True: 0}
+        self._reserved = 0
+        """Run slots held for run jobs being handed over in a transaction not yet committed."""
+        self._slots = threading.Lock()  # reservations come from the database's writer thread
         # this process's writers reach the worker through the services
         services.wake_worker = self.wake
         services.adopt = self.adopt
         services.worker_owner = self.owner
+        services.reserve_run_slot = self.reserve_run_slot
+        services.release_run_slots = self.release_run_slots
+
+    def reserve_run_slot(self) -> bool:
+        """Hold a run slot for a run job a transaction is about to hand over; False if none."""
+        with self._slots:
+            if self._busy[True] + self._reserved >= self._capacity[True]:
+                return False
+            self._reserved += 1
+            return True
+
+    def release_run_slots(self, count: int) -> None:
+        """Give back slots held for run jobs whose transaction did not commit."""
+        with self._slots:
+            self._reserved = max(0, self._reserved - count)
 
     def adopt(self, jobs: list[Job]) -> None:
         """Run jobs that were claimed for this worker inside another job's transaction."""
         for job in jobs:
-            if job.lease_owner != self.owner or job.id in self._running:
+            if job.lease_owner != self.owner:
                 continue
-            task = asyncio.create_task(self._run(job), name=f"job {job.id} {job.kind}")
-            self._running[job.id] = (job, task)
+            if _is_run(job):
+                self.release_run_slots(1)  # the slot held for it becomes its own below
+            if job.id not in self._running:
+                self._start(job)
 
     def wake(self) -> None:
         """A job was enqueued: look now rather than at the next poll."""
@@ -106,8 +128,7 @@ class Worker:
                 for job in claimed:
                     if job.attempts > 1:
                         crash_point(self.services, "recovery.claim")
-                    task = asyncio.create_task(self._run(job), name=f"job {job.id} {job.kind}")
-                    self._running[job.id] = (job, task)
+                    self._start(job)
                 took = {lane: sum(_is_run(j) is lane for j in claimed) for lane in free}
                 if any(n and took[lane] == n for lane, n in free.items()):
                     continue  # a lane took all it could: there may be more waiting
@@ -122,12 +143,20 @@ class Worker:
                 t.cancel()
             await asyncio.gather(heartbeat, *tasks, return_exceptions=True)
 
+    def _start(self, job: Job) -> None:
+        with self._slots:
+            self._busy[_is_run(job)] += 1
+        task = asyncio.create_task(self._run(job), name=f"job {job.id} {job.kind}")
+        self._running[job.id] = (job, task)
+
     def _free(self) -> dict[bool, int]:
-        """Free slots by lane (adopted jobs may fill a lane beyond its slots: none free)."""
-        busy = {lane: 0 for lane in self._capacity}
-        for job, _ in self._running.values():
-            busy[_is_run(job)] += 1
-        return {lane: max(0, n - busy[lane]) for lane, n in self._capacity.items()}
+        """Free slots by lane, less the run slots held for hand-overs."""
+        with self._slots:
+            held = {False: 0, True: self._reserved}
+            return {
+                lane: max(0, n - self._busy[lane] - held[lane])
+                for lane, n in self._capacity.items()
+            }
 
     async def _claim(self, free: dict[bool, int]) -> list[Job]:
         if not any(free.values()):
@@ -158,7 +187,9 @@ class Worker:
         except Exception:
             log.exception("job %s (%s) failed outside its handler's care", job.id, job.kind)
         finally:
-            self._running.pop(job.id, None)
+            if self._running.pop(job.id, None) is not None:
+                with self._slots:
+                    self._busy[_is_run(job)] -= 1
             self._wake.set()  # a slot is free, and a job of the same key may be waiting
 
     async def _heartbeat(self) -> None:
