@@ -50,6 +50,15 @@ def _start_run(client: httpx.Client, cid: str, tasks: list[dict]) -> str:
     return run_id
 
 
+def _completed_once(events: list[dict[str, Any]], card: dict[str, Any]) -> list[dict[str, Any]]:
+    """The run completed with a gap-free log, each of its tasks completed exactly once."""
+    _gap_free(events)
+    assert card["status"] == "completed"
+    tasks = [t for g in card["groups"] for t in g["tasks"]]
+    assert _completions(events) == {t["id"]: 1 for t in tasks}, "each task completed once"
+    return tasks
+
+
 def _completions(events: list[dict]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for e in events:
@@ -86,10 +95,7 @@ def test_a_worker_killed_between_tasks_leaves_nothing_half_done(
         with running_worker(tmp_path, pg_url, env=FAST):
             events = events_until(client, cid, run_done(run_id))
         card = client.get(f"/api/runs/{run_id}").json()
-    _gap_free(events)
-    assert card["status"] == "completed"
-    tasks = [t for g in card["groups"] for t in g["tasks"]]
-    assert _completions(events) == {t["id"]: 1 for t in tasks}, "each task completed once"
+    tasks = _completed_once(events, card)
     assert max(t["attempts"] for t in tasks) == 2, "the interrupted task ran again"
 
 
@@ -226,9 +232,6 @@ def test_tasks_started_by_an_approval_survive_the_server_dying_right_after(
     with running_server(tmp_path, env=FAST) as server, server.client() as client:
         events = events_until(client, cid, run_done(run_id))
         card = client.get(f"/api/runs/{run_id}").json()
-    _gap_free(events)
-    assert card["status"] == "completed"
-    tasks = [t for g in card["groups"] for t in g["tasks"]]
-    assert _completions(events) == {t["id"]: 1 for t in tasks}, "each task completed once"
+    _completed_once(events, card)
     first_group = [t["attempts"] for t in card["groups"][0]["tasks"]]
     assert first_group == [2, 2], "started by the approval, interrupted, run again"

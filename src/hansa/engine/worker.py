@@ -75,8 +75,7 @@ class Worker:
         self._capacity = {False: settings.worker_concurrency, True: settings.worker_run_concurrency}
         """Slots by lane: run jobs (True) wait on their tasks for long; turns must not."""
         self._busy = {False: 0, True: 0}
-        self._reserved = 0
-        """Run slots held for run jobs being handed over in a transaction not yet committed."""
+        """Slots taken by lane, counting run slots held for hand-overs not yet committed."""
         self._slots = threading.Lock()  # reservations come from the database's writer thread
         # this process's writers reach the worker through the services
         services.wake_worker = self.wake
@@ -88,25 +87,27 @@ class Worker:
     def reserve_run_slot(self) -> bool:
         """Hold a run slot for a run job a transaction is about to hand over; False if none."""
         with self._slots:
-            if self._busy[True] + self._reserved >= self._capacity[True]:
+            if self._busy[True] >= self._capacity[True]:
                 return False
-            self._reserved += 1
+            self._busy[True] += 1
             return True
 
     def release_run_slots(self, count: int) -> None:
         """Give back slots held for run jobs whose transaction did not commit."""
         with self._slots:
-            self._reserved = max(0, self._reserved - count)
+            self._busy[True] -= count
 
     def adopt(self, jobs: list[Job]) -> None:
         """Run jobs that were claimed for this worker inside another job's transaction."""
         for job in jobs:
             if job.lease_owner != self.owner:
                 continue
-            if _is_run(job):
-                self.release_run_slots(1)  # the slot held for it becomes its own below
-            if job.id not in self._running:
-                self._start(job)
+            held = _is_run(job)  # its transaction held a run slot for it
+            if job.id in self._running:
+                if held:
+                    self.release_run_slots(1)
+                continue
+            self._start(job, held=held)
 
     def wake(self) -> None:
         """A job was enqueued: look now rather than at the next poll."""
@@ -143,20 +144,17 @@ class Worker:
                 t.cancel()
             await asyncio.gather(heartbeat, *tasks, return_exceptions=True)
 
-    def _start(self, job: Job) -> None:
-        with self._slots:
-            self._busy[_is_run(job)] += 1
+    def _start(self, job: Job, *, held: bool = False) -> None:
+        if not held:
+            with self._slots:
+                self._busy[_is_run(job)] += 1
         task = asyncio.create_task(self._run(job), name=f"job {job.id} {job.kind}")
         self._running[job.id] = (job, task)
 
     def _free(self) -> dict[bool, int]:
-        """Free slots by lane, less the run slots held for hand-overs."""
+        """Free slots by lane (adopted jobs may fill a lane past its slots: none free)."""
         with self._slots:
-            held = {False: 0, True: self._reserved}
-            return {
-                lane: max(0, n - self._busy[lane] - held[lane])
-                for lane, n in self._capacity.items()
-            }
+            return {lane: max(0, n - self._busy[lane]) for lane, n in self._capacity.items()}
 
     async def _claim(self, free: dict[bool, int]) -> list[Job]:
         if not any(free.values()):
