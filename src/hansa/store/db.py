@@ -1,15 +1,21 @@
-"""The database handle: SQLAlchemy Core on a sync engine, driven from worker threads.
+"""The database handle: SQLAlchemy Core on a sync engine; a transaction is one plain
+function (``write`` or ``read``) run with a connection.
 
-A transaction runs as one plain function on a thread (``write`` or ``read``), so
-the event loop pays one hand-off per transaction rather than one per statement,
-and never blocks. SQLite (the default) gets one writer thread and connection —
-SQLite has one writer anyway, and in-process writers never wait on its file lock
-— plus reader threads that WAL lets run beside it. PostgreSQL gets a pool.
+SQLite (the default) runs them on the event loop's own thread: a transaction there
+is microseconds of C beside its own Python, which holds the GIL on any thread, and a
+hand-off to a thread and back cost more than that (decision 0008). Writes queued in
+one pass of the loop commit together (``store/writer.py``); a read runs on a
+connection of its own, which WAL lets read beside the writer. Whatever would wait
+(another process's write lock) waits on a thread, not on the loop.
+PostgreSQL, where every statement is a round trip, runs transactions on a pool of
+threads.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -54,7 +60,8 @@ class Database:
         if self.dialect == "sqlite":
             self._writer = _sqlite_engine(self.url, echo, pool_size=1)
             # reads run in autocommit: each statement sees the newest committed state
-            self._reader = _sqlite_engine(self.url, echo, pool_size=_SQLITE_READERS)
+            # (the pool's threads' and the loop's own connection)
+            self._reader = _sqlite_engine(self.url, echo, pool_size=_SQLITE_READERS + 1)
             # writers take the write lock up front; issued by us, not by an engine event,
             # because any connection event makes SQLAlchemy dispatch events per statement
             self._begin = "BEGIN IMMEDIATE"
@@ -76,8 +83,10 @@ class Database:
                 f"unsupported database {self.dialect!r}: use a SQLite file or PostgreSQL"
             )
         self._group: GroupWriter | None = None
-        if self._begin is not None:  # SQLite: one writer thread, committing in groups
+        if self._begin is not None:  # SQLite: writes on the loop's thread, in groups
             self._group = GroupWriter(self._writer, self._begin)
+        self._near = threading.Lock()
+        self._near_conn: Connection | None = None
         self._write_pool = ThreadPoolExecutor(writers, thread_name_prefix="hansa-db-write")
         self._read_pool = ThreadPoolExecutor(readers, thread_name_prefix="hansa-db-read")
 
@@ -105,35 +114,55 @@ class Database:
             with self._reader.begin() as conn:
                 return fn(conn)
 
+        if self._group is not None and self._near.acquire(blocking=False):
+            try:
+                return self._read_near(fn)
+            except sa.exc.OperationalError as exc:
+                if not _locked(exc):
+                    raise
+                # rare with WAL (another process recovering the file, say): wait on a thread
+            finally:
+                self._near.release()
         return await asyncio.get_running_loop().run_in_executor(self._read_pool, reading)
+
+    def _read_near(self, fn: Callable[[Connection], T]) -> T:
+        """``fn`` on the loop's thread, on a connection that never waits for a lock."""
+        if self._near_conn is None:
+            self._near_conn = self._reader.connect()
+            self._near_conn.connection.driver_connection.execute("PRAGMA busy_timeout=0")
+        with self._near_conn.begin():
+            return fn(self._near_conn)
 
     def write_now(self, fn: Callable[[Connection], T]) -> T:
         """``write`` for code that is not async (migrations, command-line tools)."""
-        if self._begin is None:
-            with self._writer.begin() as conn:
-                return fn(conn)
-        with self._writer.connect() as conn:
-            conn.exec_driver_sql(self._begin)
-            try:
-                result = fn(conn)
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
-            return result
+        if self._group is not None:
+            return self._group.run_now(fn)
+        with self._writer.begin() as conn:
+            return fn(conn)
 
     async def dispose(self) -> None:
         """Finish queued transactions, stop the threads, close every connection."""
+        if self._group is not None:
+            await self._group.drain()
         await asyncio.get_running_loop().run_in_executor(None, self.close)
 
     def close(self) -> None:
         """``dispose`` for code that is not async."""
         if self._group is not None:
             self._group.close()
+        with self._near:
+            if self._near_conn is not None:
+                self._near_conn.close()
+                self._near_conn = None
         for pool in (self._write_pool, self._read_pool):
             pool.shutdown()
         self._writer.dispose()
         self._reader.dispose()
+
+
+def _locked(exc: sa.exc.OperationalError) -> bool:
+    code = getattr(exc.orig, "sqlite_errorcode", 0) & 0xFF
+    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _sqlite_engine(url: str, echo: bool, *, pool_size: int) -> Engine:

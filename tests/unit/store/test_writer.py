@@ -1,9 +1,11 @@
-"""SQLite group commit: writes queued together share a transaction, each all-or-nothing."""
+"""SQLite group commit on the loop's thread: writes queued together share a transaction,
+each all-or-nothing; a lock held by another process is waited for on a thread."""
 
 from __future__ import annotations
 
 import asyncio
-import threading
+import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,11 +24,11 @@ def sqlite(tmp_path: Path) -> Iterator[Database]:
     database.close()
 
 
-def _insert(n: int, *, then_fail: bool = False, hold: threading.Event | None = None) -> object:
+def _insert(n: int, *, then_fail: bool = False, seen: list[int] | None = None) -> object:
     def fn(conn: Connection) -> int:
-        if hold is not None:
-            hold.wait(5)  # keeps the writer busy while the next writes queue up
         conn.execute(sa.text("INSERT INTO t (n) VALUES (:n)"), {"n": n})
+        if seen is not None:  # what this transaction sees: the writes of its group before it
+            seen.extend(r[0] for r in conn.exec_driver_sql("SELECT n FROM t ORDER BY n"))
         if then_fail:
             raise ValueError(f"write {n} changed its mind")
         return n
@@ -39,24 +41,22 @@ def _rows(db: Database) -> list[int]:
 
 
 def test_a_failing_write_in_a_group_is_rolled_back_alone(sqlite: Database) -> None:
-    async def scenario() -> list[object]:
-        hold = threading.Event()
-        first = asyncio.ensure_future(sqlite.write(_insert(1, hold=hold)))
-        await asyncio.sleep(0.05)  # the writer thread now waits inside write 1
-        rest = [
-            asyncio.ensure_future(sqlite.write(_insert(2))),
-            asyncio.ensure_future(sqlite.write(_insert(3, then_fail=True))),
-            asyncio.ensure_future(sqlite.write(_insert(2))),  # unique: fails in the database
-            asyncio.ensure_future(sqlite.write(_insert(4))),
+    async def scenario() -> tuple[list[object], list[int]]:
+        seen: list[int] = []
+        writes = [  # queued in one pass of the loop: one group, one transaction
+            sqlite.write(_insert(1)),
+            sqlite.write(_insert(2)),
+            sqlite.write(_insert(3, then_fail=True)),
+            sqlite.write(_insert(2)),  # unique: fails in the database
+            sqlite.write(_insert(4, seen=seen)),
         ]
-        await asyncio.sleep(0.05)
-        hold.set()
-        return await asyncio.gather(first, *rest, return_exceptions=True)
+        return await asyncio.gather(*writes, return_exceptions=True), seen
 
-    results = asyncio.run(scenario())
+    results, seen = asyncio.run(scenario())
     assert results[0] == 1 and results[1] == 2 and results[4] == 4
     assert isinstance(results[2], ValueError)
     assert isinstance(results[3], sa.exc.IntegrityError)
+    assert seen == [1, 2, 4], "one transaction: write 4 saw 1 and 2, not the rolled-back 3"
     assert sorted(_rows(sqlite)) == [1, 2, 4], "the failed writes left nothing behind"
 
 
@@ -80,19 +80,39 @@ def test_results_arrive_only_after_the_commit(sqlite: Database) -> None:
 
 def test_a_caller_that_gave_up_does_not_stop_the_others(sqlite: Database) -> None:
     async def scenario() -> int:
-        hold = threading.Event()
-        first = asyncio.ensure_future(sqlite.write(_insert(1, hold=hold)))
-        await asyncio.sleep(0.05)
         abandoned = asyncio.ensure_future(sqlite.write(_insert(2)))
         kept = asyncio.ensure_future(sqlite.write(_insert(3)))
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(0)  # both are queued; their group has not run yet
         abandoned.cancel()
-        hold.set()
-        await first
         return await kept
 
     assert asyncio.run(scenario()) == 3
-    assert sorted(_rows(sqlite)) == [1, 2, 3], "a write handed over completes regardless"
+    assert sorted(_rows(sqlite)) == [2, 3], "a write handed over completes regardless"
+
+
+def test_a_lock_held_by_another_process_is_waited_for_off_the_loop(
+    sqlite: Database, tmp_path: Path
+) -> None:
+    other = sqlite3.connect(tmp_path / "writer.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # as another process's writer would
+    other.execute("INSERT INTO t (n) VALUES (100)")
+
+    async def scenario() -> tuple[int, int]:
+        write = asyncio.ensure_future(sqlite.write(_insert(1)))
+        ticks = 0
+        started = time.monotonic()
+        while time.monotonic() - started < 0.3:  # the loop keeps running meanwhile
+            await asyncio.sleep(0.01)
+            ticks += 1
+        assert not write.done(), "the write waits for the other writer"
+        other.commit()
+        return await write, ticks
+
+    result, ticks = asyncio.run(scenario())
+    other.close()
+    assert result == 1
+    assert ticks >= 10, f"the loop was blocked: {ticks} ticks in 0.3 s"
+    assert sorted(_rows(sqlite)) == [1, 100]
 
 
 def test_a_closed_database_refuses_writes(tmp_path: Path) -> None:
