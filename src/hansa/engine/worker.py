@@ -76,7 +76,7 @@ class Worker:
         """Slots by lane: run jobs (True) wait on their tasks for long; turns must not."""
         self._busy = {False: 0, True: 0}
         """Slots taken by lane, counting run slots held for hand-overs not yet committed."""
-        self._slots = threading.Lock()  # reservations come from the database's writer thread
+        self._slots = threading.Lock()  # reservations may come from a PostgreSQL write thread
         # this process's writers reach the worker through the services
         services.wake_worker = self.wake
         services.adopt = self.adopt
