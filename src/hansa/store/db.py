@@ -179,7 +179,7 @@ def _sqlite_engine(url: str, echo: bool, *, pool_size: int) -> Engine:
     )
 
     def on_connect(dbapi_connection: Any, _record: Any) -> None:
-        # autocommit at the driver: Database.write_now issues BEGIN IMMEDIATE itself
+        # autocommit at the driver: the group writer issues BEGIN IMMEDIATE itself
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         for pragma in _SQLITE_PRAGMAS:
