@@ -32,12 +32,14 @@ T = TypeVar("T")
 DEFAULT_TENANT_ID = "default"
 """The tenant everything belongs to until authentication comes."""
 
-_SQLITE_PRAGMAS = (
+SQLITE_PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     "PRAGMA synchronous=NORMAL",
     "PRAGMA foreign_keys=ON",
     "PRAGMA busy_timeout=10000",
 )
+"""Set on every SQLite connection (bench/storage_floor.py replays with the same)."""
+
 _SQLITE_READERS = 2
 _POSTGRES_THREADS = 8
 
@@ -182,7 +184,7 @@ def _sqlite_engine(url: str, echo: bool, *, pool_size: int) -> Engine:
         # autocommit at the driver: the group writer issues BEGIN IMMEDIATE itself
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        for pragma in _SQLITE_PRAGMAS:
+        for pragma in SQLITE_PRAGMAS:
             cursor.execute(pragma)
         cursor.close()
 
