@@ -110,12 +110,11 @@ class Database:
         )
 
     async def read(self, fn: Callable[[Connection], T]) -> T:
-        """Run ``fn`` for reading; on SQLite each statement sees the newest committed state."""
+        """Run ``fn`` for reading; on SQLite each statement sees the newest committed state.
 
-        def reading() -> T:
-            with self._reader.begin() as conn:
-                return fn(conn)
-
+        For reads of a bounded size (a key, a page, a run's tasks): on SQLite they run on the
+        loop's thread, which waits for them. A read that grows with the data uses ``scan``.
+        """
         if self._group is not None and self._near.acquire(blocking=False):
             try:
                 return self._read_near(fn)
@@ -125,6 +124,16 @@ class Database:
                 # rare with WAL (another process recovering the file, say): wait on a thread
             finally:
                 self._near.release()
+        return await self.scan(fn)
+
+    async def scan(self, fn: Callable[[Connection], T]) -> T:
+        """``read`` for reads that grow with the data (a whole timeline, a tenant's list):
+        on a reader thread, so the loop goes on serving meanwhile."""
+
+        def reading() -> T:
+            with self._reader.begin() as conn:
+                return fn(conn)
+
         return await asyncio.get_running_loop().run_in_executor(self._read_pool, reading)
 
     def _read_near(self, fn: Callable[[Connection], T]) -> T:

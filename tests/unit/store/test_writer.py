@@ -1,10 +1,11 @@
-"""SQLite group commit on the loop's thread: writes queued together share a transaction,
-each all-or-nothing; a lock held by another process is waited for on a thread."""
+"""SQLite on the loop's thread: writes queued together share a transaction, each
+all-or-nothing; a lock held by another process, and a scan, are waited for on a thread."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -124,3 +125,23 @@ def test_a_closed_database_refuses_writes(tmp_path: Path) -> None:
 
     with pytest.raises(RuntimeError, match="closed"):
         asyncio.run(scenario())
+
+
+def test_a_scan_runs_off_the_loop_and_a_read_on_it(sqlite: Database) -> None:
+    def slow(conn: Connection) -> str:
+        time.sleep(0.3)  # a read that grows with the data, standing in for a long one
+        return threading.current_thread().name
+
+    async def scenario() -> tuple[str, str, int]:
+        scan = asyncio.ensure_future(sqlite.scan(slow))
+        ticks = 0
+        while not scan.done():  # the loop keeps running meanwhile
+            await asyncio.sleep(0.01)
+            ticks += 1
+        read = await sqlite.read(lambda conn: threading.current_thread().name)
+        return await scan, read, ticks
+
+    scanned_on, read_on, ticks = asyncio.run(scenario())
+    assert scanned_on.startswith("hansa-db-read")
+    assert read_on == threading.main_thread().name
+    assert ticks >= 10, f"the loop was blocked: {ticks} ticks in 0.3 s"

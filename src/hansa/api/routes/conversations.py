@@ -40,7 +40,7 @@ async def create_conversation(
 @router.get("")
 async def list_conversations(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The newest conversations."""
-    found = await services.db.read(lambda conn: conversations.list_recent(conn, tenant))
+    found = await services.db.scan(lambda conn: conversations.list_recent(conn, tenant))
     return [conversation_out(c) for c in found]
 
 
@@ -63,7 +63,7 @@ async def list_messages(
         conversations.get(conn, tenant, conversation_id)
         return messages.list_for(conn, tenant, conversation_id)
 
-    return [message_out(m) for m in await services.db.read(load)]
+    return [message_out(m) for m in await services.db.scan(load)]
 
 
 @router.post("/{conversation_id}/messages", status_code=202)
@@ -96,7 +96,7 @@ async def get_timeline(
         conversations.get(conn, tenant, conversation_id)
         return events.read_after(conn, tenant, conversation_id, 0, limit=100_000, run_id=runId)
 
-    return timeline.build(await services.db.read(load), services.roster)
+    return timeline.build(await services.db.scan(load), services.roster)
 
 
 @router.post("/{conversation_id}/handoff")
