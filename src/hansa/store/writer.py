@@ -8,9 +8,9 @@ Handing each transaction to a thread and back cost ~350 µs of CPU here, more th
 most transactions (decision 0008), so writes run on the thread of the loop that
 asked for them. What is queued while the loop runs its other callbacks commits as
 one *group* (``GROUP_LIMIT`` at most; one group per pass of the loop, so requests and
-streams are served between groups), each write inside its own savepoint: one that raises is rolled back
-alone and its caller gets the exception, as with a transaction of its own; the
-others commit. Callers hear of their result only after the commit.
+streams are served between groups), each write inside its own savepoint: one that
+raises is rolled back alone and its caller gets the exception, as with a transaction
+of its own; the others commit. Callers hear of their result only after the commit.
 
 The loop never waits on another process: the connection's busy timeout is zero
 there, and a group that finds the database locked by another process (or the
@@ -166,8 +166,11 @@ class GroupWriter:
             for write in group:
                 write.error = write.error or exc
                 write.result = None
-        if self._conn is not None and self._conn.in_transaction():
-            self._conn.rollback()  # only SQLAlchemy's bookkeeping: the driver's has ended
+            if not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit: stop the loop
+                raise
+        finally:
+            if self._conn is not None and self._conn.in_transaction():
+                self._conn.rollback()  # only SQLAlchemy's bookkeeping: the driver's has ended
 
     def _connection(self) -> Connection:
         if self._conn is None:
