@@ -84,11 +84,11 @@ def hansa(seq: int, burst: int) -> Result:
             worker = start_worker(tmp, db_url)
             try:
                 time.sleep(2)  # the worker is up
-                sequential, _ = asyncio.run(hansa_http(url, seq, 0))
+                sequential = asyncio.run(hansa_http(url, seq, 0)).sequential
                 rate = asyncio.run(_burst(url, burst, db_url))
                 if worker.poll() is not None:
                     raise RuntimeError(f"the worker exited {worker.returncode}")
-                return sequential, rate
+                return Result(sequential, rate)
             finally:
                 stop(worker)
 
