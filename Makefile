@@ -19,6 +19,10 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e ".[local,dev]"
 	touch $@ $(VENV)/.installed-local
 
+$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet -e ".[local,dev,bench]"
+	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-local
+
 run: $(VENV)/.installed-local
 	$(BIN)/hansa serve
 
@@ -31,7 +35,7 @@ lint: $(VENV)/.installed-dev
 test: lint
 	$(BIN)/python -m pytest
 
-bench: $(VENV)/.installed-dev
+bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/turn_latency.py
 
 clean:

@@ -14,6 +14,10 @@ stream, in three phases:
 Latencies: POST -> first event of the turn (the user message, written with the
 POST), POST -> first event the turn processing wrote (``session``), POST -> ``done``.
 
+The load client is aiohttp: it shares the 2 cores with the server, and httpx (with
+httpx-sse) spent several times more CPU per request than aiohttp does (decision 0007),
+which the server's figures paid for.
+
     python bench/turn_latency.py [--conversations 50] [--turns 10] [--rate 150] [--record]
 """
 
@@ -31,9 +35,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-import httpx
-from httpx_sse import aconnect_sse
+import aiohttp
 
 from _server import hansa_server, record
 
@@ -51,22 +55,29 @@ class Samples:
     done: list[float] = field(default_factory=list)
 
 
+async def _post(client: aiohttp.ClientSession, path: str, body: dict[str, str]) -> Any:
+    async with client.post(path, json=body) as response:
+        response.raise_for_status()
+        return await response.json()
+
+
 async def _conversation(
-    client: httpx.AsyncClient, turns: int, samples: Samples, interval: float = 0.0
+    client: aiohttp.ClientSession, turns: int, samples: Samples, interval: float = 0.0
 ) -> None:
-    cid = (await client.post("/api/conversations", json={})).json()["id"]
+    cid = (await _post(client, "/api/conversations", {}))["id"]
     arrivals: dict[str, dict[str, float]] = {}
     done: dict[str, asyncio.Event] = {}
     opened = asyncio.Event()
 
     async def reader() -> None:
-        async with aconnect_sse(client, "GET", f"/api/conversations/{cid}/events") as source:
+        async with client.get(f"/api/conversations/{cid}/events") as source:
+            source.raise_for_status()
             opened.set()
-            async for sse in source.aiter_sse():
+            async for line in source.content:  # SSE: one `data:` line per event here
                 now = time.perf_counter()
-                if not sse.data:  # a keep-alive comment
+                if not line.startswith(b"data:"):  # ids, keep-alive comments, blank lines
                     continue
-                ev = json.loads(sse.data)
+                ev = json.loads(line[5:])
                 seen = arrivals.setdefault(ev["turnId"], {})
                 seen.setdefault("first", now)
                 seen.setdefault(ev["type"], now)
@@ -80,10 +91,10 @@ async def _conversation(
             await asyncio.sleep(random.uniform(0, interval))  # spread the arrivals
         for i in range(turns):
             started = time.perf_counter()
-            response = await client.post(
-                f"/api/conversations/{cid}/messages", json={"content": f"Improve our SEO {i}"}
+            accepted = await _post(
+                client, f"/api/conversations/{cid}/messages", {"content": f"Improve our SEO {i}"}
             )
-            turn_id = response.json()["turnId"]
+            turn_id = accepted["turnId"]
             finished = done.setdefault(turn_id, asyncio.Event())
             await asyncio.wait_for(finished.wait(), TURN_TIMEOUT_SECONDS)
             seen = arrivals[turn_id]
@@ -103,9 +114,10 @@ def _pct(values: list[float], q: float) -> float:
 
 
 async def drive(url: str, conversations: int, turns: int, interval: float) -> tuple[Samples, float]:
-    limits = httpx.Limits(max_connections=conversations * 2 + 10, max_keepalive_connections=None)
+    connector = aiohttp.TCPConnector(limit=conversations * 2 + 10)
+    timeout = aiohttp.ClientTimeout(total=None, sock_read=TURN_TIMEOUT_SECONDS)
     samples = Samples()
-    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+    async with aiohttp.ClientSession(url, connector=connector, timeout=timeout) as client:
         await _conversation(client, 2, Samples())  # warm-up
         started = time.perf_counter()
         await asyncio.gather(
