@@ -7,6 +7,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from hansa.engine.summary import FINDINGS_SHOWN
 from harness import new_conversation
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,6 +99,11 @@ def test_c_services_page_from_questions_to_completed_run(
     assert page_task["parameters"]["slug"] == "our-services"
     page_html = api.client.get(link.get_attribute("href") or "")
     assert page_html.status_code == 200
+    # the review's findings are a numbered list in the answer, as the run card has them
+    findings = card["groups"][2]["tasks"][0]["result"]["findings"]
+    items = final.locator("ol li")
+    expect(items).to_have_count(min(len(findings), FINDINGS_SHOWN))
+    assert set(items.all_inner_texts()) <= {f["message"] for f in findings}
 
     if os.environ.get("HANSA_DOCS_SCREENSHOT"):  # refresh the README's picture of the panel
         page.set_viewport_size({"width": 1280, "height": 1480})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from hansa.engine.summary import FINDINGS_SHOWN
 from harness import Server, events_until, hans_says, new_conversation, run_done, turn
 
 ANSWERS = "language: English; audience: homeowners in Quebec; SEO: water softeners; layout C"
@@ -74,6 +75,13 @@ def test_services_page_from_first_message_to_stored_page(server: Server) -> None
     final = hans_says(run_events)[-1]
     assert final.startswith("Done: Create the Services page")
     assert page_task["result"]["url"] in final
+    # Hans's review (group C) is in the answer: its score and what it found
+    review = done_card["groups"][2]["tasks"][0]["result"]
+    assert f"score {review['score']}/100" in final
+    if review["findings"]:
+        assert all(f["message"] in final for f in review["findings"][:FINDINGS_SHOWN])
+    else:
+        assert "The review found nothing to fix." in final
     assert run_events[-1]["type"] == "done" and run_events[-1]["data"]["status"] == "completed"
     assert {t["runId"] for t in timeline} == {run_id}
     assert any(t["kind"] == "run_status" for t in timeline)

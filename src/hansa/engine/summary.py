@@ -32,20 +32,45 @@ RECOVERY = {
 }
 DEFAULT_RECOVERY = "Tell me how to adjust this step and I will run the plan again."
 
+FINDINGS_SHOWN = 5
+"""Review findings the final message lists at most; the run card has them all."""
+
+_SEVERITY = {"error": 0, "warning": 1, "info": 2}
+
 
 def _describe(task: run.Task, names: dict[str, str]) -> str:
     who = names.get(task.created_by, task.created_by)
     result = task.result or {}
     detail = ""
-    if "url" in result:
+    if "score" in result:  # a review: its verdict first, then the page it looked at
+        count = len(result.get("findings", []))
+        detail = f" — score {result['score']}/100, {count} finding{'' if count == 1 else 's'}"
+        detail += f", {result['url']}" if "url" in result else ""
+    elif "url" in result:
         detail = f" — {result['url']}"
-    elif "score" in result:
-        detail = f" — score {result['score']}/100, {len(result.get('findings', []))} findings"
     elif "statusCode" in result:
         detail = f" — HTTP {result['statusCode']}"
     elif "ticketId" in result:
         detail = f" — ticket {result['ticketId']}"
     return f"- {who}: {task.summary}{detail}"
+
+
+def _findings(done: list[run.Task]) -> list[str]:
+    """What the completed reviews found, most severe first: the user should not have to open
+    the run card to learn that the new page has a problem."""
+    reviews = [t.result for t in done if t.result is not None and "score" in t.result]
+    if not reviews:
+        return []
+    found = [f for r in reviews for f in r.get("findings", []) if isinstance(f, dict)]
+    if not found:
+        return ["", "The review found nothing to fix."]
+    found.sort(key=lambda f: _SEVERITY.get(str(f.get("severity")), len(_SEVERITY)))
+    lines = ["", "The review found:"]
+    lines += [f"{i}. {f.get('message', f.get('code', ''))}" for i, f in
+              enumerate(found[:FINDINGS_SHOWN], start=1)]  # fmt: skip
+    if len(found) > FINDINGS_SHOWN:
+        lines.append(f"… and {len(found) - FINDINGS_SHOWN} more in the run card.")
+    return lines
 
 
 def compose(r: run.Run, tasks: list[run.Task], names: dict[str, str]) -> tuple[str, dict[str, Any]]:
@@ -58,6 +83,7 @@ def compose(r: run.Run, tasks: list[run.Task], names: dict[str, str]) -> tuple[s
     if r.status is run.RunStatus.COMPLETED:
         lines.append(f"Done: {r.title}. Here is what the team did:")
         lines += [_describe(t, names) for t in done]
+        lines += _findings(done)
     elif r.status is run.RunStatus.FAILED:
         first = failed[0]
         error = (first.result or {}).get("error", {})

@@ -1,0 +1,102 @@
+"""Hans's final message: what was done, with links, and what the reviews found."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from hansa.domain import run
+from hansa.engine.summary import FINDINGS_SHOWN, compose
+from hansa.tasks.builtin.audit import audit_html
+
+NOW = datetime(2026, 11, 23, tzinfo=UTC)
+NAMES = {"chief": "Hans", "webEngineer": "Web Engineer Nico"}
+GOOD_PAGE = (
+    "<!doctype html><title>Services</title>"
+    '<meta name="description" content="Web design, hosting and care plans for small '
+    'businesses in Ottawa, from one team.">'
+    "<h1>Services</h1><h2>Design</h2><p>" + "We design clear, fast websites. " * 60 + "</p>"
+    '<p><a href="/contact">Contact us</a> or <a href="/pricing">see pricing</a>.</p>'
+)
+
+
+def _run(status: run.RunStatus = run.RunStatus.COMPLETED) -> run.Run:
+    return run.Run(
+        id="r1", tenant_id="t", conversation_id="c", project_id=None, created_by="chief",
+        title="Create the Services page", status=status, created_at=NOW, updated_at=NOW,
+        metadata={},
+    )  # fmt: skip
+
+
+def _task(i: int, by: str, summary: str, result: dict[str, Any] | None) -> run.Task:
+    return run.Task(
+        id=f"t{i}", run_id="r1", conversation_id="c", project_id=None, parent_task_id=None,
+        step_group="ABC"[min(i, 2)], sequence_order=i, created_by=by,
+        status=run.TaskStatus.COMPLETED, task_type="x", parameters={}, summary=summary,
+        is_reversible_by_system=True, irreversible_confirmed_at=None, confirmed_hash=None,
+        attempts=1, scheduled_at=None, result=result, error=None, created_at=NOW,
+        updated_at=NOW, metadata={},
+    )  # fmt: skip
+
+
+def _page_and_review(html: str) -> tuple[list[run.Task], dict[str, Any]]:
+    url = "/api/workspace/pages/p1"
+    review = {"url": url, **audit_html("Services", html)}
+    tasks = [
+        _task(0, "webEngineer", "Create the Services page", {"url": url}),
+        _task(1, "chief", "Review the new Services page", review),
+    ]
+    return tasks, review
+
+
+def test_the_reviews_findings_reach_the_user_most_severe_first() -> None:
+    tasks, review = _page_and_review("<title>Services</title><p>Too short.</p>")
+    assert review["findings"], "a bare page has findings"
+
+    text, _ = compose(_run(), tasks, NAMES)
+
+    lines = text.splitlines()
+    count = len(review["findings"])
+    assert f"- Hans: Review the new Services page — score {review['score']}/100, {count} " in text
+    assert "- Web Engineer Nico: Create the Services page — /api/workspace/pages/p1" in lines
+    listed = lines[lines.index("The review found:") + 1 :]
+    order = {"error": 0, "warning": 1, "info": 2}
+    expected = sorted(review["findings"], key=lambda f: order[f["severity"]])
+    assert count <= FINDINGS_SHOWN
+    assert listed == [f"{i}. {f['message']}" for i, f in enumerate(expected, 1)]
+    assert listed[0].endswith(
+        next(f["message"] for f in review["findings"] if f["severity"] == "error")
+    )
+
+
+def test_at_most_FINDINGS_SHOWN_findings_are_listed() -> None:
+    first, review = _page_and_review("<title>Services</title><p>Too short.</p>")
+    second = _task(2, "chief", "Review the About page", {**review, "url": "/about"})
+    total = 2 * len(review["findings"])
+    assert total > FINDINGS_SHOWN
+
+    text, _ = compose(_run(), [*first, second], NAMES)
+
+    lines = text.splitlines()
+    listed = lines[lines.index("The review found:") + 1 :]
+    assert len(listed) == FINDINGS_SHOWN + 1
+    assert listed[-1] == f"… and {total - FINDINGS_SHOWN} more in the run card."
+
+
+def test_a_clean_review_says_so() -> None:
+    tasks, review = _page_and_review(GOOD_PAGE)
+    assert review["findings"] == [], review["findings"]
+
+    text, _ = compose(_run(), tasks, NAMES)
+
+    assert text.endswith("The review found nothing to fix.")
+    assert f"score {review['score']}/100, 0 findings" in text
+
+
+def test_a_run_without_a_review_has_no_findings_section() -> None:
+    tasks = [_task(0, "webEngineer", "Create the Services page", {"url": "/p"})]
+
+    text, facts = compose(_run(), tasks, NAMES)
+
+    assert "review" not in text.lower()
+    assert facts == {"completed": 1, "failed": 0, "cancelled": 0}
