@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import httpx
 
+from hansa.engine.stages.route import ANSWERS_THE_PLAN
 from hansa.engine.summary import FINDINGS_SHOWN
 from harness import Server, events_until, hans_says, new_conversation, run_done, turn
 
@@ -51,6 +52,15 @@ def test_services_page_from_first_message_to_stored_page(server: Server) -> None
     assert all(f"{fork})" in questions for fork in "ABC")
     assert "Hans is checking the context of Aquaverter (wordpress, aquaverter.ca)" in thinking
     assert any(t.startswith("Hans chose a planning run") for t in thinking)
+
+    # the answers mention SEO and a layout, yet nobody takes over from Hans's planning
+    (routing,) = [e["data"] for e in second if e["type"] == "routing"]
+    assert routing["agentId"] == routing["previousAgentId"] and routing["ruleId"] is None
+    assert routing["reason"] == ANSWERS_THE_PLAN
+    assert not [e for e in second if e["type"] == "status"], "no handoff chip"
+    assert "Hans is taking this as an answer about the plan" in [
+        e["data"]["summary"] for e in second if e["type"] == "thinking"
+    ]
 
     # the plan: A (Mak + Dana in parallel), B (Nico), C (Hans), awaiting approval
     assert waiting == "waiting_for_user"

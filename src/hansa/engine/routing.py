@@ -63,6 +63,7 @@ DEFAULT_RULES: tuple[RoutingRule, ...] = (
 """Seed 000's ``determineAgent``, in its order."""
 
 _RULES = TypeAdapter(list[RoutingRule])
+_NO_MATCH = "no routing rule matched; the active agent keeps the conversation"
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,12 +110,13 @@ class Router:
                     matched=found.group(0),
                     reason=compiled.rule.reason,
                 )
+        return self.keep(previous, _NO_MATCH)
+
+    def keep(self, previous_agent_id: str | None, reason: str) -> RoutingDecision:
+        """No rule runs: the active agent (or Hans) keeps the conversation, for ``reason``."""
+        previous = previous_agent_id or SUPERVISOR_ID
         return RoutingDecision(
-            previous_agent_id=previous,
-            agent_id=previous,
-            rule_id=None,
-            matched=None,
-            reason="no routing rule matched; the active agent keeps the conversation",
+            previous_agent_id=previous, agent_id=previous, rule_id=None, matched=None, reason=reason
         )
 
 

@@ -20,6 +20,11 @@ def routing_entry(supervisor: AgentDefinition, agent: AgentDefinition, d: Routin
     return f"{supervisor.display_name} is choosing {agent.role} based on {d.reason}"
 
 
+def plan_answer_entry(supervisor: AgentDefinition) -> str:
+    """Why a message sent while the supervisor plans is not routed by keywords."""
+    return f"{supervisor.display_name} is taking this as an answer about the plan"
+
+
 def handoff_status(supervisor: AgentDefinition, agent: AgentDefinition) -> str:
     """The status chip shown when the answering agent changes (seed 000 §5.3)."""
     return f"{supervisor.display_name} is handing this off to {agent.display_name}"

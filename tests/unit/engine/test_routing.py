@@ -89,3 +89,10 @@ def test_catastrophic_pattern_times_out_instead_of_hanging() -> None:
     router = Router((slow, *DEFAULT_RULES), AGENTS)
     decision = router.decide("a" * 40 + "! seo", "chief")
     assert decision.agent_id == "growthLead"
+
+
+def test_keep_runs_no_rule_and_records_the_reason(router: Router) -> None:
+    kept = router.keep("webEngineer", "the message answers the plan")
+    assert (kept.agent_id, kept.previous_agent_id) == ("webEngineer", "webEngineer")
+    assert (kept.rule_id, kept.matched, kept.reason) == (None, None, "the message answers the plan")
+    assert router.keep(None, "why").agent_id == "chief", "with no active agent, Hans keeps it"

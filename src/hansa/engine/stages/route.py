@@ -9,6 +9,8 @@ from hansa.engine import thinking
 from hansa.engine.turn import TurnContext
 from hansa.store import conversations, turns
 
+ANSWERS_THE_PLAN = "the message answers the supervisor's planning questions or plan"
+
 
 async def route(ctx: TurnContext) -> None:
     """Decide the agent; record the decision, a status chip on a change, a thinking entry."""
@@ -16,10 +18,15 @@ async def route(ctx: TurnContext) -> None:
         return
     assert ctx.conversation is not None
     previous = ctx.active_agent_id or ctx.conversation.current_agent
-    decision = ctx.services.router.decide(ctx.user_text, previous)
+    supervisor = ctx.supervisor
+    # while Hans plans, a message answers his questions or the plan: no keyword reroutes it
+    planning = bool(ctx.conversation.metadata.get("planning"))
+    if planning:
+        decision = ctx.services.router.keep(previous, ANSWERS_THE_PLAN)
+    else:
+        decision = ctx.services.router.decide(ctx.user_text, previous)
     agent = ctx.services.agent(decision.agent_id)
     ctx.decision, ctx.agent = decision, agent
-    supervisor = ctx.supervisor
 
     batch = ctx.batch()
     batch.event(event.SessionData(message_id=ctx.message_id), agent_id=supervisor.id)
@@ -35,9 +42,12 @@ async def route(ctx: TurnContext) -> None:
     )
     if decision.changed:
         batch.status(thinking.handoff_status(supervisor, agent), agent_id=supervisor.id)
-    batch.thinking(
-        thinking.routing_entry(supervisor, agent, decision), agent_id=supervisor.id, phase="routing"
+    entry = (
+        thinking.plan_answer_entry(supervisor)
+        if planning
+        else thinking.routing_entry(supervisor, agent, decision)
     )
+    batch.thinking(entry, agent_id=supervisor.id, phase="routing")
     now = ctx.services.clock()
 
     def start(conn: Connection) -> None:
