@@ -24,6 +24,8 @@ RECOVERY = {
     "outbound_denied": "Hansa only calls public addresses, or targets your administrator has "
     "allowed. Give me a public URL or ask for this target to be allowed.",
     "slug_taken": "Choose another address (slug) for the page and I will create it.",
+    "ambiguous_page": "Tell me which page you mean (its id or address) and I will run the "
+    "step again.",
     "timeout": "The other system did not answer in time. We can try again in a moment.",
     "connection_failed": "The other system could not be reached. We can try again in a moment.",
     "site_error": "The site reported an internal error. We can try again in a moment.",

@@ -84,3 +84,11 @@ class StoreWorkspace(Workspace):
         return await self._write(
             lambda conn: rows.find_by(conn, self._tenant, project_id, kind, field, value)
         )
+
+    async def named(self, kind: str, name: str, *, project_id: str | None) -> list[Entity]:
+        """The live entities of ``kind`` called ``name``, ignoring case."""
+        wanted = name.casefold()
+        found = await self._services.db.scan(
+            lambda conn: rows.list_kind(conn, self._tenant, project_id, kind)
+        )
+        return [e for e in found if str(e["name"]).casefold() == wanted]

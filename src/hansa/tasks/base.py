@@ -10,6 +10,7 @@ use; they return a JSON-able result dict and never reach the database directly.
 from __future__ import annotations
 
 import abc
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
@@ -19,6 +20,11 @@ from pydantic import BaseModel, ConfigDict
 P = TypeVar("P", bound=BaseModel)
 
 Result = dict[str, Any]
+
+
+def page_slug(text: str) -> str:
+    """A page's address (slug) from a title or a path: lowercase words joined by hyphens."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120]
 
 
 class Params(BaseModel):
@@ -139,6 +145,11 @@ class CmsConnector(abc.ABC):
     @abc.abstractmethod
     async def get_page(self, page_id: str) -> Result:
         """``{pageId, title, slug, html, status, url}``; TaskFailed if there is none."""
+
+    @abc.abstractmethod
+    async def find_pages(self, name: str) -> list[Result]:
+        """The pages whose title is ``name`` (ignoring case) or whose address (slug) is
+        ``name`` as a slug, a leading ``/`` allowed; each as ``get_page`` returns it."""
 
     @abc.abstractmethod
     async def update_page(

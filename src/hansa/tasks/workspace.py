@@ -49,3 +49,7 @@ class Workspace(abc.ABC):
         self, kind: str, field: str, value: str, *, project_id: str | None
     ) -> Entity | None:
         """The live entity of ``kind`` with ``data[field] == value``."""
+
+    @abc.abstractmethod
+    async def named(self, kind: str, name: str, *, project_id: str | None) -> list[Entity]:
+        """The live entities of ``kind`` called ``name``, ignoring case."""

@@ -1,5 +1,8 @@
+import pytest
+
 from hansa.engine.planning import answers, playbooks
 from hansa.engine.planning.triage import triage
+from hansa.tasks.base import page_slug
 
 PAGE = playbooks.find("Please create a new webpage called Services")
 
@@ -47,4 +50,35 @@ def test_approval_and_cancel_words() -> None:
     assert answers.is_approval("OK, go ahead")
     assert not answers.is_approval("yes but change the slug")
     assert answers.is_cancel("cancel that")
-    assert answers.slugify("Our Services & Prices!") == "our-services-prices"
+    assert page_slug("Our Services & Prices!") == "our-services-prices"
+    assert page_slug("/our-services/") == "our-services"
+
+
+AUDIT = playbooks.find("Please audit the Pricing page for SEO")
+
+
+@pytest.mark.parametrize(
+    ("request_text", "page"),
+    [
+        ("Please audit the Pricing page for SEO", "Pricing"),
+        ("Please audit our Services Overview page", "Services Overview"),
+        ("Please audit the page called Our Services for SEO", "Our Services"),
+        ('Review the "pricing" page for SEO', "pricing"),
+        ("Check the SEO of /pricing", "/pricing"),
+        ("audit page 01M83FEKDBQNGNFPE3SJKJ3Z2T", "01M83FEKDBQNGNFPE3SJKJ3Z2T"),
+        ("Please audit the page for SEO", None),
+    ],
+)
+def test_the_audited_page_is_read_by_title_address_or_id(
+    request_text: str, page: str | None
+) -> None:
+    assert AUDIT is not None and AUDIT.id == "seo_audit"
+    found = answers.extract(AUDIT, AUDIT.new_plan(), request_text, first=True)
+    assert found.get("page") == page
+
+
+def test_an_audit_plans_although_it_changes_nothing() -> None:
+    decision = triage("Please audit the Pricing page for SEO")
+    assert decision.plan and decision.playbook is AUDIT
+    assert decision.reason == "planning run: it runs a recorded task (run_audit)"
+    assert "changes" in triage("Please create a new webpage called Services").reason

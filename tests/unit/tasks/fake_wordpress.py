@@ -118,7 +118,13 @@ def build_app(site: FakeSite) -> Starlette:
     async def pages(request: Request) -> JSONResponse:
         if request.method == "GET":
             slug = request.query_params.get("slug")
-            return JSONResponse([p for p in site.pages.values() if slug in (None, p["slug"])])
+            # ?search= matches words of the title or content, ignoring case, as WordPress does
+            search = request.query_params.get("search", "").casefold()
+            return JSONResponse([
+                p for p in site.pages.values()
+                if slug in (None, p["slug"])
+                and search in f"{p['title']['raw']} {p['content']['raw']}".casefold()
+            ])  # fmt: skip
         body = await request.json()
         if body.get("status", "draft") not in PAGE_STATUSES:
             return _error(400, "rest_invalid_param", "Invalid parameter(s): status")

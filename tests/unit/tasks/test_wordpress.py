@@ -193,3 +193,17 @@ async def test_from_config_builds_a_working_connector(site: FakeSite) -> None:
     async with WordPressCms.from_config(config) as cms:
         created = await cms.create_page(**PAGE, idempotency_key="k1")
     assert created["pageId"] in {str(page_id) for page_id in site.pages}
+
+
+@pytest.mark.anyio
+async def test_find_pages_by_title_or_address(cms: WordPressCms) -> None:
+    about = await cms.create_page(**PAGE, idempotency_key="k1")
+    team = await cms.create_page(
+        title="Team", slug="team", html="<p>About us and our team</p>", status="publish",
+        idempotency_key="k2",
+    )  # fmt: skip
+
+    by_title = await cms.find_pages("ABOUT US")
+    assert [p["pageId"] for p in by_title] == [about["pageId"]], "a mention in content is no match"
+    assert [p["pageId"] for p in await cms.find_pages("/team")] == [team["pageId"]]
+    assert await cms.find_pages("Pricing") == []

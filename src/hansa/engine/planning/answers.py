@@ -21,11 +21,6 @@ _SEPARATORS = re.compile(r"[;\n]|(?<=\w)\.\s+|,\s+(?=[A-Za-z ]{2,30}\s*(?::|=|\b
 _ASSIGN = r"\s*(?::|=|\bis\b|\bshould be\b|-)\s*"
 
 
-def slugify(text: str) -> str:
-    """A URL slug: lowercase words joined by hyphens."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:120]
-
-
 def is_approval(text: str) -> bool:
     """ "yes, proceed" and friends."""
     return bool(_APPROVE.match(text))

@@ -57,6 +57,8 @@ class Playbook(BaseModel):
     title: str
     intent: str
     triggers: list[str]
+    changes: bool = True
+    """Whether the plan changes the project's systems (an audit only reads)."""
     requirements: list[RequirementSpec] = Field(default_factory=list)
     forks: list[Fork] = Field(default_factory=list)
     stages: list[StageSpec]

@@ -24,6 +24,7 @@ from hansa.engine.planning.playbooks import Playbook, builtin
 from hansa.engine.planning.triage import Triage
 from hansa.engine.turn import TurnContext
 from hansa.store import conversations
+from hansa.tasks.base import page_slug
 
 
 def _say(ctx: TurnContext, text: str, **metadata: Any) -> None:
@@ -55,7 +56,9 @@ def start(ctx: TurnContext, decision: Triage) -> None:
     """Stages 1–5 for a new request; then 6–8 if nothing is missing."""
     assert decision.playbook is not None and ctx.project_context is not None
     playbook = decision.playbook
-    _think(ctx, f"{ctx.supervisor.display_name} is planning a multi-agent run for this request")
+    owners = {step.owner for stage in playbook.stages for step in stage.steps}
+    kind = "a multi-agent run" if len(owners) > 1 else "a run"
+    _think(ctx, f"{ctx.supervisor.display_name} is planning {kind} for this request")
     plan = _fill(playbook, playbook.new_plan(), ctx.user_text, first=True, source="request")
     project = ctx.project_context
     preview = playbook.render(plan, project.project_name or "your project", project.project_id)
@@ -126,7 +129,7 @@ def _fill(
         ):
             base = next((x.value for x in requirements if x.name == spec.derive[5:]), None)
             if base:
-                r = r.model_copy(update={"value": answers.slugify(base), "source": "derived"})
+                r = r.model_copy(update={"value": page_slug(base), "source": "derived"})
         derived.append(r)
     chosen = next((r.value for r in derived if playbook.spec(r.name).fork), plan.chosen_fork)
     return plan.model_copy(update={"requirements": derived, "chosen_fork": chosen})
@@ -142,7 +145,7 @@ def _proceed(ctx: TurnContext, playbook: Playbook, plan: Plan, *, intent: str) -
         )
         _say(
             ctx,
-            _questions(intent, plan, missing),
+            _questions(playbook, intent, plan, missing),
             planning="questions",
             missing=[r.name for r in missing],
         )
@@ -160,10 +163,11 @@ def show(ctx: TurnContext, full: Plan, state: dict[str, Any]) -> None:
     """Stages 6–8: the staged plan, checked by the laws, stored as a run awaiting approval."""
     project = ctx.project_context
     assert project is not None
+    steps = sum(len(s.steps) for s in full.stages)
     _think(
         ctx,
         f"{ctx.supervisor.display_name} is drafting a staged plan with "
-        f"{sum(len(s.steps) for s in full.stages)} steps",
+        f"{steps} step{'' if steps == 1 else 's'}",
     )
     _think(ctx, f"{ctx.supervisor.display_name} is checking the laws and reversibility per step")
     drafts = run_service.drafts_from_plan(full, project.project_id)
@@ -212,14 +216,24 @@ def show(ctx: TurnContext, full: Plan, state: dict[str, Any]) -> None:
     ctx.also(remember)
 
 
-def _questions(intent: str, plan: Plan, missing: list[Any]) -> str:
+def _questions(playbook: Playbook, intent: str, plan: Plan, missing: list[Any]) -> str:
     lines = [f"Goal: {intent}", "", "Before I plan this I need a few details:"]
     lines += [f"{i}. {r.label} — {r.question}" for i, r in enumerate(missing, start=1)]
     if plan.forks and any(r.name == "layout" for r in missing):
         lines += ["", "Layout options:"]
         lines += [f"{f.id}) {f.title} — {f.description}" for f in plan.forks]
-    lines += ["", "You can answer in one message, e.g. “language: English; audience: …; layout B”."]
+    if len(missing) > 1:  # how to answer them all at once, in this playbook's own words
+        example = "; ".join(_example(playbook, r.name) for r in missing)
+        lines += ["", f"You can answer in one message, e.g. “{example}”."]
     return "\n".join(lines)
+
+
+def _example(playbook: Playbook, name: str) -> str:
+    spec = playbook.spec(name)
+    label = spec.aliases[0] if spec.aliases else spec.name
+    if spec.fork and playbook.forks:
+        return f"{label} {playbook.forks[min(1, len(playbook.forks) - 1)].id}"
+    return f"{label}: …"
 
 
 def _plan_text(ctx: TurnContext, plan: Plan) -> str:
@@ -231,5 +245,10 @@ def _plan_text(ctx: TurnContext, plan: Plan) -> str:
             " (in parallel)" if len(stage.steps) > 1 and "parallel" not in stage.title else ""
         )
         lines.append(f"Group {stage.group} — {stage.title}{together}: " + "; ".join(parts))
-    lines += ["", "Say “yes, proceed” to start, or tell me what to change (e.g. “slug: …”)."]
+    inputs = [r.name for r in plan.requirements]
+    if not inputs:  # a model-drafted plan: its steps are changed on the plan card
+        lines += ["", "Say “yes, proceed” to start, or adjust a step on the plan card."]
+        return "\n".join(lines)
+    example = "slug" if "slug" in inputs else plan.requirements[0].label.lower()
+    lines += ["", f"Say “yes, proceed” to start, or tell me what to change (e.g. “{example}: …”)."]
     return "\n".join(lines)

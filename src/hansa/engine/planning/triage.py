@@ -30,11 +30,14 @@ def triage(text: str) -> Triage:
     if playbook is not None:
         owners = {step.owner for stage in playbook.stages for step in stage.steps}
         steps = sum(len(stage.steps) for stage in playbook.stages)
-        criteria = ["it changes the project's systems"]
+        criteria = ["it changes the project's systems"] if playbook.changes else []
         if len(owners) > 1:
             criteria.append(f"{len(owners)} agents take part")
         if steps > 1:
             criteria.append(f"it takes {steps} steps")
+        if not criteria:
+            kinds = sorted({step.task_type for stage in playbook.stages for step in stage.steps})
+            criteria.append(f"it runs a recorded task ({', '.join(kinds)})")
         return Triage(True, "planning run: " + ", ".join(criteria), playbook)
     if _IRREVERSIBLE.search(text):
         return Triage(True, "planning run: it may include a step that cannot be undone")

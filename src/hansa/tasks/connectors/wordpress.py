@@ -28,7 +28,7 @@ from typing import Any, Self
 
 import httpx
 
-from hansa.tasks.base import CmsConnector, Result, TaskFailed
+from hansa.tasks.base import CmsConnector, Result, TaskFailed, page_slug
 
 _DETAIL_LIMIT = 300
 
@@ -305,6 +305,23 @@ class WordPressCms(RestConnector, CmsConnector):
             "GET", route, f"page {page_id}", params={"context": "edit"}
         )
         return _page(page)
+
+    async def find_pages(self, name: str) -> list[Result]:
+        """Pages at the address ``name`` makes, and pages WordPress finds searching for it whose
+        title is ``name`` (ignoring case); any status."""
+        found: dict[str, Result] = {}
+        queries = ({"slug": page_slug(name)}, {"search": name.strip()[:100]})
+        for query in queries:
+            if not next(iter(query.values())):
+                continue
+            pages = await self._rest.fetch_many(
+                "GET", "wp/v2/pages", f"pages matching “{name}”",
+                params={**query, "status": "any", "context": "edit"},
+            )  # fmt: skip
+            for page in (_page(p) for p in pages if isinstance(p, dict)):
+                if "slug" in query or page["title"].casefold() == name.strip().casefold():
+                    found.setdefault(page["pageId"], page)
+        return list(found.values())
 
     async def update_page(
         self,

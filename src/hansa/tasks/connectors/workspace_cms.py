@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hansa.tasks.base import CmsConnector, Result, ShopConnector, TaskFailed
+from hansa.tasks.base import CmsConnector, Result, ShopConnector, TaskFailed, page_slug
 from hansa.tasks.workspace import Entity, Workspace
 
 
@@ -50,6 +50,17 @@ class WorkspaceCms(CmsConnector):
         if entity["kind"] != "page":
             raise TaskFailed(f"{page_id} is not a page", code="not_found")
         return self._page(entity)
+
+    async def find_pages(self, name: str) -> list[Result]:
+        """Pages titled ``name`` or living at its address."""
+        found = {
+            e["id"]: e for e in await self._ws.named("page", name, project_id=self._project_id)
+        }
+        slug = page_slug(name)
+        at = slug and await self._ws.find("page", "slug", slug, project_id=self._project_id)
+        if at:
+            found.setdefault(at["id"], at)
+        return [self._page(e) for e in found.values()]
 
     async def update_page(
         self,

@@ -1,0 +1,108 @@
+"""The SEO audit playbook end to end: a page named by its title, address or id is found,
+audited, and what the audit found reaches the user; a page that is missing or ambiguous
+fails the run truthfully."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from harness import Server, events_until, hans_says, new_conversation, run_done, turn
+
+THIN = "<h1>{title}</h1><p>Plans from 9 € a month.</p>"
+
+
+def _project(client: httpx.Client) -> str:
+    body = {"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress"}
+    response = client.post("/api/projects", json=body)
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
+
+
+def _page(client: httpx.Client, cid: str, pid: str, title: str, slug: str) -> dict[str, Any]:
+    response = client.post(
+        "/api/assistant/execute",
+        json={
+            "conversationId": cid, "projectId": pid, "createdByAgentId": "webEngineer",
+            "taskType": "create_page",
+            "parameters": {"title": title, "slug": slug, "contentHtml": THIN.format(title=title)},
+        },
+    )  # fmt: skip
+    assert response.status_code == 200 and response.json()["status"] == "completed", response.text
+    return dict(response.json()["details"])
+
+
+def _approve_and_finish(
+    client: httpx.Client, cid: str, request: str
+) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
+    """The planning turn's events, the finished run card, and the run's events."""
+    planned = turn(client, cid, request)
+    plan = next(e for e in planned if e["type"] == "plan")
+    run_id = plan["data"]["runId"]
+    approval = turn(client, cid, "yes, proceed")
+    finished = events_until(client, cid, run_done(run_id), after=approval[-1]["seq"])
+    return planned, client.get(f"/api/runs/{run_id}").json(), finished
+
+
+def test_a_page_named_by_its_title_is_found_audited_and_reported(server: Server) -> None:
+    with server.client() as client:
+        pid = _project(client)
+        cid = new_conversation(client, projectId=pid)
+        page = _page(client, cid, pid, "Pricing", "pricing")
+        _page(client, cid, pid, "Contact", "contact")
+        planned, card, finished = _approve_and_finish(
+            client, cid, "Please audit the Pricing page for SEO"
+        )
+        by_address, _, _ = _approve_and_finish(client, cid, "Check the SEO of /contact")
+
+    thinking = [e["data"]["summary"] for e in planned if e["type"] == "thinking"]
+    assert "Hans chose a planning run: it runs a recorded task (run_audit)" in thinking
+    assert not any("asking for what is missing" in t for t in thinking), "nothing to ask"
+    assert "Hans is planning a run for this request" in thinking, "one agent: no multi-agent run"
+    assert "Hans is drafting a staged plan with 1 step" in thinking
+    (plan_text,) = hans_says(planned)
+    assert "Audit the page Pricing of Aquaverter" in plan_text
+    assert "tell me what to change (e.g. “page: …”)" in plan_text
+    (task,) = card["groups"][0]["tasks"]
+    assert task["parameters"] == {"page": "Pricing"}
+    assert card["status"] == "completed"
+    audit = task["result"]
+    assert audit["pageId"] == page["pageId"] and audit["h1"] == "Pricing"
+    final = hans_says(finished)[-1]
+    assert f"score {audit['score']}/100" in final
+    assert audit["findings"] and all(f["message"] in final for f in audit["findings"])
+    assert "Audit the page /contact" in hans_says(by_address)[0]
+
+
+def test_a_missing_or_ambiguous_page_fails_the_run_with_a_way_forward(server: Server) -> None:
+    with server.client() as client:
+        pid = _project(client)
+        cid = new_conversation(client, projectId=pid)
+        _page(client, cid, pid, "Offers", "offers")
+        _page(client, cid, pid, "Offers", "offers-2024")
+        _, missing, missing_events = _approve_and_finish(
+            client, cid, "Please audit the Careers page for SEO"
+        )
+        _, twice, twice_events = _approve_and_finish(
+            client, cid, "Please audit the Offers page for SEO"
+        )
+
+    assert missing["status"] == "failed"
+    said = hans_says(missing_events)[-1]
+    assert "there is no page called “Careers” in this project" in said
+    assert "Check the reference" in said, "the recovery path for a missing reference"
+    assert twice["status"] == "failed"
+    (task,) = twice["groups"][0]["tasks"]
+    assert task["result"]["error"]["code"] == "ambiguous_page"
+    said = hans_says(twice_events)[-1]
+    assert "2 pages match “Offers”" in said and "which page you mean" in said
+
+
+def test_the_page_is_asked_for_when_the_request_names_none(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client, projectId=_project(client))
+        asked = turn(client, cid, "Please audit the page for SEO")
+    (question,) = hans_says(asked)
+    assert "Page — Which page should I audit (its title, address or id)?" in question
+    assert "You can answer in one message" not in question, "one question needs no example"
