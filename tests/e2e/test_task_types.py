@@ -185,3 +185,26 @@ def test_a_wordpress_project_creates_its_page_on_the_site(server: Server) -> Non
     assert stored["slug"] == "services"
     assert task["result"]["pageId"] == str(next(iter(site.pages)))
     assert task["result"]["url"].startswith(live.base_url)
+
+
+def test_products_are_served_as_products_and_pages_as_pages(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client)
+        product = _execute(
+            client, cid, "ecommerceSpecialist", "create_product",
+            {"name": "Softener <XL>", "price": "499.00", "description": "For <big> homes"},
+        )  # fmt: skip
+        page = _execute(
+            client, cid, "webEngineer", "create_page",
+            {"title": "Plans", "slug": "plans-served", "contentHtml": "<p>Plans</p>"},
+        )  # fmt: skip
+        shown = client.get(product["url"])
+        crossed = [
+            client.get(f"/api/workspace/pages/{product['productId']}").status_code,
+            client.get(f"/api/workspace/products/{page['pageId']}").status_code,
+        ]
+    assert product["url"] == f"/api/workspace/products/{product['productId']}"
+    assert shown.status_code == 200
+    assert "<h1>Softener &lt;XL&gt;</h1><p>499.00</p><p>For &lt;big&gt; homes</p>" in shown.text
+    assert shown.headers["content-security-policy"].startswith("sandbox;")
+    assert crossed == [404, 404]

@@ -12,7 +12,16 @@ from fastapi.staticfiles import StaticFiles
 
 from hansa.api import errors as api_errors
 from hansa.api.idempotency import IdempotencyKeys
-from hansa.api.routes import chat, conversations, health, projects, runs, stream, usage
+from hansa.api.routes import (
+    chat,
+    conversations,
+    health,
+    projects,
+    runs,
+    stream,
+    usage,
+    workspace,
+)
 from hansa.engine.runtime import running
 from hansa.models.base import Model
 from hansa.settings import Settings
@@ -39,7 +48,7 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         lifespan=lifespan,
     )
     api_errors.install(app)
-    for module in (health, projects, conversations, stream, chat, runs, usage):
+    for module in (health, projects, conversations, stream, chat, runs, usage, workspace):
         app.include_router(module.router)
     if _STATIC.is_dir():
         app.mount("/", StaticFiles(directory=_STATIC, html=True), name="panel")

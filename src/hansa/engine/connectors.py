@@ -13,6 +13,8 @@ from hansa.tasks.connectors.workspace_cms import WorkspaceCms, WorkspaceShop
 
 WORKSPACE_PAGES = "/api/workspace/pages/"
 """Where pages of the built-in CMS are served (they are real, just not on the project's site)."""
+WORKSPACE_PRODUCTS = "/api/workspace/products/"
+"""Where products of the built-in shop are served."""
 
 
 def outbound_policy(services: Services) -> OutboundPolicy:
@@ -46,5 +48,5 @@ def connectors_for(services: Services, tenant_id: str, project: ProjectContext) 
 
         found["shop"] = WooCommerceShop.from_config(config["woocommerce"])
     else:
-        found["shop"] = WorkspaceShop(workspace, project.project_id, WORKSPACE_PAGES)
+        found["shop"] = WorkspaceShop(workspace, project.project_id, WORKSPACE_PRODUCTS)
     return found

@@ -82,3 +82,15 @@ def test_an_audit_plans_although_it_changes_nothing() -> None:
     assert decision.plan and decision.playbook is AUDIT
     assert decision.reason == "planning run: it runs a recorded task (run_audit)"
     assert "changes" in triage("Please create a new webpage called Services").reason
+
+
+def test_a_products_name_ends_before_its_price() -> None:
+    product = playbooks.find("Please add a new product called Softener XL for 499")
+    assert product is not None and product.id == "new_product"
+    text = "Please add a new product called Softener XL for 499"
+    found = answers.extract(product, product.new_plan(), text, first=True)
+    assert (found["name"], found["price"]) == ("Softener XL", "499")
+    named = answers.extract(
+        product, product.new_plan(), "Add a product called Filter Kit.", first=True
+    )
+    assert named["name"] == "Filter Kit"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import JSONResponse
 from sqlalchemy import Connection
 
 from hansa.api.deps import ServicesDep, TenantDep
@@ -21,7 +21,7 @@ from hansa.domain import run
 from hansa.engine import runs as run_service
 from hansa.engine.execute import execute
 from hansa.engine.services import Services
-from hansa.store import messages, runs, workspace
+from hansa.store import messages, runs
 
 router = APIRouter()
 
@@ -157,16 +157,3 @@ async def assistant_execute(
         payload["error"] = task.error
     waiting = task.status is run.TaskStatus.AWAITING_CONFIRMATION
     return JSONResponse(payload, status_code=202 if waiting else 200)
-
-
-@router.get("/api/workspace/pages/{page_id}", response_class=HTMLResponse)
-async def workspace_page(page_id: str, services: ServicesDep, tenant: TenantDep) -> HTMLResponse:
-    """A page of the built-in CMS, as HTML."""
-    entity = await services.db.read(lambda conn: workspace.get(conn, tenant, page_id))
-    if entity["kind"] not in ("page", "product"):
-        from hansa import errors
-
-        raise errors.NotFound(f"page {page_id} not found")
-    title = entity["name"]
-    body = entity["data"].get("html") or entity["data"].get("description", "")
-    return HTMLResponse(f"<!doctype html><title>{title}</title>{body}")
