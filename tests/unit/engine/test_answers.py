@@ -94,3 +94,28 @@ def test_a_products_name_ends_before_its_price() -> None:
         product, product.new_plan(), "Add a product called Filter Kit.", first=True
     )
     assert named["name"] == "Filter Kit"
+
+
+@pytest.mark.parametrize(
+    ("request_text", "page"),
+    [
+        ("Please delete the Old offers page", "Old offers"),
+        ("Remove the page called Summer Sale.", "Summer Sale"),
+        ("Please delete the page /old-offers", "/old-offers"),
+        ("Please delete a page", None),
+    ],
+)
+def test_the_page_to_delete_is_read_and_the_run_is_flagged(
+    request_text: str, page: str | None
+) -> None:
+    decision = triage(request_text)
+    assert decision.playbook is not None and decision.playbook.id == "delete_page"
+    assert "cannot be undone" in decision.reason
+    plan = decision.playbook.new_plan()
+    assert answers.extract(decision.playbook, plan, request_text, first=True).get("page") == page
+
+
+def test_a_word_after_the_verb_that_is_not_a_name_is_not_taken_for_one() -> None:
+    assert AUDIT is not None
+    text = "Check the SEO of the Pricing page"
+    assert answers.extract(AUDIT, AUDIT.new_plan(), text, first=True) == {}

@@ -1,7 +1,4 @@
-import pytest
-from pydantic import ValidationError
-
-from hansa.tasks.builtin.audit import RunAudit, audit_html
+from hansa.tasks.builtin.audit import audit_html
 
 
 def test_a_thin_page_without_meta_gets_findings_and_a_lower_score() -> None:
@@ -30,10 +27,3 @@ def test_several_h1_and_images_without_alt_are_reported() -> None:
     report = audit_html("T", "<h1>a</h1><h1>b</h1><img src=x>")
     codes = {f["code"] for f in report["findings"]}
     assert {"several_h1", "images_without_alt"} <= codes
-
-
-def test_the_page_is_named_by_id_or_by_title_or_address() -> None:
-    assert RunAudit.model_validate({"pageId": "p1"}).page_id == "p1"
-    assert RunAudit.model_validate({"page": "Pricing"}).page == "Pricing"
-    with pytest.raises(ValidationError, match="pageId, or page"):
-        RunAudit.model_validate({})

@@ -35,6 +35,8 @@ def triage(text: str) -> Triage:
             criteria.append(f"{len(owners)} agents take part")
         if steps > 1:
             criteria.append(f"it takes {steps} steps")
+        if _IRREVERSIBLE.search(text):
+            criteria.append("it may include a step that cannot be undone")
         if not criteria:
             kinds = sorted({step.task_type for stage in playbook.stages for step in stage.steps})
             criteria.append(f"it runs a recorded task ({', '.join(kinds)})")

@@ -2,34 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from html.parser import HTMLParser
-from typing import Self
 
-from pydantic import Field, model_validator
-
-from hansa.tasks.base import CmsConnector, Params, Result, TaskContext, TaskFailed, TaskType
+from hansa.tasks.base import CmsConnector, Result, TaskContext, TaskType
+from hansa.tasks.builtin.page_ref import PageRef, resolve
 from hansa.tasks.registry import Register
 
 MIN_WORDS = 300
 META_RANGE = (50, 160)
-
-
-_ID = re.compile(r"[0-9A-Z]{26}|\d{1,20}")
-"""What a page id looks like: the workspace's ULIDs, WordPress's numbers."""
-
-
-class RunAudit(Params):
-    page_id: str | None = Field(None, alias="pageId", min_length=1)
-    """The page's id in the project's CMS."""
-    page: str | None = Field(None, min_length=1, max_length=200)
-    """Or its title or address (``/pricing``), looked up when the step runs."""
-
-    @model_validator(mode="after")
-    def _names_a_page(self) -> Self:
-        if self.page_id is None and self.page is None:
-            raise ValueError("name the page to audit: pageId, or page (its title or address)")
-        return self
 
 
 class _Scan(HTMLParser):
@@ -118,30 +98,14 @@ def audit_html(title: str, html: str) -> Result:
     }
 
 
-async def _run(p: RunAudit, ctx: TaskContext) -> Result:
+async def _run(p: PageRef, ctx: TaskContext) -> Result:
     cms: CmsConnector = ctx.connector("cms")
-    page = await cms.get_page(p.page_id) if p.page_id else await _find(cms, str(p.page))
+    page = await resolve(cms, p)
     page_id = page["pageId"]
     await ctx.report("read", "page", page["title"], "success", page_id)
     return {"pageId": page_id, "url": page["url"], **audit_html(page["title"], page["html"])}
 
 
-async def _find(cms: CmsConnector, name: str) -> Result:
-    """The one page ``name`` stands for: its title, its address, or else its id."""
-    found = await cms.find_pages(name)
-    if len(found) == 1:
-        return found[0]
-    if found:
-        ids = ", ".join(f["pageId"] for f in found[:5])
-        raise TaskFailed(
-            f"{len(found)} pages match “{name}” ({ids}); name one by its id or address",
-            code="ambiguous_page",
-        )
-    if _ID.fullmatch(name.strip()):
-        return await cms.get_page(name.strip())
-    raise TaskFailed(f"there is no page called “{name}” in this project", code="not_found")
-
-
 def register(add: Register) -> None:
     """Register run_audit."""
-    add(TaskType("run_audit", "Audit a stored page for on-page SEO.", RunAudit, _run, "audit"))
+    add(TaskType("run_audit", "Audit a stored page for on-page SEO.", PageRef, _run, "audit"))

@@ -7,6 +7,7 @@ import re
 from pydantic import Field
 
 from hansa.tasks.base import CmsConnector, Params, Result, ShopConnector, TaskContext, TaskType
+from hansa.tasks.builtin.page_ref import PageRef, resolve
 from hansa.tasks.registry import Register
 
 
@@ -15,10 +16,6 @@ class CreatePage(Params):
     slug: str = Field(min_length=1, max_length=120, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     content_html: str = Field(alias="contentHtml", min_length=1, max_length=500_000)
     status: str = Field(default="draft", pattern=r"^(draft|publish|private)$")
-
-
-class PageRef(Params):
-    page_id: str = Field(alias="pageId", min_length=1)
 
 
 class UpdateContentBlock(PageRef):
@@ -75,25 +72,28 @@ def _replace_block(html: str, block_id: str, new: str) -> str:
 
 async def _update_block(p: UpdateContentBlock, ctx: TaskContext) -> Result:
     cms = _cms(ctx)
-    page = await cms.get_page(p.page_id)
-    await ctx.report("update", "page", page["title"], "start", p.page_id)
+    page = await resolve(cms, p)
+    page_id = page["pageId"]
+    await ctx.report("update", "page", page["title"], "start", page_id)
     html = p.html if p.block_id is None else _replace_block(page["html"], p.block_id, p.html)
-    await cms.update_page(p.page_id, html=html)
-    await ctx.report("update", "page", page["title"], "success", p.page_id, {"blockId": p.block_id})
-    return {"pageId": p.page_id, "url": page["url"], "previousHtml": page["html"]}
+    await cms.update_page(page_id, html=html)
+    await ctx.report("update", "page", page["title"], "success", page_id, {"blockId": p.block_id})
+    return {"pageId": page_id, "url": page["url"], "previousHtml": page["html"]}
 
 
 async def _undo_update_block(p: UpdateContentBlock, ctx: TaskContext) -> Result:
-    await _cms(ctx).update_page(p.page_id, html=ctx.outputs["self"]["previousHtml"])
-    return {"pageId": p.page_id, "restored": True}
+    done = ctx.outputs["self"]
+    await _cms(ctx).update_page(done["pageId"], html=done["previousHtml"])
+    return {"pageId": done["pageId"], "restored": True}
 
 
 async def _delete_page(p: PageRef, ctx: TaskContext) -> Result:
     cms = _cms(ctx)
-    page = await cms.get_page(p.page_id)
-    await ctx.report("delete", "page", page["title"], "start", p.page_id)
-    result = await cms.delete_page(p.page_id)
-    await ctx.report("delete", "page", page["title"], "success", p.page_id, {"deleted": True})
+    page = await resolve(cms, p)
+    page_id = page["pageId"]
+    await ctx.report("delete", "page", page["title"], "start", page_id)
+    result = await cms.delete_page(page_id)
+    await ctx.report("delete", "page", page["title"], "success", page_id, {"deleted": True})
     return {**result, "title": page["title"], "url": page["url"]}
 
 

@@ -1,6 +1,7 @@
-"""The SEO audit playbook end to end: a page named by its title, address or id is found,
-audited, and what the audit found reaches the user; a page that is missing or ambiguous
-fails the run truthfully."""
+"""Playbooks that act on an existing page, end to end: the SEO audit (a page named by its
+title, address or id is found, audited, and what the audit found reaches the user; a page
+that is missing or ambiguous fails the run truthfully) and deleting a page (irreversible:
+nothing happens until the user confirms the exact step)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,35 @@ def test_the_page_is_asked_for_when_the_request_names_none(server: Server) -> No
     (question,) = hans_says(asked)
     assert "Page — Which page should I audit (its title, address or id)?" in question
     assert "You can answer in one message" not in question, "one question needs no example"
+
+
+def test_deleting_a_page_by_name_waits_for_the_users_confirmation(server: Server) -> None:
+    with server.client() as client:
+        pid = _project(client)
+        cid = new_conversation(client, projectId=pid)
+        page = _page(client, cid, pid, "Old offers", "old-offers")
+        planned = turn(client, cid, "Please delete the Old offers page")
+        run_id = next(e for e in planned if e["type"] == "plan")["data"]["runId"]
+        turn(client, cid, "yes, proceed")
+        waiting = events_until(  # the chip may come with the approval's own events
+            client, cid, lambda e: e["type"] == "status", after=planned[-1]["seq"]
+        )
+        task = client.get(f"/api/runs/{run_id}").json()["groups"][0]["tasks"][0]
+        still_there = client.get(page["url"]).status_code
+        confirmed = client.post(
+            f"/api/tasks/{task['id']}/confirm", json={"parametersHash": task["parametersHash"]}
+        )
+        finished = events_until(client, cid, run_done(run_id), after=waiting[-1]["seq"])
+        gone = client.get(page["url"]).status_code
+        done = client.get(f"/api/tasks/{task['id']}").json()
+
+    thinking = [e["data"]["summary"] for e in planned if e["type"] == "thinking"]
+    assert any("cannot be undone" in t for t in thinking), thinking
+    assert task["parameters"] == {"page": "Old offers"} and task["isReversibleBySystem"] is False
+    assert task["status"] == "awaiting_confirmation" and still_there == 200
+    assert "needs your confirmation" in waiting[-1]["data"]["text"]
+    assert confirmed.status_code == 200, confirmed.text
+    assert gone == 404
+    assert done["status"] == "completed" and done["irreversibleConfirmedAt"]
+    assert done["result"]["pageId"] == page["pageId"]
+    assert hans_says(finished)[-1].startswith("Done: Delete the page Old offers")
