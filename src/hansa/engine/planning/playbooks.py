@@ -73,6 +73,10 @@ class Playbook(BaseModel):
                 continue
         return False
 
+    def steps(self) -> list[StepSpec]:
+        """Every step template, in stage order."""
+        return [step for stage in self.stages for step in stage.steps]
+
     def spec(self, name: str) -> RequirementSpec:
         """The requirement spec called ``name``."""
         return next(r for r in self.requirements if r.name == name)

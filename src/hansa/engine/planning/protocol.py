@@ -56,8 +56,7 @@ def start(ctx: TurnContext, decision: Triage) -> None:
     """Stages 1–5 for a new request; then 6–8 if nothing is missing."""
     assert decision.playbook is not None and ctx.project_context is not None
     playbook = decision.playbook
-    owners = {step.owner for stage in playbook.stages for step in stage.steps}
-    kind = "a multi-agent run" if len(owners) > 1 else "a run"
+    kind = "a multi-agent run" if len({s.owner for s in playbook.steps()}) > 1 else "a run"
     _think(ctx, f"{ctx.supervisor.display_name} is planning {kind} for this request")
     plan = _fill(playbook, playbook.new_plan(), ctx.user_text, first=True, source="request")
     project = ctx.project_context
@@ -231,7 +230,7 @@ def _questions(playbook: Playbook, intent: str, plan: Plan, missing: list[Any]) 
 def _example(playbook: Playbook, name: str) -> str:
     spec = playbook.spec(name)
     label = spec.aliases[0] if spec.aliases else spec.name
-    if spec.fork and playbook.forks:
+    if spec.fork and playbook.forks:  # the second choice, if any: "layout B"
         return f"{label} {playbook.forks[min(1, len(playbook.forks) - 1)].id}"
     return f"{label}: …"
 

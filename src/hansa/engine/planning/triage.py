@@ -28,8 +28,8 @@ def triage(text: str) -> Triage:
     """Plan when the request changes an outside system, spans agents or steps, or may be final."""
     playbook = find(text)
     if playbook is not None:
-        owners = {step.owner for stage in playbook.stages for step in stage.steps}
-        steps = sum(len(stage.steps) for stage in playbook.stages)
+        owners = {step.owner for step in playbook.steps()}
+        steps = len(playbook.steps())
         criteria = ["it changes the project's systems"] if playbook.changes else []
         if len(owners) > 1:
             criteria.append(f"{len(owners)} agents take part")
@@ -38,7 +38,7 @@ def triage(text: str) -> Triage:
         if _IRREVERSIBLE.search(text):
             criteria.append("it may include a step that cannot be undone")
         if not criteria:
-            kinds = sorted({step.task_type for stage in playbook.stages for step in stage.steps})
+            kinds = sorted({step.task_type for step in playbook.steps()})
             criteria.append(f"it runs a recorded task ({', '.join(kinds)})")
         return Triage(True, "planning run: " + ", ".join(criteria), playbook)
     if _IRREVERSIBLE.search(text):
