@@ -116,6 +116,29 @@ def new_conversation(client: httpx.Client, **body: Any) -> str:
     return str(response.json()["id"])
 
 
+def wordpress_project(client: httpx.Client, **extra: Any) -> str:
+    """A project whose context says WordPress (its pages live in the workspace)."""
+    body = {"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress", **extra}
+    response = client.post("/api/projects", json=body)
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
+
+
+def execute_task(
+    client: httpx.Client, cid: str, agent: str, task_type: str, params: dict[str, Any], **extra: Any
+) -> dict[str, Any]:
+    """``POST /api/assistant/execute``, which must complete; the task's details."""
+    response = client.post(
+        "/api/assistant/execute",
+        json={"conversationId": cid, "createdByAgentId": agent, "taskType": task_type,
+              "parameters": params, **extra},
+    )  # fmt: skip
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert body["status"] == "completed", body
+    return dict(body["details"])
+
+
 def post(client: httpx.Client, cid: str, content: str, **extra: Any) -> dict[str, Any]:
     response = client.post(f"/api/conversations/{cid}/messages", json={"content": content, **extra})
     assert response.status_code == 202, response.text

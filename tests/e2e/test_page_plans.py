@@ -9,38 +9,37 @@ from typing import Any
 
 import httpx
 
-from harness import Server, events_until, hans_says, new_conversation, run_done, turn
+from harness import (
+    Server,
+    events_until,
+    execute_task,
+    hans_says,
+    new_conversation,
+    run_done,
+    turn,
+    wordpress_project,
+)
 
 THIN = "<h1>{title}</h1><p>Plans from 9 € a month.</p>"
 
 
-def _project(client: httpx.Client) -> str:
-    body = {"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress"}
-    response = client.post("/api/projects", json=body)
-    assert response.status_code == 201, response.text
-    return str(response.json()["id"])
-
-
 def _page(client: httpx.Client, cid: str, pid: str, title: str, slug: str) -> dict[str, Any]:
-    response = client.post(
-        "/api/assistant/execute",
-        json={
-            "conversationId": cid, "projectId": pid, "createdByAgentId": "webEngineer",
-            "taskType": "create_page",
-            "parameters": {"title": title, "slug": slug, "contentHtml": THIN.format(title=title)},
-        },
-    )  # fmt: skip
-    assert response.status_code == 200 and response.json()["status"] == "completed", response.text
-    return dict(response.json()["details"])
+    html = THIN.format(title=title)
+    params = {"title": title, "slug": slug, "contentHtml": html}
+    return execute_task(client, cid, "webEngineer", "create_page", params, projectId=pid)
+
+
+def _plan(client: httpx.Client, cid: str, request: str) -> tuple[list[dict[str, Any]], str]:
+    """The planning turn's events and the id of the run it proposes."""
+    planned = turn(client, cid, request)
+    return planned, next(e for e in planned if e["type"] == "plan")["data"]["runId"]
 
 
 def _approve_and_finish(
     client: httpx.Client, cid: str, request: str
 ) -> tuple[list[dict[str, Any]], dict[str, Any], list[dict[str, Any]]]:
     """The planning turn's events, the finished run card, and the run's events."""
-    planned = turn(client, cid, request)
-    plan = next(e for e in planned if e["type"] == "plan")
-    run_id = plan["data"]["runId"]
+    planned, run_id = _plan(client, cid, request)
     approval = turn(client, cid, "yes, proceed")
     finished = events_until(client, cid, run_done(run_id), after=approval[-1]["seq"])
     return planned, client.get(f"/api/runs/{run_id}").json(), finished
@@ -48,7 +47,7 @@ def _approve_and_finish(
 
 def test_a_page_named_by_its_title_is_found_audited_and_reported(server: Server) -> None:
     with server.client() as client:
-        pid = _project(client)
+        pid = wordpress_project(client)
         cid = new_conversation(client, projectId=pid)
         page = _page(client, cid, pid, "Pricing", "pricing")
         _page(client, cid, pid, "Contact", "contact")
@@ -78,7 +77,7 @@ def test_a_page_named_by_its_title_is_found_audited_and_reported(server: Server)
 
 def test_a_missing_or_ambiguous_page_fails_the_run_with_a_way_forward(server: Server) -> None:
     with server.client() as client:
-        pid = _project(client)
+        pid = wordpress_project(client)
         cid = new_conversation(client, projectId=pid)
         _page(client, cid, pid, "Offers", "offers")
         _page(client, cid, pid, "Offers", "offers-2024")
@@ -102,7 +101,7 @@ def test_a_missing_or_ambiguous_page_fails_the_run_with_a_way_forward(server: Se
 
 def test_the_page_is_asked_for_when_the_request_names_none(server: Server) -> None:
     with server.client() as client:
-        cid = new_conversation(client, projectId=_project(client))
+        cid = new_conversation(client, projectId=wordpress_project(client))
         asked = turn(client, cid, "Please audit the page for SEO")
     (question,) = hans_says(asked)
     assert "Page — Which page should I audit (its title, address or id)?" in question
@@ -111,11 +110,10 @@ def test_the_page_is_asked_for_when_the_request_names_none(server: Server) -> No
 
 def test_deleting_a_page_by_name_waits_for_the_users_confirmation(server: Server) -> None:
     with server.client() as client:
-        pid = _project(client)
+        pid = wordpress_project(client)
         cid = new_conversation(client, projectId=pid)
         page = _page(client, cid, pid, "Old offers", "old-offers")
-        planned = turn(client, cid, "Please delete the Old offers page")
-        run_id = next(e for e in planned if e["type"] == "plan")["data"]["runId"]
+        planned, run_id = _plan(client, cid, "Please delete the Old offers page")
         turn(client, cid, "yes, proceed")
         waiting = events_until(  # the chip may come with the approval's own events
             client, cid, lambda e: e["type"] == "status", after=planned[-1]["seq"]

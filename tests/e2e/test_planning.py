@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import httpx
-
 from hansa.engine.stages.route import ANSWERS_THE_PLAN
 from hansa.engine.summary import FINDINGS_SHOWN
-from harness import Server, events_until, hans_says, new_conversation, run_done, turn
+from harness import (
+    Server,
+    events_until,
+    hans_says,
+    new_conversation,
+    run_done,
+    turn,
+    wordpress_project,
+)
 
 ANSWERS = "language: English; audience: homeowners in Quebec; SEO: water softeners; layout C"
-
-
-def _project(client: httpx.Client, **extra: object) -> str:
-    body = {"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress", **extra}
-    response = client.post("/api/projects", json=body)
-    assert response.status_code == 201, response.text
-    return str(response.json()["id"])
 
 
 def _plan_event(events: list[dict]) -> dict:
@@ -24,7 +23,7 @@ def _plan_event(events: list[dict]) -> dict:
 
 def test_services_page_from_first_message_to_stored_page(server: Server) -> None:
     with server.client() as client:
-        cid = new_conversation(client, projectId=_project(client))
+        cid = new_conversation(client, projectId=wordpress_project(client))
         first = turn(client, cid, "Please create a new webpage called Services")
         (questions,) = hans_says(first)
         convo = client.get(f"/api/conversations/{cid}").json()
@@ -100,7 +99,7 @@ def test_services_page_from_first_message_to_stored_page(server: Server) -> None
 
 def test_answers_can_come_in_several_messages(server: Server) -> None:
     with server.client() as client:
-        cid = new_conversation(client, projectId=_project(client))
+        cid = new_conversation(client, projectId=wordpress_project(client))
         turn(client, cid, "Please create a new webpage called About Us")
         one = turn(client, cid, "language: French")
         two = turn(client, cid, "audience: families; SEO: eau potable")
@@ -122,7 +121,7 @@ def test_answers_can_come_in_several_messages(server: Server) -> None:
 
 def test_adjusting_the_plan_by_message_replaces_the_run(server: Server) -> None:
     with server.client() as client:
-        cid = new_conversation(client, projectId=_project(client))
+        cid = new_conversation(client, projectId=wordpress_project(client))
         turn(client, cid, "Please create a new webpage called Services")
         first_plan = _plan_event(turn(client, cid, ANSWERS))["data"]
         adjusted = turn(client, cid, "slug: our-services")
@@ -137,7 +136,9 @@ def test_adjusting_the_plan_by_message_replaces_the_run(server: Server) -> None:
 
 def test_a_plan_the_project_does_not_allow_is_refused_with_the_law_named(server: Server) -> None:
     with server.client() as client:
-        pid = _project(client, allowedTaskTypes=["create_ticket", "run_audit", "draft_content"])
+        pid = wordpress_project(
+            client, allowedTaskTypes=["create_ticket", "run_audit", "draft_content"]
+        )
         cid = new_conversation(client, projectId=pid)
         turn(client, cid, "Please create a new webpage called Services")
         events = turn(client, cid, ANSWERS)

@@ -5,81 +5,61 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import httpx
 
-from harness import Server, events_until, new_conversation, run_done
+from harness import Server, events_until, execute_task, new_conversation, run_done
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "tasks"))
 from fake_wordpress import FakeSite, serve  # noqa: E402
 
 
-def _execute(
-    client: httpx.Client, cid: str, agent: str, task_type: str, params: dict, **extra: Any
-) -> dict:
-    response = client.post(
-        "/api/assistant/execute",
-        json={
-            "conversationId": cid,
-            "createdByAgentId": agent,
-            "taskType": task_type,
-            "parameters": params,
-            **extra,
-        },
-    )
-    assert response.status_code == 200, response.text
-    body = response.json()
-    assert body["status"] == "completed", body
-    return dict(body["details"])
-
-
 def test_workspace_entities_form_a_tree_with_edges_and_report_operations(server: Server) -> None:
     with server.client() as client:
         cid = new_conversation(client)
-        root = _execute(
+        root = execute_task(
             client,
             cid,
             "fileAgent",
             "entity.create",
             {"entityType": "document", "name": "Brand book"},
         )
-        first = _execute(
+        first = execute_task(
             client,
             cid,
             "fileAgent",
             "entity.create",
             {"entityType": "document", "name": "Colours", "parentId": root["entityId"]},
         )
-        second = _execute(
+        second = execute_task(
             client,
             cid,
             "fileAgent",
             "entity.create",
             {"entityType": "document", "name": "Fonts", "parentId": root["entityId"]},
         )
-        goal = _execute(
+        goal = execute_task(
             client,
             cid,
             "fileAgent",
             "entity.create",
             {"entityType": "goal", "name": "Consistent brand", "fields": {"due": "Q1"}},
         )
-        edge = _execute(
+        edge = execute_task(
             client,
             cid,
             "fileAgent",
             "entity.link",
             {"fromId": root["entityId"], "toId": goal["entityId"], "relation": "supports"},
         )
-        _execute(
+        execute_task(
             client,
             cid,
             "fileAgent",
             "entity.update",
             {"entityId": goal["entityId"], "patch": {"due": "Q2"}},
         )
-        read = _execute(client, cid, "fileAgent", "entity.read", {"entityId": goal["entityId"]})
+        read = execute_task(client, cid, "fileAgent", "entity.read", {"entityId": goal["entityId"]})
         events = _log(client, cid)
     assert (first["position"], second["position"]) == (0, 1), "children keep their order"
     assert first["parentId"] == root["entityId"]
@@ -100,7 +80,7 @@ def _log(client: httpx.Client, cid: str) -> list[dict]:
 def test_content_blocks_products_and_audits(server: Server) -> None:
     with server.client() as client:
         cid = new_conversation(client)
-        page = _execute(
+        page = execute_task(
             client,
             cid,
             "webEngineer",
@@ -111,7 +91,7 @@ def test_content_blocks_products_and_audits(server: Server) -> None:
                 "contentHtml": '<h1>Pricing</h1><section data-block="plans">old</section>',
             },
         )
-        _execute(
+        execute_task(
             client,
             cid,
             "webEngineer",
@@ -119,14 +99,14 @@ def test_content_blocks_products_and_audits(server: Server) -> None:
             {"pageId": page["pageId"], "blockId": "plans", "html": "<p>Basic 9 €</p>"},
         )
         html = client.get(page["url"]).text
-        product = _execute(
+        product = execute_task(
             client,
             cid,
             "ecommerceSpecialist",
             "create_product",
             {"name": "Softener XL", "price": "499.00"},
         )
-        audit = _execute(client, cid, "seoSpecialist", "run_audit", {"pageId": page["pageId"]})
+        audit = execute_task(client, cid, "seoSpecialist", "run_audit", {"pageId": page["pageId"]})
         taken = client.post(
             "/api/assistant/execute",
             json={
@@ -190,11 +170,11 @@ def test_a_wordpress_project_creates_its_page_on_the_site(server: Server) -> Non
 def test_products_are_served_as_products_and_pages_as_pages(server: Server) -> None:
     with server.client() as client:
         cid = new_conversation(client)
-        product = _execute(
+        product = execute_task(
             client, cid, "ecommerceSpecialist", "create_product",
             {"name": "Softener <XL>", "price": "499.00", "description": "For <big> homes"},
         )  # fmt: skip
-        page = _execute(
+        page = execute_task(
             client, cid, "webEngineer", "create_page",
             {"title": "Plans", "slug": "plans-served", "contentHtml": "<p>Plans</p>"},
         )  # fmt: skip

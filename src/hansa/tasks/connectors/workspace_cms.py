@@ -57,9 +57,10 @@ class WorkspaceCms(CmsConnector):
             e["id"]: e for e in await self._ws.named("page", name, project_id=self._project_id)
         }
         slug = page_slug(name)
-        at = slug and await self._ws.find("page", "slug", slug, project_id=self._project_id)
-        if at:
-            found.setdefault(at["id"], at)
+        if slug:
+            at = await self._ws.find("page", "slug", slug, project_id=self._project_id)
+            if at is not None:
+                found.setdefault(at["id"], at)
         return [self._page(e) for e in found.values()]
 
     async def update_page(
