@@ -34,11 +34,11 @@ from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 from langgraph.graph import END, START, StateGraph
 
 from _server import hansa_server, record
-from hansa.engine.chat import create_conversation
-from hansa.engine.follow import follow
-from hansa.engine.runs import TaskDraft, approve, create_run
-from hansa.engine.runtime import running
-from hansa.engine.services import Services
+from hansa.engine.running import running
+from hansa.engine.runs.service import TaskDraft, approve, create_run
+from hansa.engine.runtime.follow import follow
+from hansa.engine.runtime.services import Services
+from hansa.engine.turns.chat import create_conversation
 from hansa.settings import Settings
 from hansa.store.db import DEFAULT_TENANT_ID as TENANT
 

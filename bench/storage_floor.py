@@ -31,8 +31,8 @@ from sqlite3 import dbapi2
 from typing import Any
 
 from _server import record
-from hansa.engine.chat import create_conversation
-from hansa.engine.runtime import running
+from hansa.engine.running import running
+from hansa.engine.turns.chat import create_conversation
 from hansa.settings import Settings
 from hansa.store.db import DEFAULT_TENANT_ID as TENANT
 from hansa.store.db import SQLITE_PRAGMAS

@@ -44,7 +44,7 @@ def serve(
     import uvicorn
 
     from hansa.api.app import create_app
-    from hansa.engine.setup import build_model
+    from hansa.engine.runtime.setup import build_model
 
     settings = _settings(
         host=host, port=port, database_url=database_url, model=model, config=config,
@@ -77,8 +77,8 @@ def worker(
     """Run a worker without HTTP: claims turns and tasks from the shared queue until stopped."""
     import signal
 
-    from hansa.engine.runtime import running
-    from hansa.engine.setup import build_model
+    from hansa.engine.running import running
+    from hansa.engine.runtime.setup import build_model
 
     settings = _settings(database_url=database_url, model=model, config=config)
     try:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from hansa.engine.summary import FINDINGS_SHOWN
+from hansa.engine.runs.summary import FINDINGS_SHOWN
 from harness import new_conversation
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hansa.engine.stages.route import ANSWERS_THE_PLAN
-from hansa.engine.summary import FINDINGS_SHOWN
+from hansa.engine.runs.summary import FINDINGS_SHOWN
+from hansa.engine.turns.stages.route import ANSWERS_THE_PLAN
 from harness import (
     Server,
     events_until,

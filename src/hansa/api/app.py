@@ -22,7 +22,7 @@ from hansa.api.routes import (
     usage,
     workspace,
 )
-from hansa.engine.runtime import running
+from hansa.engine.running import running
 from hansa.models.base import Model
 from hansa.settings import Settings
 

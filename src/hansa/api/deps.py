@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from hansa.engine.services import Services
+from hansa.engine.runtime.services import Services
 from hansa.store.db import DEFAULT_TENANT_ID
 
 

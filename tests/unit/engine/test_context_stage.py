@@ -1,7 +1,7 @@
 from datetime import UTC, datetime
 
 from hansa.domain.message import Author, Kind, Message
-from hansa.engine.stages.context import _before_this_turn
+from hansa.engine.turns.stages.context import _before_this_turn
 
 
 def _msg(i: int, turn: str, kind: Kind) -> Message:

@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 
-from hansa.engine.deltas import DeltaCoalescer
+from hansa.engine.turns.deltas import DeltaCoalescer
 
 pytestmark = pytest.mark.anyio
 

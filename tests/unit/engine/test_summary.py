@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from hansa.domain import run
-from hansa.engine.summary import FINDINGS_SHOWN, compose
+from hansa.engine.runs.summary import FINDINGS_SHOWN, compose
 from hansa.tasks.builtin.audit import audit_html
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)

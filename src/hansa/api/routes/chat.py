@@ -10,8 +10,8 @@ from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.schemas import ChatRequest
 from hansa.domain import event
-from hansa.engine import chat
-from hansa.engine.services import Services
+from hansa.engine.runtime.services import Services
+from hansa.engine.turns import chat
 from hansa.store import projects
 
 router = APIRouter(prefix="/api/assistant")

@@ -16,7 +16,7 @@ from hansa.api.schemas import (
     message_out,
 )
 from hansa.domain import event, message
-from hansa.engine import chat, timeline
+from hansa.engine.turns import chat, timeline
 from hansa.store import conversations, events, messages
 
 router = APIRouter(prefix="/api/conversations")

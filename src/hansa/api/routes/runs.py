@@ -6,7 +6,6 @@ from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
-from sqlalchemy import Connection
 
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.schemas import (
@@ -18,23 +17,17 @@ from hansa.api.schemas import (
     task_out,
 )
 from hansa.domain import run
-from hansa.engine import runs as run_service
-from hansa.engine.execute import execute
-from hansa.engine.services import Services
-from hansa.store import messages, runs
+from hansa.engine import runs
+from hansa.engine.runs.one_shot import execute
+from hansa.engine.runtime.services import Services
 
 router = APIRouter()
 
 
 async def _card(services: Services, tenant: str, run_id: str) -> dict[str, Any]:
-    def load(conn: Connection) -> dict[str, Any]:
-        r = runs.get(conn, tenant, run_id)
-        names = {a.id: a.display_name for a in services.roster}
-        return run_card(
-            r, runs.tasks_of(conn, run_id), messages.thinking_of_run(conn, tenant, run_id), names
-        )
-
-    return await services.db.read(load)
+    shown = await runs.view(services, tenant, run_id)
+    names = {a.id: a.display_name for a in services.roster}
+    return run_card(shown.current, shown.tasks, shown.thinking, names)
 
 
 @router.get("/api/task-types")
@@ -56,19 +49,19 @@ async def task_types(services: ServicesDep) -> list[dict[str, Any]]:
 async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """A programmatic plan: checked by the same laws, stored awaiting approval."""
     drafts = [
-        run_service.TaskDraft(
+        runs.TaskDraft(
             step_group=t.step_group,
             task_type=t.task_type,
             parameters=t.parameters,
             created_by=t.created_by_agent_id,
-            summary=t.summary or run_service.default_summary(t.task_type, t.parameters),
+            summary=t.summary or runs.default_summary(t.task_type, t.parameters),
             sequence_order=t.sequence_order,
             project_id=t.project_id or body.project_id,
             ref=t.ref,
         )
         for t in body.tasks
     ]
-    new_run, _ = await run_service.create_run(
+    new_run, _ = await runs.create_run(
         services, tenant, body.conversation_id, body.title, body.project_id, drafts
     )
     return await _card(services, tenant, new_run.id)
@@ -86,41 +79,41 @@ async def approve_run(
 ) -> dict[str, Any]:
     """Approve (optionally editing steps first); execution starts in the background."""
     edits = [e.model_dump(by_alias=True, exclude_none=True) for e in (body.edits if body else [])]
-    await run_service.approve(services, tenant, run_id, edits)
+    await runs.approve(services, tenant, run_id, edits)
     return await _card(services, tenant, run_id)
 
 
 @router.post("/api/runs/{run_id}/cancel")
 async def cancel_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Cancel the run (a repeated cancel changes nothing)."""
-    await run_service.cancel(services, tenant, run_id)
+    await runs.cancel(services, tenant, run_id)
     return await _card(services, tenant, run_id)
 
 
 @router.post("/api/runs/{run_id}/pause")
 async def pause_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """No new task starts; running ones finish."""
-    await run_service.pause(services, tenant, run_id)
+    await runs.pause(services, tenant, run_id)
     return await _card(services, tenant, run_id)
 
 
 @router.post("/api/runs/{run_id}/resume")
 async def resume_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Continue a paused run."""
-    await run_service.resume(services, tenant, run_id)
+    await runs.resume(services, tenant, run_id)
     return await _card(services, tenant, run_id)
 
 
 @router.post("/api/tasks/{task_id}/preempt")
 async def preempt_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Cancel this task only; the run continues."""
-    return task_out(await run_service.preempt(services, tenant, task_id))
+    return task_out(await runs.preempt(services, tenant, task_id))
 
 
 @router.get("/api/tasks/{task_id}")
 async def get_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """One task."""
-    return task_out(await services.db.read(lambda conn: runs.get_task(conn, tenant, task_id)))
+    return task_out(await runs.get_task(services, tenant, task_id))
 
 
 @router.post("/api/tasks/{task_id}/confirm")
@@ -128,7 +121,7 @@ async def confirm_task(
     task_id: str, body: TaskConfirm, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """Consent to an irreversible task for exactly the parameters with this hash."""
-    return task_out(await run_service.confirm(services, tenant, task_id, body.parameters_hash))
+    return task_out(await runs.confirm(services, tenant, task_id, body.parameters_hash))
 
 
 @router.post("/api/assistant/execute")

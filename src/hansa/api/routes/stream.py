@@ -12,9 +12,9 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep, current_tenant
-from hansa.engine import chat
-from hansa.engine.follow import follow, follow_batches
-from hansa.engine.services import Services
+from hansa.engine.runtime.follow import follow, follow_batches
+from hansa.engine.runtime.services import Services
+from hansa.engine.turns import chat
 from hansa.store import conversations
 
 router = APIRouter(prefix="/api/conversations")

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
-from hansa.engine.services import Services
+from hansa.engine.runtime.services import Services
 from hansa.store import workspace
 
 router = APIRouter()

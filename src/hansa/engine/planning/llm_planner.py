@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 from hansa import errors
 from hansa.domain.plan import Plan, PlanStage, PlanStep
 from hansa.engine.llm import CallScope, RecordedCall
-from hansa.engine.turn import TurnContext
+from hansa.engine.turns.pipeline import TurnContext
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 
 

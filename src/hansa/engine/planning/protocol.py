@@ -17,12 +17,11 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation, event, message
 from hansa.domain.plan import Plan
-from hansa.engine import laws
-from hansa.engine import runs as run_service
+from hansa.engine import laws, runs
 from hansa.engine.planning import answers
 from hansa.engine.planning.playbooks import Playbook, builtin
 from hansa.engine.planning.triage import Triage
-from hansa.engine.turn import TurnContext
+from hansa.engine.turns.pipeline import TurnContext
 from hansa.store import conversations
 from hansa.tasks.base import page_slug
 
@@ -169,13 +168,13 @@ def show(ctx: TurnContext, full: Plan, state: dict[str, Any]) -> None:
         f"{steps} step{'' if steps == 1 else 's'}",
     )
     _think(ctx, f"{ctx.supervisor.display_name} is checking the laws and reversibility per step")
-    drafts = run_service.drafts_from_plan(full, project.project_id)
+    drafts = runs.drafts_from_plan(full, project.project_id)
     batch = ctx.batch()
     services = ctx.services
 
     def create(conn: Connection) -> None:
         try:
-            new_run = run_service.store_run(
+            new_run = runs.store_run(
                 services,
                 conn,
                 ctx.tenant_id,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from hansa.domain import message
 from hansa.engine import thinking
-from hansa.engine.context import build_project_context
-from hansa.engine.turn import TurnContext
+from hansa.engine.project_context import build_project_context
+from hansa.engine.turns.pipeline import TurnContext
 from hansa.models.base import ChatMessage
 
 

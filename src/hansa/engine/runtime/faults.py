@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 
-from hansa.engine.services import Services
+from hansa.engine.runtime.services import Services
 
 CRASH_EXIT_CODE = 86
 log = logging.getLogger(__name__)

@@ -6,7 +6,7 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import conversation, message
-from hansa.engine.turn import TurnContext
+from hansa.engine.turns.pipeline import TurnContext
 from hansa.store import conversations, messages
 
 _USER = message.Kind.USER

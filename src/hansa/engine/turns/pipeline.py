@@ -24,8 +24,8 @@ from hansa.domain.message import Message
 from hansa.domain.project import ProjectContext
 from hansa.domain.routing import RoutingDecision
 from hansa.engine.llm import RecordedCall
-from hansa.engine.recorder import Batch, Extra, Recorder
-from hansa.engine.services import Services
+from hansa.engine.runtime.recorder import Batch, Extra, Recorder
+from hansa.engine.runtime.services import Services
 from hansa.models.base import ChatMessage
 
 log = logging.getLogger(__name__)

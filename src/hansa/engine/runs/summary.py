@@ -11,9 +11,9 @@ from sqlalchemy import Connection
 
 from hansa.domain import event, message, run
 from hansa.domain.job import Job
-from hansa.engine.faults import crash_point
-from hansa.engine.recorder import Batch, Recorder
-from hansa.engine.services import Services
+from hansa.engine.runtime.faults import crash_point
+from hansa.engine.runtime.recorder import Batch, Recorder
+from hansa.engine.runtime.services import Services
 from hansa.store import queue, runs
 
 RECOVERY = {

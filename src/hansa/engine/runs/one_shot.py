@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Any
 
 from hansa.domain import run
-from hansa.engine import runs as run_service
-from hansa.engine.follow import follow
-from hansa.engine.services import Services
-from hansa.store import runs
+from hansa.engine.runs import service
+from hansa.engine.runtime.follow import follow
+from hansa.engine.runtime.services import Services
 
 
 async def execute(
@@ -27,19 +25,19 @@ async def execute(
 
     An irreversible task comes back ``awaiting_confirmation`` without running.
     """
-    draft = run_service.TaskDraft(
+    draft = service.TaskDraft(
         "A",
         task_type,
         parameters,
         agent_id,
-        summary or run_service.default_summary(task_type, parameters),
+        summary or service.default_summary(task_type, parameters),
         project_id=project_id,
     )
-    new_run, stored = await run_service.create_run(
+    new_run, stored = await service.create_run(
         services, tenant_id, conversation_id, draft.summary, project_id, [draft]
     )
-    await run_service.approve(services, tenant_id, new_run.id)
-    (task,) = await services.db.read(lambda conn: runs.tasks_of(conn, new_run.id))
+    await service.approve(services, tenant_id, new_run.id)
+    (task,) = (await service.view(services, tenant_id, new_run.id)).tasks
     if task.status in run.TASK_FINAL or task.status is run.TaskStatus.AWAITING_CONFIRMATION:
         return task
     after = stored[-1].seq if stored else 0
@@ -48,7 +46,7 @@ async def execute(
     ):
         if ev is not None and ev.task_id != task.id:
             continue
-        task = await services.db.read(partial(runs.get_task, tenant_id=tenant_id, task_id=task.id))
+        task = await service.get_task(services, tenant_id, task.id)
         if task.status in run.TASK_FINAL or task.status is run.TaskStatus.AWAITING_CONFIRMATION:
             return task
     raise AssertionError("unreachable: follow() never ends")

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.engine.services import Services
+from hansa.engine.runtime.services import Services
 from hansa.store import workspace as rows
 from hansa.tasks.base import TaskFailed
 from hansa.tasks.workspace import Entity, Workspace

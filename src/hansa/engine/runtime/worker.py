@@ -20,12 +20,12 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain.job import Job, JobKind
-from hansa.engine import execution, summary
-from hansa.engine.faults import crash_point
-from hansa.engine.recorder import Recorder
-from hansa.engine.services import Services
-from hansa.engine.stages import TURN_STAGES, fail
-from hansa.engine.turn import TurnContext, run_pipeline
+from hansa.engine.runs import run_job, summary
+from hansa.engine.runtime.faults import crash_point
+from hansa.engine.runtime.recorder import Recorder
+from hansa.engine.runtime.services import Services
+from hansa.engine.turns.pipeline import TurnContext, run_pipeline
+from hansa.engine.turns.stages import TURN_STAGES, fail
 from hansa.store import queue
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ async def run_turn_job(services: Services, job: Job) -> None:
 
 HANDLERS: dict[JobKind, Handler] = {
     JobKind.TURN: run_turn_job,
-    JobKind.RUN: execution.run_run_job,
+    JobKind.RUN: run_job.run_run_job,
     JobKind.RUN_SUMMARY: summary.run_summary_job,
 }
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from hansa.domain import message
-from hansa.engine import runs as run_service
+from hansa.engine import runs
 from hansa.engine.planning import protocol
 from hansa.engine.planning.llm_planner import draft_plan
 from hansa.engine.planning.triage import triage
-from hansa.engine.turn import TurnContext
+from hansa.engine.turns.pipeline import TurnContext
 
 
 async def plan(ctx: TurnContext) -> None:
@@ -53,6 +53,6 @@ async def plan(ctx: TurnContext) -> None:
             metadata={"refused": True},
         )
     if ctx.cancel_run is not None:
-        await run_service.cancel(ctx.services, ctx.tenant_id, ctx.cancel_run)
+        await runs.cancel(ctx.services, ctx.tenant_id, ctx.cancel_run)
     if ctx.approve_run is not None:
-        await run_service.approve(ctx.services, ctx.tenant_id, ctx.approve_run, turn_id=ctx.turn_id)
+        await runs.approve(ctx.services, ctx.tenant_id, ctx.approve_run, turn_id=ctx.turn_id)

@@ -7,7 +7,7 @@ from contextlib import aclosing
 from functools import partial
 
 from hansa.domain import event
-from hansa.engine.services import Services
+from hansa.engine.runtime.services import Services
 from hansa.store import events
 
 

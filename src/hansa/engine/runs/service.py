@@ -8,15 +8,16 @@ from typing import Any
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import event, run
+from hansa.domain import event, message, run
 from hansa.domain.base import new_id
 from hansa.domain.job import JobKind
 from hansa.domain.plan import Plan
-from hansa.engine import execution, laws, scheduler
-from hansa.engine.context import build_project_context
-from hansa.engine.recorder import Batch, Recorder
-from hansa.engine.services import Services
-from hansa.store import conversations, runs
+from hansa.engine import laws
+from hansa.engine.project_context import build_project_context
+from hansa.engine.runs import run_job, scheduler
+from hansa.engine.runtime.recorder import Batch, Recorder
+from hansa.engine.runtime.services import Services
+from hansa.store import conversations, messages, runs
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,7 @@ def _wake(
     scheduler.wake(services, conn, tenant_id, run_id, conversation_id, batch)
     for adopted in batch.adopted:
         if adopted.kind is JobKind.RUN and adopted.payload.get("runId") == run_id:
-            execution.start_in(services, conn, adopted, batch)
+            run_job.start_in(services, conn, adopted, batch)
 
 
 async def approve(
@@ -391,4 +392,30 @@ async def preempt(services: Services, tenant_id: str, task_id: str) -> run.Task:
             _wake(services, conn, tenant_id, task.run_id, task.conversation_id, batch)
 
     await _control(services, tenant_id, task.run_id, step)
+    return await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What a run card shows: the run, its tasks, and the thinking entries of its groups."""
+
+    current: run.Run
+    tasks: list[run.Task]
+    thinking: list[message.Message]
+
+
+async def view(services: Services, tenant_id: str, run_id: str) -> RunView:
+    """The run with its tasks and thinking, read in one transaction."""
+
+    def load(conn: Connection) -> RunView:
+        r = runs.get(conn, tenant_id, run_id)
+        return RunView(
+            r, runs.tasks_of(conn, run_id), messages.thinking_of_run(conn, tenant_id, run_id)
+        )
+
+    return await services.db.read(load)
+
+
+async def get_task(services: Services, tenant_id: str, task_id: str) -> run.Task:
+    """One task (404 if the tenant has no such task)."""
     return await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))

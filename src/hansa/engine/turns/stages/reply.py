@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from hansa.domain import event
 from hansa.engine import thinking
-from hansa.engine.deltas import DeltaCoalescer
-from hansa.engine.faults import crash_point
 from hansa.engine.llm import CallScope, RecordedCall
-from hansa.engine.recorder import Batch
-from hansa.engine.turn import TurnContext
+from hansa.engine.runtime.faults import crash_point
+from hansa.engine.runtime.recorder import Batch
+from hansa.engine.turns.deltas import DeltaCoalescer
+from hansa.engine.turns.pipeline import TurnContext
 from hansa.models.base import ModelSettings, RequestParams
 
 

@@ -30,13 +30,14 @@ from hansa import errors
 from hansa.domain import run
 from hansa.domain.job import Job
 from hansa.domain.project import ProjectContext
-from hansa.engine import laws, scheduler
-from hansa.engine.context import build_project_context
-from hansa.engine.faults import crash_point
-from hansa.engine.invoke import Outcome, Started, invoke
-from hansa.engine.recorder import Batch, Recorder
-from hansa.engine.scheduler import Book
-from hansa.engine.services import Services
+from hansa.engine import laws
+from hansa.engine.project_context import build_project_context
+from hansa.engine.runs import scheduler
+from hansa.engine.runs.invoke import Outcome, Started, invoke
+from hansa.engine.runs.scheduler import Book
+from hansa.engine.runtime.faults import crash_point
+from hansa.engine.runtime.recorder import Batch, Recorder
+from hansa.engine.runtime.services import Services
 from hansa.store import llm_calls, queue, runs
 
 _INTERRUPTED = "the step was interrupted too many times"

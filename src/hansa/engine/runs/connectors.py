@@ -6,8 +6,8 @@ import functools
 from typing import Any
 
 from hansa.domain.project import ProjectContext
-from hansa.engine.services import Services
-from hansa.engine.workspace import StoreWorkspace
+from hansa.engine.runs.store_workspace import StoreWorkspace
+from hansa.engine.runtime.services import Services
 from hansa.tasks.connectors.outbound import OutboundPolicy
 from hansa.tasks.connectors.workspace_cms import WorkspaceCms, WorkspaceShop
 

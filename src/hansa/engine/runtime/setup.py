@@ -14,7 +14,7 @@ from hansa.bus.memory import MemoryBus
 from hansa.bus.postgres import PostgresBus
 from hansa.engine.roster import load_config, roster_from_config
 from hansa.engine.routing import Router, rules_from_config
-from hansa.engine.services import Services
+from hansa.engine.runtime.services import Services
 from hansa.models.base import Model
 from hansa.models.registry import infer_model
 from hansa.settings import Settings

@@ -7,7 +7,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation, event, message, turn
 from hansa.engine import thinking
-from hansa.engine.turn import TurnContext
+from hansa.engine.turns.pipeline import TurnContext
 from hansa.store import conversations, llm_calls, queue, turns
 
 

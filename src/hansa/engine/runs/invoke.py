@@ -17,10 +17,10 @@ from hansa import errors
 from hansa.domain import event, run
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
-from hansa.engine.connectors import connectors_for
 from hansa.engine.llm import CallScope, RecordedCall
-from hansa.engine.recorder import Batch
-from hansa.engine.services import Services
+from hansa.engine.runs.connectors import connectors_for
+from hansa.engine.runtime.recorder import Batch
+from hansa.engine.runtime.services import Services
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 from hansa.tasks.base import TaskContext, TaskFailed, TaskType
 

@@ -18,7 +18,7 @@ from hansa.domain import event, message
 from hansa.domain.base import new_id
 from hansa.domain.event import Payload
 from hansa.domain.job import Job, JobKind
-from hansa.engine.services import Services
+from hansa.engine.runtime.services import Services
 from hansa.store import events, messages, queue
 
 Extra = Callable[[Connection], None]

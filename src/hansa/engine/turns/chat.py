@@ -11,9 +11,9 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation, event, job, message, turn
 from hansa.domain.base import new_id
-from hansa.engine.follow import follow
-from hansa.engine.recorder import Batch, Recorder
-from hansa.engine.services import Services
+from hansa.engine.runtime.follow import follow
+from hansa.engine.runtime.recorder import Batch, Recorder
+from hansa.engine.runtime.services import Services
 from hansa.store import conversations, projects, queue, turns
 
 

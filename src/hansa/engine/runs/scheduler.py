@@ -21,10 +21,10 @@ from typing import Any
 from sqlalchemy import Connection
 
 from hansa.domain import event, job, run
-from hansa.engine import summary
-from hansa.engine.faults import crash_point
-from hansa.engine.recorder import Batch
-from hansa.engine.services import Services
+from hansa.engine.runs import summary
+from hansa.engine.runtime.faults import crash_point
+from hansa.engine.runtime.recorder import Batch
+from hansa.engine.runtime.services import Services
 from hansa.store import queue, runs
 
 _FAILED = (run.TaskStatus.FAILED, run.TaskStatus.AMBIGUOUS)

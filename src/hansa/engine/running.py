@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from hansa.bus.postgres import PostgresBus
-from hansa.engine.services import Services
-from hansa.engine.setup import build_services
-from hansa.engine.worker import Worker
+from hansa.engine.runtime.services import Services
+from hansa.engine.runtime.setup import build_services
+from hansa.engine.runtime.worker import Worker
 from hansa.models.base import Model
 from hansa.settings import Settings
 

@@ -6,7 +6,7 @@ from sqlalchemy import Connection
 
 from hansa.domain import conversation, event, turn
 from hansa.engine import thinking
-from hansa.engine.turn import TurnContext
+from hansa.engine.turns.pipeline import TurnContext
 from hansa.store import conversations, turns
 
 ANSWERS_THE_PLAN = "the message answers the supervisor's planning questions or plan"

@@ -1,0 +1,40 @@
+"""Runs: approved plans executed as tasks, group by group, under the four laws.
+
+The public face is ``service`` (create, approve, confirm, cancel, pause, resume,
+preempt, read); turns, planning and the API use only these names. The scheduler,
+the run job and task invocation are this package's own.
+"""
+
+from hansa.engine.runs.service import (
+    RunView,
+    TaskDraft,
+    approve,
+    cancel,
+    confirm,
+    create_run,
+    default_summary,
+    drafts_from_plan,
+    get_task,
+    pause,
+    preempt,
+    resume,
+    store_run,
+    view,
+)
+
+__all__ = [
+    "RunView",
+    "TaskDraft",
+    "approve",
+    "cancel",
+    "confirm",
+    "create_run",
+    "default_summary",
+    "drafts_from_plan",
+    "get_task",
+    "pause",
+    "preempt",
+    "resume",
+    "store_run",
+    "view",
+]

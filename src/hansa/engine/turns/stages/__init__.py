@@ -1,0 +1,15 @@
+"""The stages of a turn, in order, and how a failed turn ends."""
+
+from __future__ import annotations
+
+from hansa.engine.turns.pipeline import Stage
+from hansa.engine.turns.stages.context import build_context
+from hansa.engine.turns.stages.finalize import fail, finalize
+from hansa.engine.turns.stages.plan import plan
+from hansa.engine.turns.stages.reply import reply
+from hansa.engine.turns.stages.route import route
+from hansa.engine.turns.stages.validate import validate
+
+TURN_STAGES: tuple[Stage, ...] = (validate, route, build_context, plan, reply, finalize)
+
+__all__ = ["TURN_STAGES", "fail"]
