@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
+from factories import make_run, make_task
 from hansa.domain import run
 from hansa.engine.runs.summary import FINDINGS_SHOWN, compose
 from hansa.tasks.builtin.audit import audit_html
 
-NOW = datetime(2026, 11, 23, tzinfo=UTC)
 NAMES = {"chief": "Hans", "webEngineer": "Web Engineer Nico"}
 GOOD_PAGE = (
     "<!doctype html><title>Services</title>"
@@ -20,23 +19,24 @@ GOOD_PAGE = (
 )
 
 
-def _run(status: run.RunStatus = run.RunStatus.COMPLETED) -> run.Run:
-    return run.Run(
-        id="r1", tenant_id="t", conversation_id="c", project_id=None, created_by="chief",
-        title="Create the Services page", status=status, created_at=NOW, updated_at=NOW,
-        metadata={},
-    )  # fmt: skip
+RUN = make_run(
+    id="r1", conversation_id="c", title="Create the Services page", status=run.RunStatus.COMPLETED
+)
 
 
 def _task(i: int, by: str, summary: str, result: dict[str, Any] | None) -> run.Task:
-    return run.Task(
-        id=f"t{i}", run_id="r1", conversation_id="c", project_id=None, parent_task_id=None,
-        step_group="ABC"[min(i, 2)], sequence_order=i, created_by=by,
-        status=run.TaskStatus.COMPLETED, task_type="x", parameters={}, summary=summary,
-        is_reversible_by_system=True, irreversible_confirmed_at=None, confirmed_hash=None,
-        attempts=1, scheduled_at=None, result=result, error=None, created_at=NOW,
-        updated_at=NOW, metadata={},
-    )  # fmt: skip
+    return make_task(
+        RUN,
+        id=f"t{i}",
+        step_group="ABC"[min(i, 2)],
+        sequence_order=i,
+        created_by=by,
+        status=run.TaskStatus.COMPLETED,
+        task_type="x",
+        summary=summary,
+        result=result,
+        attempts=1,
+    )
 
 
 def _page_and_review(html: str) -> tuple[list[run.Task], dict[str, Any]]:
@@ -53,7 +53,7 @@ def test_the_reviews_findings_reach_the_user_most_severe_first() -> None:
     tasks, review = _page_and_review("<title>Services</title><p>Too short.</p>")
     assert review["findings"], "a bare page has findings"
 
-    text, _ = compose(_run(), tasks, NAMES)
+    text, _ = compose(RUN, tasks, NAMES)
 
     lines = text.splitlines()
     count = len(review["findings"])
@@ -75,7 +75,7 @@ def test_at_most_FINDINGS_SHOWN_findings_are_listed() -> None:
     total = 2 * len(review["findings"])
     assert total > FINDINGS_SHOWN
 
-    text, _ = compose(_run(), [*first, second], NAMES)
+    text, _ = compose(RUN, [*first, second], NAMES)
 
     lines = text.splitlines()
     listed = lines[lines.index("The review found:") + 1 :]
@@ -87,7 +87,7 @@ def test_a_clean_review_says_so() -> None:
     tasks, review = _page_and_review(GOOD_PAGE)
     assert review["findings"] == [], review["findings"]
 
-    text, _ = compose(_run(), tasks, NAMES)
+    text, _ = compose(RUN, tasks, NAMES)
 
     assert text.endswith("The review found nothing to fix.")
     assert f"score {review['score']}/100, 0 findings" in text
@@ -96,7 +96,7 @@ def test_a_clean_review_says_so() -> None:
 def test_a_run_without_a_review_has_no_findings_section() -> None:
     tasks = [_task(0, "webEngineer", "Create the Services page", {"url": "/p"})]
 
-    text, facts = compose(_run(), tasks, NAMES)
+    text, facts = compose(RUN, tasks, NAMES)
 
     assert "review" not in text.lower()
     assert facts == {"completed": 1, "failed": 0, "cancelled": 0}

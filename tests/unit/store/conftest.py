@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from hansa.domain import conversation
-from hansa.domain.base import new_id, utcnow
+from factories import make_conversation
+from hansa.domain.base import utcnow
 from hansa.store import conversations
-from hansa.store.db import DEFAULT_TENANT_ID, Database
+from hansa.store.db import Database
 from hansa.store.migrate import _upgrade
 from pg import fresh_schema
 
@@ -29,11 +29,7 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
 def new_conversation(db: Database) -> Callable[[], str]:
     def create() -> str:
         now = utcnow()
-        convo = conversation.Conversation(
-            id=new_id(), tenant_id=DEFAULT_TENANT_ID, project_id=None, title=None,
-            state=conversation.State.IDLE, current_agent="chief", last_seq=0,
-            created_at=now, updated_at=now, metadata={},
-        )  # fmt: skip
+        convo = make_conversation(created_at=now, updated_at=now)
         db.write_now(lambda conn: conversations.create(conn, convo))
         return convo.id
 
