@@ -6,12 +6,19 @@
     ├── UserError                 the caller's mistake (HTTP 4xx)
     │   ├── NotFound              unknown id, or an id of another tenant (404)
     │   ├── InvalidInput          bad or missing fields (422)
-    │   └── Conflict              wrong state or duplicate (409)
+    │   │   └── MissingParameters     the law of clarity (engine/laws.py)
+    │   ├── Conflict              wrong state or duplicate (409)
+    │   │   └── TransitionError       a move its lifecycle's table has no edge for
+    │   │                             (domain/transitions.py)
+    │   └── ScopeDenied           the law of allowed scope (403, engine/laws.py)
     ├── ConfigError               Hansa is set up wrongly (bad settings, missing extra)
     ├── ProviderError             a model provider failed
     │   └── ProviderHTTPError     ... with an HTTP status and body
+    ├── TaskFailed                a task could not do its work; says so to the user
     ├── ScriptExhausted           the scripted model got a call it had no step for
     └── StaleLease                a job's lease was taken over; its writes are refused
+
+Subclasses that belong to one concept live with it (the module is named above).
 """
 
 from __future__ import annotations
@@ -77,6 +84,22 @@ class ProviderHTTPError(ProviderError):
         super().__init__(f"model provider answered HTTP {status}: {body[:200]}")
         self.status = status
         self.body = body
+
+
+class TaskFailed(HansaError):
+    """A task's clear failure (raised by executors and connectors); ``message`` is safe
+    to show the user.
+
+    ``code`` names the failure (``not_found``, ``timeout``…); ``retryable`` marks failures
+    worth another attempt (timeouts, 5xx).
+    """
+
+    code = "task_failed"
+
+    def __init__(self, message: str, *, code: str = "task_failed", retryable: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.retryable = retryable
 
 
 class ScriptExhausted(HansaError):

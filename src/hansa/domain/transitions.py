@@ -6,11 +6,15 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import TypeVar
 
+from hansa import errors
+
 S = TypeVar("S", bound=StrEnum)
 
 
-class TransitionError(ValueError):
-    """A lifecycle was asked to move along an edge its table does not have."""
+class TransitionError(errors.Conflict):
+    """A lifecycle was asked to move along an edge its table does not have (HTTP 409)."""
+
+    code = "invalid_transition"
 
 
 def check_transition(table: Mapping[S, frozenset[S]], current: S, target: S) -> None:

@@ -17,6 +17,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from hansa import errors
+
 P = TypeVar("P", bound=BaseModel)
 
 Result = dict[str, Any]
@@ -33,17 +35,8 @@ class Params(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
 
-class TaskFailed(Exception):
-    """An executor's clear failure; ``message`` is safe to show the user.
-
-    ``retryable`` marks failures worth another attempt (timeouts, 5xx).
-    """
-
-    def __init__(self, message: str, *, code: str = "task_failed", retryable: bool = False):
-        super().__init__(message)
-        self.message = message
-        self.code = code
-        self.retryable = retryable
+TaskFailed = errors.TaskFailed
+"""An executor's clear failure (``errors.TaskFailed``, named here for task code)."""
 
 
 class Operation(Protocol):

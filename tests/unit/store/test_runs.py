@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import pytest
 
+from hansa import errors
 from hansa.domain import run
 from hansa.domain.base import new_id, utcnow
 from hansa.domain.transitions import TransitionError
@@ -72,9 +73,11 @@ def test_a_move_the_transition_table_forbids_is_refused(
     db: Database, new_conversation: Callable[[], str]
 ) -> None:
     _, task = _new_run(db, new_conversation())
-    with pytest.raises(TransitionError):
+    with pytest.raises(TransitionError) as refused:
         db.write_now(
             lambda conn: runs.move_task(
                 conn, DEFAULT_TENANT_ID, task.id, run.TaskStatus.COMPLETED, utcnow()
             )
         )
+    assert isinstance(refused.value, errors.Conflict), "the API answers it with 409, not 500"
+    assert refused.value.status == 409 and refused.value.code == "invalid_transition"
