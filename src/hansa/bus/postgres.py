@@ -11,21 +11,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import threading
 from collections.abc import Callable
 
 import psycopg
 
 from hansa.bus.memory import MemoryBus
+from hansa.domain import notice
 from hansa.domain.event import EVENTS_CHANNEL, JOBS_CHANNEL
 
 log = logging.getLogger(__name__)
-
-
-def sender_id() -> str:
-    """This process, as notices name it."""
-    return str(os.getpid())
 
 
 class PostgresBus(MemoryBus):
@@ -34,7 +29,7 @@ class PostgresBus(MemoryBus):
     def __init__(self, dsn: str) -> None:
         super().__init__()
         self._dsn = dsn
-        self._me = sender_id()
+        self._me = notice.sender_id()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
