@@ -31,7 +31,7 @@ def _build(model: type[M], defaults: dict[str, Any], overrides: dict[str, Any]) 
 
 def make_conversation(**overrides: Any) -> conversation.Conversation:
     """An idle conversation of the default tenant, held by Hans, without a project."""
-    defaults = {
+    defaults: dict[str, Any] = {
         "id": new_id(),
         "tenant_id": DEFAULT_TENANT_ID,
         "project_id": None,
@@ -48,7 +48,7 @@ def make_conversation(**overrides: Any) -> conversation.Conversation:
 
 def make_run(**overrides: Any) -> run.Run:
     """A running run of Hans's in the default tenant, without a project."""
-    defaults = {
+    defaults: dict[str, Any] = {
         "id": new_id(),
         "tenant_id": DEFAULT_TENANT_ID,
         "conversation_id": new_id(),
@@ -65,7 +65,7 @@ def make_run(**overrides: Any) -> run.Run:
 
 def make_task(of: run.Run | None = None, /, **overrides: Any) -> run.Task:
     """An open, reversible ``wait`` of Hans's in group A; of run ``of`` when given."""
-    defaults = {
+    defaults: dict[str, Any] = {
         "id": new_id(),
         "run_id": of.id if of else new_id(),
         "conversation_id": of.conversation_id if of else new_id(),
