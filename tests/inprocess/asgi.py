@@ -71,7 +71,8 @@ class Hansa:
 
     async def ok(self, method: str, path: str, status: int = 200, **kwargs: Any) -> Any:
         """The JSON body of a request that must answer ``status``."""
-        response = await self.client.request(method, path, **kwargs)
+        with anyio.fail_after(WAIT_SECONDS):
+            response = await self.client.request(method, path, **kwargs)
         assert response.status_code == status, f"{method} {path}: {response.text}"
         return response.json()
 

@@ -6,7 +6,7 @@ import pytest
 
 from inprocess.asgi import DRAFT_COPY, DRAFT_SEO, Event, Hansa, of_type, said
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 ANSWERS = "language: English; audience: homeowners in Quebec; SEO: water softeners; layout C"
 

@@ -8,7 +8,7 @@ import pytest
 
 from inprocess.asgi import Event, Hansa, of_type, said
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 
 def _task(

@@ -11,7 +11,7 @@ from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 from hansa.models.function import FunctionModel
 from inprocess.asgi import of_type, running_app, said, sse_events
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.timeout(60)]
 
 REPLY = "Fresh from the oven, every morning: bread you can taste the care in."
 
