@@ -5,6 +5,13 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
+# The embedded model's llama.cpp is compiled when it is installed. On x86-64 it is built for
+# AVX2 rather than -march=native: native builds use the AMX kernels of recent Intel CPUs,
+# which crashed here (decision 0010). Set CMAKE_ARGS yourself to build otherwise.
+ifeq ($(shell uname -m),x86_64)
+export CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+endif
+
 .PHONY: run test bench lint clean
 
 $(BIN)/python:

@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from hansa.domain.base import Wire
+from hansa.domain.plan import PlanningState
 
 
 class State(StrEnum):
@@ -56,3 +57,9 @@ class Conversation(Wire):
     created_at: datetime
     updated_at: datetime
     metadata: dict[str, Any]
+
+    @property
+    def planning(self) -> PlanningState | None:
+        """The plan Hans is working on with the user, if any."""
+        state = self.metadata.get("planning")
+        return PlanningState.model_validate(state) if state else None

@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from hansa.domain.base import Wire
+from hansa.domain.message import Author, Kind, Phase
+from hansa.domain.run import RunStatus, TaskStatus
 
 EVENTS_CHANNEL = "hansa_events"
 """The PostgreSQL NOTIFY channel announcing committed events ("sender:conversation:seq")."""
@@ -53,7 +55,7 @@ class ThinkingData(Wire):
     type: Literal["thinking"] = "thinking"
     message_id: str
     summary: str
-    phase: str
+    phase: Phase
     group: str | None = None
 
 
@@ -70,8 +72,8 @@ class MessageData(Wire):
 
     type: Literal["message"] = "message"
     message_id: str
-    kind: str
-    author: str
+    kind: Kind
+    author: Author
     content: str
 
 
@@ -88,15 +90,15 @@ class RunCreatedData(Wire):
 
     type: Literal["run_created"] = "run_created"
     title: str
-    status: str
+    status: RunStatus
 
 
 class RunStatusData(Wire):
     """A run changed status."""
 
     type: Literal["run_status"] = "run_status"
-    status: str
-    previous: str | None = None
+    status: RunStatus
+    previous: RunStatus | None = None
 
 
 class TaskCreatedData(Wire):
@@ -123,15 +125,15 @@ class TaskStatusData(Wire):
     """A task changed status."""
 
     type: Literal["task_status"] = "task_status"
-    status: str
-    previous: str | None = None
+    status: TaskStatus
+    previous: TaskStatus | None = None
     retry_at: datetime | None = None
     """Back to ``open`` for another attempt: not before this time."""
     result: dict[str, Any] | None = None
 
 
 class ToolCallData(Wire):
-    """A model asked for a tool."""
+    """A model asked for a tool (API.md's agent loop; emitted once the agent loop lands)."""
 
     type: Literal["tool_call"] = "tool_call"
     call_id: str
@@ -140,7 +142,7 @@ class ToolCallData(Wire):
 
 
 class ToolResultData(Wire):
-    """A tool answered."""
+    """A tool answered (emitted once the agent loop lands)."""
 
     type: Literal["tool_result"] = "tool_result"
     call_id: str
@@ -175,7 +177,7 @@ class ContextUsageData(Wire):
 
 
 class AgentStateData(Wire):
-    """An agent's scratchpad changed."""
+    """An agent's scratchpad changed (emitted once the agent loop lands)."""
 
     type: Literal["agent_state"] = "agent_state"
     state: dict[str, Any]

@@ -45,3 +45,34 @@ class Job(Wire):
     """Bumped at each claim; every write made for the job checks it."""
     lease_owner: str
     lease_until: datetime
+
+
+class TurnJob(Wire):
+    """The payload of a turn's job."""
+
+    turn_id: str
+    conversation_id: str
+    message_id: str
+    active_agent_id: str | None = None
+    """The agent the caller asked for, if any."""
+    project_context: dict[str, Any] | None = None
+    """Project context sent with the message, merged over the stored project's."""
+
+
+class RunJob(Wire):
+    """The payload of a run job."""
+
+    run_id: str
+    conversation_id: str
+
+
+class SummaryJob(Wire):
+    """The payload of a run summary job."""
+
+    run_id: str
+    tenant_id: str
+
+
+def payload(data: Wire) -> dict[str, Any]:
+    """A job payload as the queue stores it (camelCase JSON)."""
+    return data.model_dump(mode="json", by_alias=True)

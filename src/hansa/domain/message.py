@@ -40,3 +40,15 @@ class Message(Wire):
     content: str
     created_at: datetime
     metadata: dict[str, Any]
+
+
+class Phase(StrEnum):
+    """Which part of the work a thinking entry describes."""
+
+    ROUTING = "routing"
+    CONTEXT = "context"
+    TRIAGE = "triage"
+    PLANNING = "planning"
+    REPLY = "reply"
+    EXECUTION = "execution"
+    VALIDATION = "validation"

@@ -74,3 +74,14 @@ class Plan(Wire):
     def value(self, name: str) -> str | None:
         """A requirement's value."""
         return next((r.value for r in self.requirements if r.name == name), None)
+
+
+class PlanningState(Wire):
+    """A plan in progress, kept in the conversation's metadata (``planning``) between turns."""
+
+    playbook: str | None = None
+    """The playbook's id; None for a plan the model drafted."""
+    plan: Plan
+    intent: str = ""
+    run_id: str | None = None
+    """The run awaiting approval, once the plan was shown."""

@@ -166,16 +166,28 @@ def judge(
     )
     checks = [
         {"law": Law.ALLOWED_SCOPE.value, "ok": refusal is None, "reason": refusal or "allowed"},
-        {"law": Law.CLARITY.value, "ok": not missing and not invalid,
-         "reason": "parameters complete" if not (missing or invalid)
-         else "; ".join([*(f"missing {m}" for m in missing), *invalid])},
-        {"law": Law.NO_RETURN.value, "ok": True,
-         "reason": "reversible" if reversible else "irreversible: needs your confirmation"},
-    ]  # fmt: skip
+        {
+            "law": Law.CLARITY.value,
+            "ok": not missing and not invalid,
+            "reason": "parameters complete"
+            if not (missing or invalid)
+            else "; ".join([*(f"missing {m}" for m in missing), *invalid]),
+        },
+        {
+            "law": Law.NO_RETURN.value,
+            "ok": True,
+            "reason": "reversible" if reversible else "irreversible: needs your confirmation",
+        },
+    ]
     return Verdict(
-        task_type=task_type.name, reversible=reversible, scope_refusal=refusal,
-        missing=tuple(missing), invalid=tuple(invalid), params=params, checks=checks,
-    )  # fmt: skip
+        task_type=task_type.name,
+        reversible=reversible,
+        scope_refusal=refusal,
+        missing=tuple(missing),
+        invalid=tuple(invalid),
+        params=params,
+        checks=checks,
+    )
 
 
 def resolve_refs(parameters: dict[str, Any], outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -1,18 +1,33 @@
-"""Start and stop what runs beside the API: the bus listener and the in-process worker."""
+"""Start and stop the engine: services, the bus listener and the in-process worker.
+
+This is the engine's composition root: the one module that sees turns, runs and the
+runtime together, and the one place that gives the worker its handlers and the
+services their worker.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from hansa.bus.postgres import PostgresBus
+from hansa.domain.job import Job, JobKind
+from hansa.engine.runs import run_job, summary
 from hansa.engine.runtime.services import Services
 from hansa.engine.runtime.setup import build_services
-from hansa.engine.runtime.worker import Worker
+from hansa.engine.runtime.worker import Handler, Worker
+from hansa.engine.turns import turn_job
 from hansa.models.base import Model
 from hansa.settings import Settings
+
+HANDLERS = {
+    JobKind.TURN: turn_job.run_turn_job,
+    JobKind.RUN: run_job.run_run_job,
+    JobKind.RUN_SUMMARY: summary.run_summary_job,
+}
 
 
 @asynccontextmanager
@@ -25,8 +40,9 @@ async def running(
     worker: Worker | None = None
     task: asyncio.Task[None] | None = None
     if (workers if workers is not None else settings.workers) > 0:
-        worker = Worker(services)  # it hooks itself into the services
-        task = asyncio.create_task(worker.run(), name="in-process worker")
+        worker = Worker(settings, services.db, services.clock)
+        services = dataclasses.replace(services, local_worker=worker)
+        task = asyncio.create_task(worker.run(_handler(services)), name="in-process worker")
     if isinstance(services.bus, PostgresBus):
         services.bus.on_job = services.wake_worker
         services.bus.start()
@@ -40,6 +56,13 @@ async def running(
             await task
         await services.model.aclose()
         await services.db.dispose()
+
+
+def _handler(services: Services) -> Handler:
+    async def handle(job: Job) -> None:
+        await HANDLERS[job.kind](services, job)
+
+    return handle
 
 
 COLLECTOR_THRESHOLDS = (20_000, 20, 20)

@@ -36,9 +36,13 @@ async def assistant_chat(
         )
         conversation_id = convo.id
     posted = await chat.post_message(
-        services, tenant, conversation_id, content,
-        active_agent_id=body.active_agent_id, project_context=body.project_context,
-    )  # fmt: skip
+        services,
+        tenant,
+        conversation_id,
+        content,
+        active_agent_id=body.active_agent_id,
+        project_context=body.project_context,
+    )
     produced = await chat.wait_for_done(
         services, tenant, conversation_id, posted.turn_id, posted.seq
     )

@@ -61,10 +61,9 @@ async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) 
         )
         for t in body.tasks
     ]
-    new_run, _ = await runs.create_run(
-        services, tenant, body.conversation_id, body.title, body.project_id, drafts
-    )
-    return await _card(services, tenant, new_run.id)
+    new = runs.NewRun(body.conversation_id, body.title, body.project_id, drafts)
+    run_id, _ = await runs.create_run(services, tenant, new)
+    return await _card(services, tenant, run_id)
 
 
 @router.get("/api/runs/{run_id}")

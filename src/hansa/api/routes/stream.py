@@ -99,10 +99,13 @@ async def websocket_events(websocket: WebSocket, conversation_id: str, after: in
                 continue
             try:
                 posted = await chat.post_message(
-                    services, tenant, conversation_id, str(incoming.get("content", "")),
+                    services,
+                    tenant,
+                    conversation_id,
+                    str(incoming.get("content", "")),
                     active_agent_id=incoming.get("activeAgentId"),
                     project_context=incoming.get("projectContext"),
-                )  # fmt: skip
+                )
             except errors.UserError as exc:
                 await _ws_error(websocket, exc.code, exc.message)
                 continue

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 from hansa import errors
 from hansa.domain.plan import Plan, PlanStage, PlanStep
 from hansa.engine.llm import CallScope, RecordedCall
-from hansa.engine.turns.pipeline import TurnContext
+from hansa.engine.planning.request import PlanningRequest
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 
 
@@ -44,13 +44,13 @@ class PlanDraft(BaseModel):
 DRAFT_SCHEMA = PlanDraft.model_json_schema(by_alias=True)
 
 
-def _instructions(ctx: TurnContext) -> str:
+def _instructions(req: PlanningRequest) -> str:
     types = [
         {"name": t.name, "capability": t.capability, "parameters": t.schema().get("properties", {})}
-        for t in ctx.services.registry.all()
+        for t in req.services.registry.all()
     ]
-    agents = [{"id": a.id, "capabilities": list(a.capabilities)} for a in ctx.services.roster]
-    context = ctx.project_context.describe() if ctx.project_context else ""
+    agents = [{"id": a.id, "capabilities": list(a.capabilities)} for a in req.services.roster]
+    context = req.project.describe()
     return (
         "Plan the user's request as stages of steps. Stages run in order; steps of a stage run "
         "in parallel. Each step has a ref, an owner agent holding the task type's capability, "
@@ -60,17 +60,17 @@ def _instructions(ctx: TurnContext) -> str:
     )
 
 
-async def draft_plan(ctx: TurnContext) -> Plan | None:
+async def draft_plan(req: PlanningRequest) -> Plan | None:
     """Ask the model for a plan; None (with a thinking entry) if it gives no usable one."""
     scope = CallScope(
-        tenant_id=ctx.tenant_id,
-        conversation_id=ctx.conversation_id,
-        turn_id=ctx.turn_id,
+        tenant_id=req.tenant_id,
+        conversation_id=req.conversation_id,
+        turn_id=req.turn_id,
         node_id="planner",
-        agent_id=ctx.supervisor.id,
+        agent_id=req.supervisor.id,
     )
-    call = RecordedCall(ctx.services.model, scope, ctx.services.clock)
-    prompt = [ChatMessage("system", _instructions(ctx)), ChatMessage("user", ctx.user_text)]
+    call = RecordedCall(req.services.model, scope, req.services.clock)
+    prompt = [ChatMessage("system", _instructions(req)), ChatMessage("user", req.text)]
     params = RequestParams(output_schema=DRAFT_SCHEMA, purpose="plan")
     parts: list[str] = []
     try:
@@ -83,10 +83,10 @@ async def draft_plan(ctx: TurnContext) -> Plan | None:
         draft = None
     finally:
         if call.record is not None:
-            ctx.planner_calls.append(call.record)
+            req.calls.append(call.record)
     if draft is None:
         return None
-    project_id = ctx.project_context.project_id if ctx.project_context else None
+    project_id = req.project.project_id
     return Plan(
         intent=draft.intent,
         title=draft.title,

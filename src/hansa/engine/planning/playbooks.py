@@ -116,15 +116,18 @@ class Playbook(BaseModel):
                 title=fill(s.title),
                 steps=[
                     PlanStep(
-                        ref=st.ref, owner=st.owner, task_type=st.task_type,
-                        summary=fill(st.summary), parameters=fill(st.parameters),
+                        ref=st.ref,
+                        owner=st.owner,
+                        task_type=st.task_type,
+                        summary=fill(st.summary),
+                        parameters=fill(st.parameters),
                         project_id=project_id,
                     )
                     for st in s.steps
                 ],
             )
             for s in self.stages
-        ]  # fmt: skip
+        ]
         return plan.model_copy(
             update={"intent": fill(self.intent), "title": fill(self.title), "stages": stages}
         )

@@ -12,99 +12,76 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection
-
 from hansa import errors
-from hansa.domain import conversation, event, message
-from hansa.domain.plan import Plan
+from hansa.domain import event, message
+from hansa.domain.base import new_id
+from hansa.domain.plan import Plan, PlanningState
 from hansa.engine import laws, runs
 from hansa.engine.planning import answers
 from hansa.engine.planning.playbooks import Playbook, builtin
+from hansa.engine.planning.request import (
+    Adjusted,
+    Approved,
+    Asked,
+    Cancelled,
+    Planned,
+    PlanningRequest,
+)
 from hansa.engine.planning.triage import Triage
-from hansa.engine.turns.pipeline import TurnContext
-from hansa.store import conversations
 from hansa.tasks.base import page_slug
 
 
-def _say(ctx: TurnContext, text: str, **metadata: Any) -> None:
-    ctx.batch().message(
-        message.Kind.ASSISTANT,
-        message.Author.ASSISTANT,
-        text,
-        agent_id=ctx.supervisor.id,
-        metadata=metadata,
-    )
-
-
-def _think(ctx: TurnContext, text: str) -> None:
-    ctx.batch().thinking(text, agent_id=ctx.supervisor.id, phase="planning")
-
-
-def _remember(ctx: TurnContext, state: dict[str, Any] | None, waiting: bool) -> None:
-    now = ctx.services.clock()
-    target = conversation.State.WAITING_FOR_USER if waiting else conversation.State.AI_ACTIVE
-
-    def save(conn: Connection) -> None:
-        conversations.set_planning(conn, ctx.tenant_id, ctx.conversation_id, state, now)
-        conversations.move(conn, ctx.tenant_id, ctx.conversation_id, target, now)
-
-    ctx.also(save)
-
-
-def start(ctx: TurnContext, decision: Triage) -> None:
+def start(req: PlanningRequest, decision: Triage) -> Asked | Planned:
     """Stages 1–5 for a new request; then 6–8 if nothing is missing."""
-    assert decision.playbook is not None and ctx.project_context is not None
+    assert decision.playbook is not None
     playbook = decision.playbook
+    hans = req.supervisor.display_name
     kind = "a multi-agent run" if len({s.owner for s in playbook.steps()}) > 1 else "a run"
-    _think(ctx, f"{ctx.supervisor.display_name} is planning {kind} for this request")
-    plan = _fill(playbook, playbook.new_plan(), ctx.user_text, first=True, source="request")
-    project = ctx.project_context
+    req.think(f"{hans} is planning {kind} for this request")
+    plan = _fill(playbook, playbook.new_plan(), req.text, first=True, source="request")
+    project = req.project
     preview = playbook.render(plan, project.project_name or "your project", project.project_id)
-    _think(
-        ctx,
-        f"{ctx.supervisor.display_name} is checking required inputs: "
-        + ", ".join(r.label.lower() for r in plan.requirements),
+    req.think(
+        f"{hans} is checking required inputs: "
+        + ", ".join(r.label.lower() for r in plan.requirements)
     )
-    _proceed(ctx, playbook, plan, intent=preview.intent)
+    return _proceed(req, playbook, plan, intent=preview.intent)
 
 
-def proceed(ctx: TurnContext, state: dict[str, Any]) -> None:
+def proceed(
+    req: PlanningRequest, state: PlanningState
+) -> Asked | Planned | Adjusted | Approved | Cancelled:
     """A user message while a plan is open: answers, approval, changes or cancel."""
-    playbook = next((p for p in builtin() if p.id == state.get("playbook")), None)
-    plan = Plan.model_validate(state["plan"])
-    run_id = state.get("runId")
-    if run_id and answers.is_approval(ctx.user_text):
-        ctx.approve_run = run_id
-        _say(ctx, "Thanks — starting the run now. I will report back when the team is done.")
-        _remember(ctx, None, waiting=False)
-        return
-    if answers.is_cancel(ctx.user_text):
-        if run_id:
-            ctx.cancel_run = run_id
-        _say(ctx, "All right, I have dropped this plan. Nothing was changed.")
-        _remember(ctx, None, waiting=False)
-        return
+    playbook = next((p for p in builtin() if p.id == state.playbook), None)
+    plan, run_id = state.plan, state.run_id
+    if run_id and answers.is_approval(req.text):
+        req.say("Thanks — starting the run now. I will report back when the team is done.")
+        req.remember_later(None, waiting=False)
+        return Approved(run_id)
+    if answers.is_cancel(req.text):
+        req.say("All right, I have dropped this plan. Nothing was changed.")
+        req.remember_later(None, waiting=False)
+        return Cancelled(run_id)
     if playbook is None:  # a model-drafted plan: changes go through approve with edits
-        _say(
-            ctx,
+        req.say(
             "Say “yes, proceed” to start this plan, or “cancel”. To change a step, use "
-            "Adjust on the plan card.",
+            "Adjust on the plan card."
         )
-        _remember(ctx, state, waiting=True)
-        return
-    changed = _fill(playbook, plan, ctx.user_text, first=False, source="user", overwrite=True)
+        req.remember_later(state, waiting=True)
+        return Asked()
+    changed = _fill(playbook, plan, req.text, first=False, source="user", overwrite=True)
     if run_id and changed == plan:
-        _say(
-            ctx,
+        req.say(
             "I did not catch a change. Say “yes, proceed” to start, name a change such as "
-            "“slug: our-services”, or say “cancel”.",
+            "“slug: our-services”, or say “cancel”."
         )
-        _remember(ctx, state, waiting=True)
-        return
-    if run_id:
-        ctx.cancel_run = run_id  # the adjusted plan replaces the one awaiting approval
-        _think(ctx, f"{ctx.supervisor.display_name} is adjusting the plan")
-    _proceed(ctx, playbook, changed, intent=state.get("intent", ""))
+        req.remember_later(state, waiting=True)
+        return Asked()
+    if not run_id:
+        return _proceed(req, playbook, changed, intent=state.intent)
+    req.think(f"{req.supervisor.display_name} is adjusting the plan")
+    # the adjusted plan replaces the one awaiting approval
+    return Adjusted(run_id, _proceed(req, playbook, changed, intent=state.intent))
 
 
 def _fill(
@@ -133,85 +110,66 @@ def _fill(
     return plan.model_copy(update={"requirements": derived, "chosen_fork": chosen})
 
 
-def _proceed(ctx: TurnContext, playbook: Playbook, plan: Plan, *, intent: str) -> None:
+def _proceed(
+    req: PlanningRequest, playbook: Playbook, plan: Plan, *, intent: str
+) -> Asked | Planned:
+    state = PlanningState(playbook=playbook.id, plan=plan, intent=intent)
     missing = plan.missing
     if missing:
-        _think(
-            ctx,
-            f"{ctx.supervisor.display_name} is asking for what is missing: "
-            + ", ".join(r.label.lower() for r in missing),
+        req.think(
+            f"{req.supervisor.display_name} is asking for what is missing: "
+            + ", ".join(r.label.lower() for r in missing)
         )
-        _say(
-            ctx,
+        req.say(
             _questions(playbook, intent, plan, missing),
             planning="questions",
             missing=[r.name for r in missing],
         )
-        state = {"playbook": playbook.id, "plan": plan.model_dump(mode="json"), "intent": intent}
-        _remember(ctx, state, waiting=True)
-        return
-    project = ctx.project_context
-    assert project is not None
+        req.remember_later(state, waiting=True)
+        return Asked()
+    project = req.project
     full = playbook.render(plan, project.project_name or "your project", project.project_id)
-    state = {"playbook": playbook.id, "plan": plan.model_dump(mode="json"), "intent": intent}
-    show(ctx, full, state)
+    return show(req, full, state)
 
 
-def show(ctx: TurnContext, full: Plan, state: dict[str, Any]) -> None:
-    """Stages 6–8: the staged plan, checked by the laws, stored as a run awaiting approval."""
-    project = ctx.project_context
-    assert project is not None
+def show(req: PlanningRequest, full: Plan, state: PlanningState) -> Planned:
+    """Stages 6–8: the staged plan, checked by the laws, stored as a run awaiting approval.
+
+    If the laws refuse it, Hans says so instead, in the same transaction, and forgets it.
+    """
+    hans = req.supervisor
     steps = sum(len(s.steps) for s in full.stages)
-    _think(
-        ctx,
-        f"{ctx.supervisor.display_name} is drafting a staged plan with "
-        f"{steps} step{'' if steps == 1 else 's'}",
+    req.think(
+        f"{hans.display_name} is drafting a staged plan with "
+        f"{steps} step{'' if steps == 1 else 's'}"
     )
-    _think(ctx, f"{ctx.supervisor.display_name} is checking the laws and reversibility per step")
-    drafts = runs.drafts_from_plan(full, project.project_id)
-    batch = ctx.batch()
-    services = ctx.services
+    req.think(f"{hans.display_name} is checking the laws and reversibility per step")
+    drafts = runs.drafts_from_plan(full, req.project.project_id)
+    run_id = new_id()
 
-    def create(conn: Connection) -> None:
+    new = runs.NewRun(req.conversation_id, full.title, req.project.project_id, drafts, full)
+
+    def create(change: runs.RunChange) -> None:
         try:
-            new_run = runs.store_run(
-                services,
-                conn,
-                ctx.tenant_id,
-                ctx.conversation_id,
-                full.title,
-                project.project_id,
-                drafts,
-                batch,
-                plan=full,
-            )
+            runs.store_run(change, new)
         except (laws.ScopeDenied, errors.InvalidInput) as exc:
-            ctx.refusal = exc.message
+            req.say(
+                f"I can't plan this as asked: {exc.message}. Nothing was changed.", refused=True
+            )
             return
-        ctx.created_run = new_run.id
-        shown = full.model_dump(mode="json", by_alias=True)
-        batch.event(event.PlanData(plan=shown, run_id=new_run.id), agent_id=ctx.supervisor.id)
-        batch.message(
+        plan = full.model_dump(mode="json", by_alias=True)
+        change.batch.event(event.PlanData(plan=plan, run_id=run_id), agent_id=hans.id)
+        change.batch.message(
             message.Kind.ASSISTANT,
             message.Author.ASSISTANT,
-            _plan_text(ctx, full),
-            agent_id=ctx.supervisor.id,
-            metadata={"planning": "approval", "runId": new_run.id},
+            _plan_text(req, full),
+            agent_id=hans.id,
+            metadata={"planning": "approval", "runId": run_id},
         )
+        req.remember(change.conn, state.model_copy(update={"run_id": run_id}), waiting=True)
 
-    def remember(conn: Connection) -> None:  # after the turn's own state changes
-        if ctx.created_run is None:
-            return
-        now = services.clock()
-        conversations.set_planning(
-            conn, ctx.tenant_id, ctx.conversation_id, {**state, "runId": ctx.created_run}, now
-        )
-        conversations.move(
-            conn, ctx.tenant_id, ctx.conversation_id, conversation.State.WAITING_FOR_USER, now
-        )
-
-    ctx.planned = create
-    ctx.also(remember)
+    req.batch.then(runs.on_run(req.services, req.tenant_id, run_id, req.batch, create))
+    return Planned(run_id)
 
 
 def _questions(playbook: Playbook, intent: str, plan: Plan, missing: list[Any]) -> str:
@@ -234,8 +192,8 @@ def _example(playbook: Playbook, name: str) -> str:
     return f"{label}: …"
 
 
-def _plan_text(ctx: TurnContext, plan: Plan) -> str:
-    names = {a.id: a.display_name for a in ctx.services.roster}
+def _plan_text(req: PlanningRequest, plan: Plan) -> str:
+    names = req.services.names()
     lines = [f"Here is the plan — {plan.intent}", ""]
     for stage in plan.stages:
         parts = [f"{names.get(s.owner, s.owner)}: {s.summary}" for s in stage.steps]

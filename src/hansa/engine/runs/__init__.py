@@ -5,16 +5,21 @@ preempt, read); turns, planning and the API use only these names. The scheduler,
 the run job and task invocation are this package's own.
 """
 
+from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.service import (
+    NewRun,
     RunView,
     TaskDraft,
     approve,
+    approving,
     cancel,
+    cancelling,
     confirm,
     create_run,
     default_summary,
     drafts_from_plan,
     get_task,
+    on_run,
     pause,
     preempt,
     resume,
@@ -23,15 +28,20 @@ from hansa.engine.runs.service import (
 )
 
 __all__ = [
+    "NewRun",
+    "RunChange",
     "RunView",
     "TaskDraft",
     "approve",
+    "approving",
     "cancel",
+    "cancelling",
     "confirm",
     "create_run",
     "default_summary",
     "drafts_from_plan",
     "get_task",
+    "on_run",
     "pause",
     "preempt",
     "resume",

@@ -33,11 +33,10 @@ async def execute(
         summary or service.default_summary(task_type, parameters),
         project_id=project_id,
     )
-    new_run, stored = await service.create_run(
-        services, tenant_id, conversation_id, draft.summary, project_id, [draft]
-    )
-    await service.approve(services, tenant_id, new_run.id)
-    (task,) = (await service.view(services, tenant_id, new_run.id)).tasks
+    new = service.NewRun(conversation_id, draft.summary, project_id, [draft])
+    run_id, stored = await service.create_run(services, tenant_id, new)
+    await service.approve(services, tenant_id, run_id)
+    (task,) = (await service.view(services, tenant_id, run_id)).tasks
     if task.status in run.TASK_FINAL or task.status is run.TaskStatus.AWAITING_CONFIRMATION:
         return task
     after = stored[-1].seq if stored else 0

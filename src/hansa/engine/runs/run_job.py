@@ -27,12 +27,13 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import run
-from hansa.domain.job import Job
+from hansa.domain import message, run
+from hansa.domain.job import Job, RunJob
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runs import scheduler
+from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.invoke import Outcome, Started, invoke
 from hansa.engine.runs.scheduler import Book
 from hansa.engine.runtime.faults import crash_point
@@ -45,34 +46,33 @@ _INTERRUPTED = "the step was interrupted too many times"
 
 async def run_run_job(services: Services, claimed: Job) -> None:
     """Drive the run a job stands for until nothing of it can run now."""
-    ready = services.handoffs.pop(claimed.id, None)
-    await (ready if isinstance(ready, _Driver) else _Driver(services, claimed)).drive()
+    await RunDriver(services, claimed).drive()
 
 
-def start_in(services: Services, conn: Connection, claimed: Job, batch: Batch) -> None:
+def hand_over(change: RunChange, claimed: Job) -> None:
     """Start the run's first tasks in the transaction that hands its job to this process's
-    worker (an approval, say): the worker then begins by executing them.
+    worker (an approval, say); once it commits, the worker drives the run from there.
 
     The same first step the job would take, one transaction earlier; if this process dies
     after the commit, the job's lease expires and the tasks are recovered as after any crash.
     """
-    driver = _Driver(services, claimed)
-    now = services.clock()
-    r, book = driver._open(conn, now)
-    driver.held = book.held(now)
-    if r.status is run.RunStatus.RUNNING:
-        driver.ready = driver._start_next(conn, book, r, batch, now)
-    driver.seen = (now, list(book.tasks.values()))
-    batch.handoffs[claimed.id] = driver
+    driver = RunDriver(change.services, claimed)
+    driver.first_step(change)
+    worker = change.services.local_worker
+    assert worker is not None, "only this process's worker is handed run jobs"
+    change.batch.after_commit(lambda: worker.adopt(claimed, driver.drive))
 
 
-class _Driver:
+class RunDriver:
+    """Drives one run for one claimed run job: steps, executions, their outcomes."""
+
     def __init__(self, services: Services, claimed: Job) -> None:
+        work = RunJob.model_validate(claimed.payload)
         self.services = services
         self.job = claimed
         self.tenant_id = claimed.tenant_id
-        self.run_id = str(claimed.payload["runId"])
-        self.conversation_id = str(claimed.payload["conversationId"])
+        self.run_id = work.run_id
+        self.conversation_id = work.conversation_id
         self.recorder = Recorder(services, self.tenant_id, self.conversation_id, claimed)
         self.running: dict[str, asyncio.Task[Outcome]] = {}
         self.held: dict[str, datetime] = {}
@@ -80,11 +80,21 @@ class _Driver:
         self.seen: tuple[datetime, list[run.Task]] | None = None
         """The run's ``updated_at`` after this job's last step, and its tasks then."""
         self.ready: list[Started] = []
-        """Tasks started for this job before it began (see ``start_in``)."""
+        """Tasks started for this job before it began (see ``hand_over``)."""
+
+    def first_step(self, change: RunChange) -> None:
+        """Open the run and start its first tasks in ``change``'s transaction."""
+        r, book = self._open(change)
+        self.held = book.held()
+        if r.status is run.RunStatus.RUNNING:
+            self.ready = self._start_next(book, r)
+        self.seen = (change.now, list(book.tasks.values()))
 
     async def drive(self) -> None:
+        """Step, execute and record until nothing of the run can run now."""
         outcomes: list[Outcome] = []
         started, self.ready = self.ready, []
+        settings = self.services.settings
         try:
             while True:
                 if not started:
@@ -92,7 +102,7 @@ class _Driver:
                     if ended:
                         return
                 if started:
-                    crash_point(self.services, "task.before_execute")
+                    crash_point(settings, "task.before_execute")
                 for s in started:
                     self.running[s.task.id] = asyncio.create_task(
                         invoke(self.services, self.tenant_id, s), name=f"task {s.task.id}"
@@ -100,7 +110,7 @@ class _Driver:
                 started = []
                 outcomes = await self._wait()
                 if outcomes:
-                    crash_point(self.services, "task.after_execute")
+                    crash_point(settings, "task.after_execute")
         finally:
             for execution in self.running.values():
                 execution.cancel()
@@ -123,57 +133,55 @@ class _Driver:
         batch = Batch(self.conversation_id, None, run_id=self.run_id)
         started: list[Started] = []
         ended: list[bool] = []
-
         seen: list[tuple[datetime, list[run.Task]]] = []
 
         def step(conn: Connection) -> None:
-            now = self.services.clock()
-            r, book = self._open(conn, now)
+            change = RunChange.of(self.services, conn, self.tenant_id, self.run_id, batch)
+            r, book = self._open(change)
             for outcome in outcomes:
-                self._record(conn, book, outcome, batch, now)
-            self._recover(book, batch, now)
-            self.held = book.held(now)  # kept in the store: a backoff outlives this worker
+                self._record(book, outcome)
+            self._recover(book)
+            self.held = book.held()  # kept in the store: a backoff outlives this worker
             if r.status is run.RunStatus.RUNNING:
-                started.extend(self._start_next(conn, book, r, batch, now))
+                started.extend(self._start_next(book, r))
             else:
                 self.held.clear()  # resuming queues a new run job, which starts them
             if not self.running and not started and not self.held:
-                queue.finish(conn, self.job, now)
+                queue.finish(conn, self.job, change.now)
                 ended.append(True)
-            seen.append((now, list(book.tasks.values())))
+            seen.append((change.now, list(book.tasks.values())))
 
-        await self.recorder.write(batch, prepare=step)
+        batch.then(step)
+        await self.recorder.write(batch)
         self.seen = seen[0]  # committed: what this job wrote is what the next step finds
         return started, bool(ended)
 
-    def _open(self, conn: Connection, now: datetime) -> tuple[run.Run, Book]:
+    def _open(self, change: RunChange) -> tuple[run.Run, Book]:
         """Lock the run; its tasks as this job left them, or read again if anyone else wrote."""
+        conn = change.conn
         if self.seen is not None:
             stamp, tasks = self.seen
-            r = runs.locked_if_untouched(conn, self.run_id, stamp, now)
+            r = runs.locked_if_untouched(conn, self.run_id, stamp, change.now)
             if r is not None:
-                return r, Book(conn, self.tenant_id, tasks)
-        r = runs.locked(conn, self.run_id, now)
-        return r, Book(conn, self.tenant_id, runs.tasks_of(conn, self.run_id))
+                return r, Book(change, tasks)
+        r = runs.locked(conn, self.run_id, change.now)
+        return r, Book(change, runs.tasks_of(conn, self.run_id))
 
-    def _start_next(
-        self, conn: Connection, book: Book, r: run.Run, batch: Batch, now: datetime
-    ) -> list[Started]:
+    def _start_next(self, book: Book, r: run.Run) -> list[Started]:
         started: list[Started] = []
         projects: dict[str | None, ProjectContext] = {}
+        conn = book.change.conn
         # a task refused at the last check fails, which may end its group: decide again
         for _ in range(len(book.tasks) + 1):
             busy = len(self.running) + len(started)
-            chosen = scheduler.next_tasks(
-                self.services, book, r, batch, busy=busy, held=set(self.held)
-            )
+            chosen = scheduler.next_tasks(book, r, busy=busy, held=set(self.held))
             refused = False
             for task in chosen:
                 if task.project_id not in projects:
                     projects[task.project_id] = build_project_context(
                         conn, self.tenant_id, task.project_id
                     )
-                s = self._start(book, task, projects[task.project_id], batch, now)
+                s = self._start(book, task, projects[task.project_id])
                 refused = refused or s is None
                 if s is not None:
                     started.append(s)
@@ -181,9 +189,7 @@ class _Driver:
                 break
         return started
 
-    def _start(
-        self, book: Book, task: run.Task, project: ProjectContext, batch: Batch, now: datetime
-    ) -> Started | None:
+    def _start(self, book: Book, task: run.Task, project: ProjectContext) -> Started | None:
         agent = self.services.agent(task.created_by)
         outputs = book.outputs()
         registry = self.services.registry
@@ -192,46 +198,38 @@ class _Driver:
             verdict = laws.judge(registry, task.task_type, params, agent, project)
             verdict.raise_for_refusal()
         except errors.UserError as exc:
-            self._fail(book, task, exc.message, batch, now)
+            self._fail(book, task, exc.message)
             return None
         if not verdict.reversible and task.confirmed_hash != task.parameters_hash:
-            book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, now, batch=batch)
+            book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, announce=True)
             return None
-        moved = book.move(task.id, run.TaskStatus.IN_PROGRESS, now, attempt=True, batch=batch)
-        batch.thinking(
-            f"{agent.display_name} is working on: {task.summary}",
-            agent_id=agent.id, phase="execution", group=task.step_group,
-        )  # fmt: skip
+        moved = book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True, announce=True)
+        _think(book, task, f"{agent.display_name} is working on: {task.summary}")
         assert verdict.params is not None
         return Started(moved, registry.get(task.task_type), verdict.params, project, outputs)
 
-    def _record(
-        self, conn: Connection, book: Book, outcome: Outcome, batch: Batch, now: datetime
-    ) -> None:
+    def _record(self, book: Book, outcome: Outcome) -> None:
+        change = book.change
         for call in outcome.calls:
-            llm_calls.record(conn, call)
-        batch.items.extend(outcome.batch.items)
+            llm_calls.record(change.conn, call)
+        change.batch.items.extend(outcome.batch.items)
         task = book.tasks[outcome.task.id]
         if task.status is not run.TaskStatus.IN_PROGRESS:  # preempted meanwhile
-            batch.thinking(
-                "A preempted step finished; its result is set aside",
-                agent_id=task.created_by, phase="execution", group=task.step_group,
-            )  # fmt: skip
+            _think(book, task, "A preempted step finished; its result is set aside")
             return
         failure = outcome.failure
         if failure is None:
-            book.move(task.id, run.TaskStatus.COMPLETED, now, result=outcome.result, batch=batch)
+            book.move(task.id, run.TaskStatus.COMPLETED, result=outcome.result, announce=True)
             return
         if not self._retryable(outcome):
-            self._fail(book, task, failure.message, batch, now, code=failure.code)
+            self._fail(book, task, failure.message, code=failure.code)
             return
         delay = min(30.0, 0.5 * 2 ** (task.attempts - 1)) * random.uniform(0.8, 1.2)
-        book.move(task.id, run.TaskStatus.OPEN, now, error=failure.message,
-                  not_before=now + timedelta(seconds=delay), batch=batch)  # fmt: skip
-        batch.thinking(
-            f"Retrying after a temporary problem: {failure.message}",
-            agent_id=task.created_by, phase="execution", group=task.step_group,
-        )  # fmt: skip
+        retry_at = change.now + timedelta(seconds=delay)
+        book.move(
+            task.id, run.TaskStatus.OPEN, error=failure.message, not_before=retry_at, announce=True
+        )
+        _think(book, task, f"Retrying after a temporary problem: {failure.message}")
 
     def _retryable(self, outcome: Outcome) -> bool:
         task, failure = outcome.task, outcome.failure
@@ -243,39 +241,31 @@ class _Driver:
             and task.attempts < self.services.settings.task_max_attempts
         )
 
-    def _recover(self, book: Book, batch: Batch, now: datetime) -> None:
+    def _recover(self, book: Book) -> None:
         """Tasks ``in_progress`` that no execution of this job runs: their worker died."""
         for task in list(book.tasks.values()):
             if task.status is not run.TaskStatus.IN_PROGRESS or task.id in self.running:
                 continue
             if self.job.attempts > self.job.max_attempts:
-                self._fail(book, task, _INTERRUPTED, batch, now)
+                self._fail(book, task, _INTERRUPTED)
             elif not task.is_reversible_by_system:
                 # the irreversible call may have happened: ask, never repeat
-                book.move(task.id, run.TaskStatus.AMBIGUOUS, now, batch=batch,
-                          error="the outcome of this irreversible step is unknown")  # fmt: skip
+                unknown = "the outcome of this irreversible step is unknown"
+                book.move(task.id, run.TaskStatus.AMBIGUOUS, error=unknown, announce=True)
             else:
-                book.move(task.id, run.TaskStatus.OPEN, now, batch=batch)
-                batch.thinking(
-                    f"This step was interrupted and runs again: {task.summary}",
-                    agent_id=task.created_by, phase="execution", group=task.step_group,
-                )  # fmt: skip
+                book.move(task.id, run.TaskStatus.OPEN, announce=True)
+                _think(book, task, f"This step was interrupted and runs again: {task.summary}")
 
-    def _fail(
-        self,
-        book: Book,
-        task: run.Task,
-        message: str,
-        batch: Batch,
-        now: datetime,
-        *,
-        code: str = "refused",
-    ) -> None:
+    def _fail(self, book: Book, task: run.Task, message: str, *, code: str = "refused") -> None:
         if book.tasks[task.id].status is run.TaskStatus.OPEN:
-            book.move(task.id, run.TaskStatus.IN_PROGRESS, now, attempt=True)
+            book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True)
         error = {"error": {"code": code, "message": message}}
-        book.move(task.id, run.TaskStatus.FAILED, now, error=message, result=error, batch=batch)
-        batch.thinking(
-            f"Marking the step as failed: {message}",
-            agent_id=task.created_by, phase="execution", group=task.step_group,
-        )  # fmt: skip
+        book.move(task.id, run.TaskStatus.FAILED, error=message, result=error, announce=True)
+        _think(book, task, f"Marking the step as failed: {message}")
+
+
+def _think(book: Book, task: run.Task, text: str) -> None:
+    """A thinking entry about ``task``, in its group, by its owner."""
+    book.change.batch.thinking(
+        text, agent_id=task.created_by, phase=message.Phase.EXECUTION, group=task.step_group
+    )

@@ -18,13 +18,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection
-
-from hansa.domain import event, job, run
+from hansa.domain import event, job, message, run
 from hansa.engine.runs import summary
+from hansa.engine.runs.change import RunChange
 from hansa.engine.runtime.faults import crash_point
-from hansa.engine.runtime.recorder import Batch
-from hansa.engine.runtime.services import Services
 from hansa.store import queue, runs
 
 _FAILED = (run.TaskStatus.FAILED, run.TaskStatus.AMBIGUOUS)
@@ -33,34 +30,42 @@ _FAILED = (run.TaskStatus.FAILED, run.TaskStatus.AMBIGUOUS)
 class Book:
     """A run's tasks as one transaction sees them; every move is written through."""
 
-    def __init__(self, conn: Connection, tenant_id: str, tasks: list[run.Task]) -> None:
-        self.conn = conn
-        self.tenant_id = tenant_id
+    def __init__(self, change: RunChange, tasks: list[run.Task]) -> None:
+        self.change = change
         self.tasks = {t.id: t for t in tasks}
 
     def move(
         self,
         task_id: str,
         target: run.TaskStatus,
-        now: datetime,
         *,
         result: dict[str, Any] | None = None,
         error: str | None = None,
         attempt: bool = False,
         not_before: datetime | None = None,
-        batch: Batch | None = None,
+        announce: bool = False,
     ) -> run.Task:
-        """Move a task along its transition table in the store and here; with ``batch``,
-        announce it there (a ``task_status`` event with the result or retry time, if any)."""
-        runs.move_task(self.conn, self.tenant_id, task_id, target, now, result=result,
-                       error=error, attempt=attempt, not_before=not_before)  # fmt: skip
+        """Move a task along its transition table in the store and here; with ``announce``,
+        say so in the change's batch (a ``task_status`` event with the result or retry time)."""
+        change = self.change
+        now = change.now
+        runs.move_task(
+            change.conn,
+            change.tenant_id,
+            task_id,
+            target,
+            now,
+            result=result,
+            error=error,
+            attempt=attempt,
+            not_before=not_before,
+        )
         before = self.tasks[task_id]
-        if batch is not None:
-            batch.event(
-                event.TaskStatusData(status=target.value, previous=before.status.value,
-                                     result=result, retry_at=not_before),
-                agent_id=before.created_by, task_id=task_id,
-            )  # fmt: skip
+        if announce:
+            moved = event.TaskStatusData(
+                status=target, previous=before.status, result=result, retry_at=not_before
+            )
+            change.batch.event(moved, agent_id=before.created_by, task_id=task_id)
         changes: dict[str, Any] = {"status": target, "updated_at": now, "scheduled_at": not_before}
         if attempt:
             changes["attempts"] = before.attempts + 1
@@ -71,8 +76,9 @@ class Book:
         self.tasks[task_id] = after = before.model_copy(update=changes)
         return after
 
-    def held(self, now: datetime) -> dict[str, datetime]:
+    def held(self) -> dict[str, datetime]:
         """Open tasks waiting out a retry's backoff, with the time they may run again."""
+        now = self.change.now
         return {
             t.id: t.scheduled_at
             for t in self.tasks.values()
@@ -90,102 +96,81 @@ class Book:
         return found
 
 
-def wake(
-    services: Services,
-    conn: Connection,
-    tenant_id: str,
-    run_id: str,
-    conversation_id: str,
-    batch: Batch,
-) -> None:
+def wake(change: RunChange, conversation_id: str) -> job.Job | None:
     """Have a worker drive the run: queue its run job unless one is already waiting.
 
     A running run job may be about to end without seeing this transaction's change,
     so a new one is queued beside it; with no job at all, this process's worker (if
-    any, and while it has a free run slot) gets it already claimed.
+    any, and while it has a free run slot) gets it already claimed: returned, for the
+    caller to hand over once the transaction commits (the slot is given back if it
+    does not).
     """
-    key = f"run:{run_id}"
+    key = f"run:{change.run_id}"
+    conn, now, services = change.conn, change.now, change.services
     live = queue.live_statuses(conn, key)
     if job.JobStatus.QUEUED.value in live:
-        return
-    payload = {"runId": run_id, "conversationId": conversation_id}
-    now = services.clock()
-    owner = services.worker_owner
-    if owner is None or live or not services.reserve_run_slot():
-        queue.enqueue(conn, tenant_id, job.JobKind.RUN, payload, now, key=key)
-        return
+        return None
+    work = job.payload(job.RunJob(run_id=change.run_id, conversation_id=conversation_id))
+    worker = services.local_worker
+    if worker is None or live or not worker.reserve_run_slot():
+        queue.enqueue(conn, change.tenant_id, job.JobKind.RUN, work, now, key=key)
+        change.batch.after_commit(services.wake_worker)
+        return None
+    change.batch.after_commit(lambda: None, or_else=lambda: worker.release_run_slots(1))
     lease_until = now + timedelta(seconds=services.settings.lease_seconds)
-    batch.adopted.append(
-        queue.enqueue_claimed(
-            conn,
-            tenant_id,
-            job.JobKind.RUN,
-            payload,
-            now,
-            owner=owner,
-            lease_until=lease_until,
-            key=key,
-        )  # fmt: skip
+    return queue.enqueue_claimed(
+        conn,
+        change.tenant_id,
+        job.JobKind.RUN,
+        work,
+        now,
+        owner=worker.owner,
+        lease_until=lease_until,
+        key=key,
     )
 
 
-def next_tasks(
-    services: Services,
-    book: Book,
-    r: run.Run,
-    batch: Batch,
-    *,
-    busy: int,
-    held: set[str],
-) -> list[run.Task]:
+def next_tasks(book: Book, r: run.Run, *, busy: int, held: set[str]) -> list[run.Task]:
     """Move running run ``r`` forward; returns the open tasks to start now.
 
     ``busy`` tasks are running already; ``held`` tasks wait for a retry.
     """
-    now = services.clock()
     tasks = list(book.tasks.values())
     for group in sorted({t.step_group for t in tasks}):
         members = [t for t in tasks if t.step_group == group]
         if all(t.status in run.TASK_FINAL for t in members):
             if any(t.status in _FAILED for t in members):
                 later = [t for t in tasks if t.step_group > group]
-                _cancel(book, later, now, batch, "an earlier step failed")
-                finish_run(
-                    services, book.conn, r, run.RunStatus.FAILED, list(book.tasks.values()), batch
-                )
+                _cancel(book, later, "an earlier step failed")
+                finish_run(book.change, r, run.RunStatus.FAILED, list(book.tasks.values()))
                 return []
             continue
-        return _fill(services, book, group, members, now, batch, busy=busy, held=held)
+        return _fill(book, group, members, busy=busy, held=held)
     # a preempted (cancelled) task does not fail its run; the rest carried on
-    finish_run(services, book.conn, r, run.RunStatus.COMPLETED, tasks, batch)
+    finish_run(book.change, r, run.RunStatus.COMPLETED, tasks)
     return []
 
 
 def _fill(
-    services: Services,
-    book: Book,
-    group: str,
-    members: list[run.Task],
-    now: datetime,
-    batch: Batch,
-    *,
-    busy: int,
-    held: set[str],
+    book: Book, group: str, members: list[run.Task], *, busy: int, held: set[str]
 ) -> list[run.Task]:
+    services, batch = book.change.services, book.change.batch
     fresh = all(t.status is run.TaskStatus.OPEN and not t.attempts for t in members)
     if busy == 0 and not held and fresh:  # the group opens now: say who works on it
         names = sorted({services.agent(t.created_by).display_name for t in members})
         together = " and ".join(names) + (" are" if len(names) > 1 else " is")
         batch.thinking(
             f"Group {group}: {together} working" + (" in parallel" if len(members) > 1 else ""),
-            agent_id=services.roster[0].id, phase="execution", group=group,
-        )  # fmt: skip
+            agent_id=services.supervisor.id,
+            phase=message.Phase.EXECUTION,
+            group=group,
+        )
     chosen: list[run.Task] = []
     for task in members:
         if task.status is not run.TaskStatus.OPEN or task.id in held:
             continue
         if not task.is_reversible_by_system and task.confirmed_hash != task.parameters_hash:
-            book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, now, batch=batch)
+            book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, announce=True)
             agent = services.agent(task.created_by)
             batch.status(
                 f"{agent.display_name} needs your confirmation before: {task.summary} "
@@ -198,59 +183,51 @@ def _fill(
     return chosen
 
 
-def _cancel(book: Book, tasks: list[run.Task], now: datetime, batch: Batch, reason: str) -> None:
+def _cancel(book: Book, tasks: list[run.Task], reason: str) -> None:
     for task in tasks:
         if task.status in run.TASK_FINAL or task.status is run.TaskStatus.IN_PROGRESS:
             continue
-        book.move(task.id, run.TaskStatus.CANCELLED, now, error=reason, batch=batch)
+        book.move(task.id, run.TaskStatus.CANCELLED, error=reason, announce=True)
 
 
-def finish_run(
-    services: Services,
-    conn: Connection,
-    r: run.Run,
-    final: run.RunStatus,
-    tasks: list[run.Task],
-    batch: Batch,
-) -> None:
+def finish_run(change: RunChange, r: run.Run, final: run.RunStatus, tasks: list[run.Task]) -> None:
     """End run ``r`` as ``final``; Hans answers in the same transaction, or after the turn
     or summary the conversation is busy with (a job keyed by the conversation, like a turn).
     """
-    runs.move(conn, r.tenant_id, r.id, final, services.clock())
-    batch.event(
-        event.RunStatusData(status=final.value, previous=r.status.value),
-        agent_id=services.roster[0].id,
+    services, conn = change.services, change.conn
+    runs.move(conn, r.tenant_id, r.id, final, change.now)
+    change.batch.event(
+        event.RunStatusData(status=final, previous=r.status), agent_id=services.supervisor.id
     )
     if queue.live_statuses(conn, r.conversation_id):
-        payload = {"runId": r.id, "tenantId": r.tenant_id}
-        queue.enqueue(conn, r.tenant_id, job.JobKind.RUN_SUMMARY, payload, services.clock(),
-                      key=r.conversation_id)  # fmt: skip
+        work = job.payload(job.SummaryJob(run_id=r.id, tenant_id=r.tenant_id))
+        queue.enqueue(
+            conn, r.tenant_id, job.JobKind.RUN_SUMMARY, work, change.now, key=r.conversation_id
+        )
+        change.batch.after_commit(services.wake_worker)
         return
-    crash_point(services, "summary.before_write")
-    summary.answer(services, r.model_copy(update={"status": final}), tasks, batch)
+    crash_point(services.settings, "summary.before_write")
+    summary.answer(services, r.model_copy(update={"status": final}), tasks, change.batch)
 
 
-def cancel_run(
-    services: Services, conn: Connection, tenant_id: str, run_id: str, batch: Batch
-) -> bool:
+def cancel_run(change: RunChange) -> bool:
     """Cancel a run: waiting tasks are cancelled; running ones finish and are then ignored.
 
     Returns False when the run was already final (a repeated cancel is a no-op).
     """
-    now = services.clock()
-    status = runs.lock(conn, run_id, now)
+    conn, run_id = change.conn, change.run_id
+    status = runs.lock(conn, run_id, change.now)
     if status in run.RUN_FINAL:
         return False
-    book = Book(conn, tenant_id, runs.tasks_of(conn, run_id))
-    _cancel(book, list(book.tasks.values()), now, batch, "the run was cancelled")
-    current = runs.get(conn, tenant_id, run_id)
+    book = Book(change, runs.tasks_of(conn, run_id))
+    _cancel(book, list(book.tasks.values()), "the run was cancelled")
+    current = runs.get(conn, change.tenant_id, run_id)
     if status in (run.RunStatus.RUNNING, run.RunStatus.PAUSED):
-        tasks = list(book.tasks.values())
-        finish_run(services, conn, current, run.RunStatus.CANCELLED, tasks, batch)
+        finish_run(change, current, run.RunStatus.CANCELLED, list(book.tasks.values()))
     else:
-        runs.move(conn, tenant_id, run_id, run.RunStatus.CANCELLED, now)
-        batch.event(
-            event.RunStatusData(status="cancelled", previous=status.value),
-            agent_id=services.roster[0].id,
+        runs.move(conn, change.tenant_id, run_id, run.RunStatus.CANCELLED, change.now)
+        change.batch.event(
+            event.RunStatusData(status=run.RunStatus.CANCELLED, previous=status),
+            agent_id=change.services.supervisor.id,
         )
     return True

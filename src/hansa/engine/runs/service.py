@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -10,12 +12,12 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import event, message, run
 from hansa.domain.base import new_id
-from hansa.domain.job import JobKind
 from hansa.domain.plan import Plan
 from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runs import run_job, scheduler
-from hansa.engine.runtime.recorder import Batch, Recorder
+from hansa.engine.runs.change import RunChange
+from hansa.engine.runtime.recorder import Batch, Recorder, Step
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations, messages, runs
 
@@ -46,13 +48,18 @@ def drafts_from_plan(plan: Plan, project_id: str | None) -> list[TaskDraft]:
     """One draft per plan step, in stage order."""
     return [
         TaskDraft(
-            step_group=stage.group, task_type=step.task_type, parameters=step.parameters,
-            created_by=step.owner, summary=step.summary, sequence_order=i,
-            project_id=step.project_id or project_id, ref=step.ref,
+            step_group=stage.group,
+            task_type=step.task_type,
+            parameters=step.parameters,
+            created_by=step.owner,
+            summary=step.summary,
+            sequence_order=i,
+            project_id=step.project_id or project_id,
+            ref=step.ref,
         )
         for stage in plan.stages
         for i, step in enumerate(stage.steps)
-    ]  # fmt: skip
+    ]
 
 
 def judge_drafts(
@@ -66,29 +73,33 @@ def judge_drafts(
                 f"unknown agent {draft.created_by!r}", details={"field": "createdByAgentId"}
             )
         project = build_project_context(conn, tenant_id, draft.project_id)
-        verdicts.append(
-            laws.judge(services.registry, draft.task_type, draft.parameters,
-                       services.agent(draft.created_by), project, resolved=False)
-        )  # fmt: skip
+        agent = services.agent(draft.created_by)
+        verdict = laws.judge(
+            services.registry, draft.task_type, draft.parameters, agent, project, resolved=False
+        )
+        verdicts.append(verdict)
     return verdicts
 
 
-def store_run(
-    services: Services,
-    conn: Connection,
-    tenant_id: str,
-    conversation_id: str,
-    title: str,
-    project_id: str | None,
-    drafts: list[TaskDraft],
-    batch: Batch,
-    *,
-    plan: Plan | None = None,
-) -> run.Run:
+@dataclass(frozen=True)
+class NewRun:
+    """What a run is created from: its conversation, title, project and proposed tasks."""
+
+    conversation_id: str
+    title: str
+    project_id: str | None
+    drafts: list[TaskDraft]
+    plan: Plan | None = None
+    """The plan it was made from, kept in the run's metadata for the panel."""
+
+
+def store_run(change: RunChange, new: NewRun) -> run.Run:
     """Check every task against the laws, then store the run (awaiting approval) and its tasks.
 
     A scope refusal or a missing parameter refuses the whole run, naming the law.
     """
+    services, conn, tenant_id = change.services, change.conn, change.tenant_id
+    drafts = new.drafts
     if not drafts:
         raise errors.InvalidInput("a run needs at least one task", details={"field": "tasks"})
     if len(drafts) > services.settings.max_tasks_per_run:
@@ -96,33 +107,30 @@ def store_run(
             f"a run has at most {services.settings.max_tasks_per_run} tasks",
             details={"field": "tasks"},
         )
-    conversations.get(conn, tenant_id, conversation_id)
+    conversations.get(conn, tenant_id, new.conversation_id)
     verdicts = judge_drafts(services, conn, tenant_id, drafts)
     for verdict in verdicts:
         verdict.raise_for_refusal()
-    now = services.clock()
+    now = change.now
+    plan = new.plan
     metadata: dict[str, Any] = {"plan": plan.model_dump(mode="json", by_alias=True)} if plan else {}
+    hans = services.supervisor.id
     new_run = run.Run(
-        id=new_id(), tenant_id=tenant_id, conversation_id=conversation_id, project_id=project_id,
-        created_by=services.roster[0].id, title=title, status=run.RunStatus.AWAITING_APPROVAL,
-        created_at=now, updated_at=now, metadata=metadata,
-    )  # fmt: skip
-    tasks = [
-        run.Task(
-            id=new_id(), run_id=new_run.id, conversation_id=conversation_id,
-            project_id=d.project_id, parent_task_id=None, step_group=d.step_group,
-            sequence_order=d.sequence_order, created_by=d.created_by, status=run.TaskStatus.OPEN,
-            task_type=d.task_type, parameters=d.parameters, summary=d.summary,
-            is_reversible_by_system=v.reversible, irreversible_confirmed_at=None,
-            confirmed_hash=None, attempts=0, scheduled_at=None, result=None, error=None,
-            created_at=now, updated_at=now, metadata={"ref": d.ref, "lawChecks": v.checks},
-        )
-        for d, v in zip(drafts, verdicts, strict=True)
-    ]  # fmt: skip
+        id=change.run_id,
+        tenant_id=tenant_id,
+        conversation_id=new.conversation_id,
+        project_id=new.project_id,
+        created_by=hans,
+        title=new.title,
+        status=run.RunStatus.AWAITING_APPROVAL,
+        created_at=now,
+        updated_at=now,
+        metadata=metadata,
+    )
+    tasks = [_new_task(new_run, d, v, now) for d, v in zip(drafts, verdicts, strict=True)]
     runs.create(conn, new_run, tasks)
-    batch.run_id = new_run.id
-    chief = services.roster[0].id
-    batch.event(event.RunCreatedData(title=title, status=new_run.status.value), agent_id=chief)
+    batch = change.batch
+    batch.event(event.RunCreatedData(title=new.title, status=new_run.status), agent_id=hans)
     for t in tasks:
         created = event.TaskCreatedData(
             task_type=t.task_type, step_group=t.step_group, summary=t.summary
@@ -131,48 +139,74 @@ def store_run(
     return new_run
 
 
-async def create_run(
+def _new_task(r: run.Run, draft: TaskDraft, verdict: laws.Verdict, now: datetime) -> run.Task:
+    return run.Task(
+        id=new_id(),
+        run_id=r.id,
+        conversation_id=r.conversation_id,
+        project_id=draft.project_id,
+        parent_task_id=None,
+        step_group=draft.step_group,
+        sequence_order=draft.sequence_order,
+        created_by=draft.created_by,
+        status=run.TaskStatus.OPEN,
+        task_type=draft.task_type,
+        parameters=draft.parameters,
+        summary=draft.summary,
+        is_reversible_by_system=verdict.reversible,
+        irreversible_confirmed_at=None,
+        confirmed_hash=None,
+        attempts=0,
+        scheduled_at=None,
+        result=None,
+        error=None,
+        created_at=now,
+        updated_at=now,
+        metadata={"ref": draft.ref, "lawChecks": verdict.checks},
+    )
+
+
+def on_run(
     services: Services,
     tenant_id: str,
-    conversation_id: str,
-    title: str,
-    project_id: str | None,
-    drafts: list[TaskDraft],
-) -> tuple[run.Run, list[event.Event]]:
-    """``store_run`` in a transaction of its own: the run and the events announcing it."""
-    batch = Batch(conversation_id, None)
-    created: list[run.Run] = []
+    run_id: str,
+    batch: Batch,
+    change: Callable[[RunChange], object],
+) -> Step:
+    """``change`` as a step of ``batch``'s transaction, holding run ``run_id``."""
 
-    def store(conn: Connection) -> None:
-        created.append(store_run(services, conn, tenant_id, conversation_id, title,
-                                 project_id, drafts, batch))  # fmt: skip
+    def step(conn: Connection) -> None:
+        change(RunChange.of(services, conn, tenant_id, run_id, batch))
 
-    stored = await Recorder(services, tenant_id, conversation_id).write(batch, prepare=store)
-    return created[0], stored
+    return step
 
 
-def _awaiting(conn: Connection, tenant_id: str, run_id: str) -> run.Run:
-    current = runs.get(conn, tenant_id, run_id)
+async def create_run(
+    services: Services, tenant_id: str, new: NewRun
+) -> tuple[str, list[event.Event]]:
+    """``store_run`` in a transaction of its own: the run's id and the events announcing it."""
+    batch = Batch(new.conversation_id, None)
+    run_id = new_id()
+    batch.then(on_run(services, tenant_id, run_id, batch, lambda change: store_run(change, new)))
+    stored = await Recorder(services, tenant_id, new.conversation_id).write(batch)
+    return run_id, stored
+
+
+def _awaiting(change: RunChange) -> run.Run:
+    current = runs.get(change.conn, change.tenant_id, change.run_id)
     if current.status is not run.RunStatus.AWAITING_APPROVAL:
         raise errors.Conflict(
-            f"run {run_id} is {current.status.value}, not awaiting approval",
+            f"run {change.run_id} is {current.status.value}, not awaiting approval",
             details={"status": current.status.value},
         )
     return current
 
 
-def apply_edits(
-    services: Services,
-    conn: Connection,
-    tenant_id: str,
-    run_id: str,
-    edits: list[dict[str, Any]],
-    batch: Batch,
-) -> None:
+def apply_edits(change: RunChange, edits: list[dict[str, Any]]) -> None:
     """Change steps before approval: parameters (merged), owner, summary. Laws re-checked;
     each edited step is announced (``task_updated``)."""
-    tasks = {t.id: t for t in runs.tasks_of(conn, run_id)}
-    now = services.clock()
+    conn = change.conn
+    tasks = {t.id: t for t in runs.tasks_of(conn, change.run_id)}
     for edit in edits:
         task = tasks.get(str(edit.get("taskId")))
         if task is None:
@@ -180,46 +214,92 @@ def apply_edits(
                 f"edit names task {edit.get('taskId')!r}, which is not in this run",
                 details={"field": "edits.taskId"},
             )
-        params = {**task.parameters, **dict(edit.get("parameters") or {})}
-        owner = str(edit.get("createdByAgentId") or task.created_by)
-        draft = TaskDraft(task.step_group, task.task_type, params, owner, task.summary,
-                          project_id=task.project_id)  # fmt: skip
-        (verdict,) = judge_drafts(services, conn, tenant_id, [draft])
-        verdict.raise_for_refusal()
-        changes: dict[str, Any] = {"parameters": params, "created_by": owner,
-                                   "is_reversible_by_system": verdict.reversible}  # fmt: skip
-        if "summary" in edit:
-            changes["summary"] = str(edit["summary"])
-        new_hash = run.parameters_hash(params)
-        voided = task.confirmed_hash is not None and new_hash != task.confirmed_hash
-        if new_hash != task.confirmed_hash:  # changed parameters void consent
-            changes.update(confirmed_hash=None, irreversible_confirmed_at=None)
-        runs.update_task(conn, task.id, now, **changes)
-        changed = [wire for wire, before, after in (
-            ("parameters", task.parameters, params),
-            ("createdByAgentId", task.created_by, owner),
-            ("summary", task.summary, changes.get("summary", task.summary)),
-        ) if before != after]  # fmt: skip
-        batch.event(
-            event.TaskUpdatedData(changed=changed, summary=changes.get("summary", task.summary),
-                                  parameters_hash=new_hash, confirmation_voided=voided),
-            agent_id=owner, task_id=task.id,
-        )  # fmt: skip
+        _edit(change, task, edit)
 
 
-def _wake(
+def _edit(change: RunChange, task: run.Task, edit: dict[str, Any]) -> None:
+    params = {**task.parameters, **dict(edit.get("parameters") or {})}
+    owner = str(edit.get("createdByAgentId") or task.created_by)
+    summary = str(edit["summary"]) if "summary" in edit else task.summary
+    draft = TaskDraft(
+        task.step_group, task.task_type, params, owner, summary, project_id=task.project_id
+    )
+    (verdict,) = judge_drafts(change.services, change.conn, change.tenant_id, [draft])
+    verdict.raise_for_refusal()
+    changes: dict[str, Any] = {
+        "parameters": params,
+        "created_by": owner,
+        "is_reversible_by_system": verdict.reversible,
+        "summary": summary,
+    }
+    new_hash = run.parameters_hash(params)
+    voided = task.confirmed_hash is not None and new_hash != task.confirmed_hash
+    if new_hash != task.confirmed_hash:  # changed parameters void consent
+        changes.update(confirmed_hash=None, irreversible_confirmed_at=None)
+    runs.update_task(change.conn, task.id, change.now, **changes)
+    compared = (
+        ("parameters", task.parameters, params),
+        ("createdByAgentId", task.created_by, owner),
+        ("summary", task.summary, summary),
+    )
+    changed = [wire for wire, before, after in compared if before != after]
+    updated = event.TaskUpdatedData(
+        changed=changed, summary=summary, parameters_hash=new_hash, confirmation_voided=voided
+    )
+    change.batch.event(updated, agent_id=owner, task_id=task.id)
+
+
+def _wake(change: RunChange, conversation_id: str) -> None:
+    """Queue the run's job; if this process's worker gets it, start its first tasks now."""
+    claimed = scheduler.wake(change, conversation_id)
+    if claimed is not None:
+        run_job.hand_over(change, claimed)
+
+
+def approving(
     services: Services,
-    conn: Connection,
     tenant_id: str,
     run_id: str,
-    conversation_id: str,
     batch: Batch,
+    edits: list[dict[str, Any]] | None = None,
+) -> Step:
+    """The approval of a run awaiting it (after optional edits), as a step of ``batch``'s
+    transaction: the run becomes ``running`` and the scheduler starts it."""
+    return on_run(services, tenant_id, run_id, batch, lambda change: _approve(change, edits))
+
+
+def _approve(change: RunChange, edits: list[dict[str, Any]] | None) -> None:
+    current = _awaiting(change)
+    if edits:
+        apply_edits(change, edits)
+    runs.move(change.conn, change.tenant_id, change.run_id, run.RunStatus.RUNNING, change.now)
+    hans = change.services.supervisor
+    started = event.RunStatusData(status=run.RunStatus.RUNNING, previous=current.status)
+    change.batch.event(started, agent_id=hans.id)
+    change.batch.thinking(
+        f"{hans.display_name} is starting the approved run",
+        agent_id=hans.id,
+        phase=message.Phase.EXECUTION,
+    )
+    _wake(change, current.conversation_id)
+
+
+def cancelling(services: Services, tenant_id: str, run_id: str, batch: Batch) -> Step:
+    """Cancelling a run (idempotent), as a step of ``batch``'s transaction."""
+    return on_run(services, tenant_id, run_id, batch, scheduler.cancel_run)
+
+
+async def _change(
+    services: Services, tenant_id: str, run_id: str, change: Callable[[RunChange], object]
 ) -> None:
-    """Queue the run's job; if this process's worker gets it, start its first tasks now."""
-    scheduler.wake(services, conn, tenant_id, run_id, conversation_id, batch)
-    for adopted in batch.adopted:
-        if adopted.kind is JobKind.RUN and adopted.payload.get("runId") == run_id:
-            run_job.start_in(services, conn, adopted, batch)
+    """Make ``change`` to the run in a transaction of its own, then wake the worker."""
+    conversation_id = await services.db.read(
+        lambda conn: runs.get(conn, tenant_id, run_id).conversation_id
+    )
+    batch = Batch(conversation_id, None, run_id=run_id)
+    batch.then(on_run(services, tenant_id, run_id, batch, change))
+    await Recorder(services, tenant_id, conversation_id).write(batch)
+    services.wake_worker()
 
 
 async def approve(
@@ -227,44 +307,23 @@ async def approve(
     tenant_id: str,
     run_id: str,
     edits: list[dict[str, Any]] | None = None,
-    *,
-    turn_id: str | None = None,
-) -> run.Run:
+) -> None:
     """Approve a run awaiting approval (after optional edits); the scheduler starts it."""
-    conversation_id = await services.db.read(
-        lambda conn: runs.get(conn, tenant_id, run_id).conversation_id
-    )
-    batch = Batch(conversation_id, turn_id, run_id=run_id)
-    chief = services.roster[0]
+    await _change(services, tenant_id, run_id, lambda change: _approve(change, edits))
 
-    approved: list[run.Run] = []
 
-    def go(conn: Connection) -> None:
-        current = _awaiting(conn, tenant_id, run_id)
-        if edits:
-            apply_edits(services, conn, tenant_id, run_id, edits, batch)
-        now = services.clock()
-        runs.move(conn, tenant_id, run_id, run.RunStatus.RUNNING, now)
-        approved.append(current.model_copy(update={"status": run.RunStatus.RUNNING,
-                                                   "updated_at": now}))  # fmt: skip
-        batch.event(event.RunStatusData(status="running", previous="awaiting_approval"),
-                    agent_id=chief.id)  # fmt: skip
-        batch.thinking(f"{chief.display_name} is starting the approved run", agent_id=chief.id,
-                       phase="execution")  # fmt: skip
-        _wake(services, conn, tenant_id, run_id, conversation_id, batch)
-
-    await Recorder(services, tenant_id, conversation_id).write(batch, prepare=go)
-    services.wake_worker()
-    return approved[0]
+async def cancel(services: Services, tenant_id: str, run_id: str) -> None:
+    """Cancel a run (idempotent)."""
+    await _change(services, tenant_id, run_id, scheduler.cancel_run)
 
 
 async def confirm(services: Services, tenant_id: str, task_id: str, quoted_hash: str) -> run.Task:
     """Record the user's consent to an irreversible task, for exactly these parameters."""
-    task = await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))
-    batch = Batch(task.conversation_id, None, run_id=task.run_id)
+    task = await get_task(services, tenant_id, task_id)
 
-    def go(conn: Connection) -> None:
-        status = runs.lock(conn, task.run_id, services.clock())  # before the task row, as steps do
+    def go(change: RunChange) -> None:
+        conn, now = change.conn, change.now
+        status = runs.lock(conn, task.run_id, now)  # before the task row, as steps do
         current = runs.get_task(conn, tenant_id, task_id)
         if current.is_reversible_by_system:
             raise errors.Conflict("this task can be undone by the system; it needs no confirmation")
@@ -275,71 +334,41 @@ async def confirm(services: Services, tenant_id: str, task_id: str, quoted_hash:
                 "the parameters changed since you saw them; review the task and confirm again",
                 details={"parametersHash": current.parameters_hash, "code": "stale_hash"},
             )
-        now = services.clock()
-        runs.update_task(conn, task_id, now, confirmed_hash=quoted_hash,
-                         irreversible_confirmed_at=now)  # fmt: skip
+        runs.update_task(
+            conn, task_id, now, confirmed_hash=quoted_hash, irreversible_confirmed_at=now
+        )
+        batch = change.batch
         if current.status is run.TaskStatus.AWAITING_CONFIRMATION:
             runs.move_task(conn, tenant_id, task_id, run.TaskStatus.OPEN, now)
-            batch.event(event.TaskStatusData(status="open", previous="awaiting_confirmation"),
-                        agent_id=current.created_by, task_id=task_id)  # fmt: skip
-        batch.thinking("The user confirmed an irreversible step", agent_id=current.created_by,
-                       phase="execution", group=current.step_group)  # fmt: skip
+            moved = event.TaskStatusData(status=run.TaskStatus.OPEN, previous=current.status)
+            batch.event(moved, agent_id=current.created_by, task_id=task_id)
+        batch.thinking(
+            "The user confirmed an irreversible step",
+            agent_id=current.created_by,
+            phase=message.Phase.EXECUTION,
+            group=current.step_group,
+        )
         if status is run.RunStatus.RUNNING:
-            _wake(services, conn, tenant_id, task.run_id, task.conversation_id, batch)
+            _wake(change, task.conversation_id)
 
-    await Recorder(services, tenant_id, task.conversation_id).write(batch, prepare=go)
-    services.wake_worker()
-    return await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))
-
-
-async def cancel(services: Services, tenant_id: str, run_id: str) -> run.Run:
-    """Cancel a run (idempotent)."""
-    conversation_id = await services.db.read(
-        lambda conn: runs.get(conn, tenant_id, run_id).conversation_id
-    )
-    batch = Batch(conversation_id, None, run_id=run_id)
-
-    def go(conn: Connection) -> None:
-        scheduler.cancel_run(services, conn, tenant_id, run_id, batch)
-
-    await Recorder(services, tenant_id, conversation_id).write(batch, prepare=go)
-    services.wake_worker()
-    return await services.db.read(lambda conn: runs.get(conn, tenant_id, run_id))
+    await _change(services, tenant_id, task.run_id, go)
+    return await get_task(services, tenant_id, task_id)
 
 
-async def _control(services: Services, tenant_id: str, run_id: str, step: Any) -> run.Run:
-    conversation_id = await services.db.read(
-        lambda conn: runs.get(conn, tenant_id, run_id).conversation_id
-    )
-    batch = Batch(conversation_id, None, run_id=run_id)
-    await Recorder(services, tenant_id, conversation_id).write(
-        batch, prepare=lambda conn: step(conn, batch)
-    )
-    services.wake_worker()
-    return await services.db.read(lambda conn: runs.get(conn, tenant_id, run_id))
-
-
-def _switch(
-    services: Services,
-    conn: Connection,
-    batch: Batch,
-    tenant_id: str,
-    run_id: str,
-    source: run.RunStatus,
-    target: run.RunStatus,
-) -> bool:
+def _switch(change: RunChange, source: run.RunStatus, target: run.RunStatus) -> bool:
     """Move the run from ``source`` to ``target`` and say so; False if it is there already."""
-    status = runs.lock(conn, run_id, services.clock())
+    status = runs.lock(change.conn, change.run_id, change.now)
     if status is target:
         return False
     if status is not source:
         raise errors.Conflict(
-            f"run {run_id} is {status.value}; only a {source.value} run can become {target.value}"
+            f"run {change.run_id} is {status.value}; "
+            f"only a {source.value} run can become {target.value}"
         )
-    runs.move(conn, tenant_id, run_id, target, services.clock())
-    batch.event(
-        event.RunStatusData(status=target.value, previous=source.value),
-        agent_id=services.roster[0].id,
+    runs.move(change.conn, change.tenant_id, change.run_id, target, change.now)
+    change.batch.event(
+        event.RunStatusData(status=target, previous=source),
+        agent_id=change.services.supervisor.id,
     )
     return True
 
@@ -347,35 +376,35 @@ def _switch(
 RUNNING, PAUSED = run.RunStatus.RUNNING, run.RunStatus.PAUSED
 
 
-async def pause(services: Services, tenant_id: str, run_id: str) -> run.Run:
+async def pause(services: Services, tenant_id: str, run_id: str) -> None:
     """No new task starts; running ones finish. Pausing a paused run changes nothing."""
 
-    def step(conn: Connection, batch: Batch) -> None:
-        if _switch(services, conn, batch, tenant_id, run_id, RUNNING, PAUSED):
-            batch.status(
+    def step(change: RunChange) -> None:
+        if _switch(change, RUNNING, PAUSED):
+            change.batch.status(
                 "The run is paused: no new step starts until you resume it",
-                agent_id=services.roster[0].id,
+                agent_id=services.supervisor.id,
             )
 
-    return await _control(services, tenant_id, run_id, step)
+    await _change(services, tenant_id, run_id, step)
 
 
-async def resume(services: Services, tenant_id: str, run_id: str) -> run.Run:
+async def resume(services: Services, tenant_id: str, run_id: str) -> None:
     """Continue a paused run. Resuming a running run changes nothing."""
 
-    def step(conn: Connection, batch: Batch) -> None:
-        if _switch(services, conn, batch, tenant_id, run_id, PAUSED, RUNNING):
-            _wake(services, conn, tenant_id, run_id, batch.conversation_id, batch)
+    def step(change: RunChange) -> None:
+        if _switch(change, PAUSED, RUNNING):
+            _wake(change, change.batch.conversation_id)
 
-    return await _control(services, tenant_id, run_id, step)
+    await _change(services, tenant_id, run_id, step)
 
 
 async def preempt(services: Services, tenant_id: str, task_id: str) -> run.Task:
     """Cancel one task (waiting or running); the run goes on without it."""
-    task = await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))
+    task = await get_task(services, tenant_id, task_id)
 
-    def step(conn: Connection, batch: Batch) -> None:
-        now = services.clock()
+    def step(change: RunChange) -> None:
+        conn, now = change.conn, change.now
         status = runs.lock(conn, task.run_id, now)  # before the task row, as steps do
         current = runs.get_task(conn, tenant_id, task_id)
         if current.status in run.TASK_FINAL:
@@ -383,16 +412,16 @@ async def preempt(services: Services, tenant_id: str, task_id: str) -> run.Task:
         runs.move_task(
             conn, tenant_id, task_id, run.TaskStatus.CANCELLED, now, error="preempted by the user"
         )
-        batch.event(
-            event.TaskStatusData(status="cancelled", previous=current.status.value),
+        change.batch.event(
+            event.TaskStatusData(status=run.TaskStatus.CANCELLED, previous=current.status),
             agent_id=current.created_by,
             task_id=task_id,
         )
         if status is run.RunStatus.RUNNING:
-            _wake(services, conn, tenant_id, task.run_id, task.conversation_id, batch)
+            _wake(change, task.conversation_id)
 
-    await _control(services, tenant_id, task.run_id, step)
-    return await services.db.read(lambda conn: runs.get_task(conn, tenant_id, task_id))
+    await _change(services, tenant_id, task.run_id, step)
+    return await get_task(services, tenant_id, task_id)
 
 
 @dataclass(frozen=True)

@@ -5,12 +5,12 @@ Never reports a failed task as success (seed 000 §11.2); proposes a recovery pa
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import Connection
 
 from hansa.domain import event, message, run
-from hansa.domain.job import Job
+from hansa.domain.job import Job, SummaryJob
 from hansa.engine.runtime.faults import crash_point
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
@@ -68,8 +68,10 @@ def _findings(done: list[run.Task]) -> list[str]:
         return ["", "The review found nothing to fix."]
     found.sort(key=lambda f: _SEVERITY.get(str(f.get("severity")), len(_SEVERITY)))
     lines = ["", "The review found:"]
-    lines += [f"{i}. {f.get('message', f.get('code', ''))}" for i, f in
-              enumerate(found[:FINDINGS_SHOWN], start=1)]  # fmt: skip
+    lines += [
+        f"{i}. {f.get('message', f.get('code', ''))}"
+        for i, f in enumerate(found[:FINDINGS_SHOWN], start=1)
+    ]
     if len(found) > FINDINGS_SHOWN:
         lines.append(f"… and {len(found) - FINDINGS_SHOWN} more in the run card.")
     return lines
@@ -119,18 +121,27 @@ def compose(r: run.Run, tasks: list[run.Task], names: dict[str, str]) -> tuple[s
     return "\n".join(lines), facts
 
 
+_DONE: dict[run.RunStatus, Literal["completed", "failed", "cancelled"]] = {
+    run.RunStatus.COMPLETED: "completed",
+    run.RunStatus.CANCELLED: "cancelled",
+}
+"""How an ended run's summary ends the conversation's work (``done``); else ``failed``."""
+
+
 def answer(services: Services, r: run.Run, tasks: list[run.Task], batch: Batch) -> None:
     """Add Hans's validation, final message and ``done`` for ended run ``r`` to ``batch``."""
-    chief = services.roster[0]
-    names = {a.id: a.display_name for a in services.roster}
+    chief = services.supervisor
+    names = services.names()
     batch.thinking(
-        f"{chief.display_name} is validating all outputs", agent_id=chief.id, phase="validation"
+        f"{chief.display_name} is validating all outputs",
+        agent_id=chief.id,
+        phase=message.Phase.VALIDATION,
     )
     text, facts = compose(r, tasks, names)
     batch.thinking(
         f"{chief.display_name} is preparing the final summary",
         agent_id=chief.id,
-        phase="validation",
+        phase=message.Phase.VALIDATION,
     )
     batch.message(
         message.Kind.ASSISTANT,
@@ -139,15 +150,12 @@ def answer(services: Services, r: run.Run, tasks: list[run.Task], batch: Batch) 
         agent_id=chief.id,
         metadata={"runId": r.id, "runStatus": r.status.value, **facts},
     )
-    status = "completed" if r.status is run.RunStatus.COMPLETED else "failed"
-    if r.status is run.RunStatus.CANCELLED:
-        status = "cancelled"
-    batch.event(event.DoneData(status=status), agent_id=chief.id)  # type: ignore[arg-type]
+    batch.event(event.DoneData(status=_DONE.get(r.status, "failed")), agent_id=chief.id)
 
 
 async def run_summary_job(services: Services, claimed: Job) -> None:
     """Validate the run's results and write Hans's final message, then ``done``."""
-    run_id = str(claimed.payload["runId"])
+    run_id = SummaryJob.model_validate(claimed.payload).run_id
     tenant_id = claimed.tenant_id
     r = await services.db.read(lambda conn: runs.get(conn, tenant_id, run_id))
     batch = Batch(r.conversation_id, None, run_id=run_id)
@@ -156,5 +164,6 @@ async def run_summary_job(services: Services, claimed: Job) -> None:
         answer(services, runs.get(conn, tenant_id, run_id), runs.tasks_of(conn, run_id), batch)
         queue.finish(conn, claimed, services.clock())
 
-    crash_point(services, "summary.before_write")
-    await Recorder(services, tenant_id, r.conversation_id, claimed).write(batch, prepare=write)
+    crash_point(services.settings, "summary.before_write")
+    batch.then(write)
+    await Recorder(services, tenant_id, r.conversation_id, claimed).write(batch)

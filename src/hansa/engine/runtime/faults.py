@@ -12,14 +12,14 @@ from __future__ import annotations
 import logging
 import os
 
-from hansa.engine.runtime.services import Services
+from hansa.settings import Settings
 
 CRASH_EXIT_CODE = 86
 log = logging.getLogger(__name__)
 
 
-def crash_point(services: Services, name: str) -> None:
+def crash_point(settings: Settings, name: str) -> None:
     """End the process here if the settings name this point."""
-    if services.settings.crash_at == name:
+    if settings.crash_at == name:
         log.error("crash point %s reached: exiting", name)
         os._exit(CRASH_EXIT_CODE)

@@ -50,9 +50,13 @@ async def follow_batches(
             batch = None if from_log else sub.take(cursor)
             if batch is None:
                 batch = await services.db.read(
-                    partial(events.read_after, tenant_id=tenant_id,
-                            conversation_id=conversation_id, after=cursor)
-                )  # fmt: skip
+                    partial(
+                        events.read_after,
+                        tenant_id=tenant_id,
+                        conversation_id=conversation_id,
+                        after=cursor,
+                    )
+                )
                 from_log = len(batch) >= events.PAGE  # a full page: more wait in the log
             if batch:
                 cursor = batch[-1].seq

@@ -1,13 +1,16 @@
 """Writes what the user sees: messages and the events announcing them, in one transaction.
 
-A ``Batch`` collects messages and events; ``Recorder.write`` commits it with any
-other change of the same step (state, turn status, job completion), checks the
-job's lease first, and rings the bus only after the commit.
+A ``Batch`` is one transaction's unit of work: its *steps* (state changes, checked
+and applied in order), then the messages and events they and the caller added.
+``Recorder.write`` commits it after checking the job's lease, rings the bus, and
+only then runs the batch's after-commit hooks (or, if it rolled back, its
+rollback hooks).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,12 +20,17 @@ from sqlalchemy import Connection
 from hansa.domain import event, message
 from hansa.domain.base import new_id
 from hansa.domain.event import Payload
-from hansa.domain.job import Job, JobKind
+from hansa.domain.job import Job
+from hansa.domain.message import Phase
 from hansa.engine.runtime.services import Services
 from hansa.store import events, messages, queue
 
-Extra = Callable[[Connection], None]
-"""More work for the same transaction (a state change, a job completion)."""
+Step = Callable[[Connection], None]
+"""Work for the batch's transaction, run before its events are appended: it may read,
+change state, and add messages and events to the batch."""
+
+Hook = Callable[[], None]
+"""Work for after the transaction: a hand-over that must not happen unless it commits."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,11 +51,27 @@ class Batch:
     turn_id: str | None
     run_id: str | None = None
     items: list[tuple[events.NewEvent, _PendingMessage | None]] = field(default_factory=list)
-    adopted: list[Job] = field(default_factory=list)
-    """Jobs created already claimed by this process's worker; it starts them after the
-    commit."""
-    handoffs: dict[int, Any] = field(default_factory=dict)
-    """What adopted jobs start from (by job id), prepared in the same transaction."""
+    steps: list[Step] = field(default_factory=list)
+    committed: list[Hook] = field(default_factory=list)
+    rolled_back: list[Hook] = field(default_factory=list)
+
+    def then(self, step: Step) -> None:
+        """Run ``step`` in this batch's transaction, after the steps added before it."""
+        self.steps.append(step)
+
+    def after_commit(self, hook: Hook, *, or_else: Hook | None = None) -> None:
+        """Run ``hook`` once the transaction committed (``or_else`` if it rolled back)."""
+        self.committed.append(hook)
+        if or_else is not None:
+            self.rolled_back.append(or_else)
+
+    def for_run(self, run_id: str) -> Batch:
+        """The same batch, its further events tagged with ``run_id``."""
+        return dataclasses.replace(self, run_id=run_id)
+
+    def put_first(self, other: Batch) -> None:
+        """Move ``other``'s events ahead of this batch's own (they happened before)."""
+        self.items[:0] = other.items
 
     def event(
         self, payload: event.Payload, *, agent_id: str | None = None, task_id: str | None = None
@@ -75,22 +99,22 @@ class Batch:
             payload = event.ThinkingData(
                 message_id=msg_id,
                 summary=content,
-                phase=str(meta.get("phase", "")),
+                phase=message.Phase(meta["phase"]),
                 group=meta.get("group"),
             )
         else:
             payload = event.MessageData(
-                message_id=msg_id, kind=kind.value, author=author.value, content=content
+                message_id=msg_id, kind=kind, author=author, content=content
             )
         msg = _PendingMessage(msg_id, kind, author, agent_id, content, metadata or {})
         self.items.append((self._new(payload, agent_id), msg))
         return msg_id
 
     def thinking(
-        self, summary: str, *, agent_id: str, phase: str, group: str | None = None
+        self, summary: str, *, agent_id: str, phase: Phase, group: str | None = None
     ) -> None:
         """Add a safe, short thinking entry written from a template."""
-        meta: dict[str, Any] = {"phase": phase}
+        meta: dict[str, Any] = {"phase": phase.value}
         if group is not None:
             meta["group"] = group
         self.message(
@@ -128,51 +152,37 @@ class Recorder:
         self.conversation_id = conversation_id
         self.job = job
 
-    async def write(
-        self, batch: Batch, extra: Extra | None = None, *, prepare: Extra | None = None
-    ) -> list[event.Event]:
-        """Commit ``batch`` and ``extra`` in one transaction, then ring the bus.
+    async def write(self, batch: Batch) -> list[event.Event]:
+        """Commit ``batch`` in one transaction, ring the bus, then run its after-commit hooks.
 
         Shielded: once handed to the database the write completes and is announced,
         even if the caller is cancelled meanwhile.
         """
-        return await asyncio.shield(self._write_and_announce(batch, extra, prepare))
+        return await asyncio.shield(self._write_and_announce(batch))
 
-    async def _write_and_announce(
-        self, batch: Batch, extra: Extra | None, prepare: Extra | None
-    ) -> list[event.Event]:
+    async def _write_and_announce(self, batch: Batch) -> list[event.Event]:
         try:
-            stored = await self.services.db.write(
-                lambda conn: self.write_in(conn, batch, extra, prepare=prepare)
-            )
-        except BaseException:  # rolled back: the run jobs it would have handed over are not
-            self.services.release_run_slots(sum(j.kind is JobKind.RUN for j in batch.adopted))
-            batch.adopted, batch.handoffs = [], {}
+            stored = await self.services.db.write(lambda conn: self._write_in(conn, batch))
+        except BaseException:
+            for hook in batch.rolled_back:
+                hook()
             raise
+        finally:
+            batch.steps, batch.rolled_back = [], []
         if stored:
             self.services.bus.publish(self.conversation_id, stored[-1].seq, stored)
-        if batch.adopted:
-            self.services.handoffs.update(batch.handoffs)  # committed: safe to hand over
-            self.services.adopt(batch.adopted)
-            batch.adopted, batch.handoffs = [], {}
+        hooks, batch.committed = batch.committed, []
+        for hook in hooks:
+            hook()
         return stored
 
-    def write_in(
-        self,
-        conn: Connection,
-        batch: Batch,
-        extra: Extra | None = None,
-        *,
-        prepare: Extra | None = None,
-    ) -> list[event.Event]:
-        """Write ``batch`` in the caller's transaction; the caller rings the bus after commit.
-
-        ``prepare`` runs first and may add to the batch from what it reads; ``extra`` runs last.
-        """
+    def _write_in(self, conn: Connection, batch: Batch) -> list[event.Event]:
         if self.job is not None:
             queue.guard(conn, self.job)
-        if prepare is not None:
-            prepare(conn)
+        i = 0
+        while i < len(batch.steps):  # a step may add steps
+            batch.steps[i](conn)
+            i += 1
         now = self.services.clock()
         stored = events.append(
             conn, self.tenant_id, self.conversation_id, [e for e, _ in batch.items], now
@@ -197,6 +207,4 @@ class Recorder:
             if pending is not None
         ]
         messages.insert(conn, self.tenant_id, new_messages)
-        if extra is not None:
-            extra(conn)
         return stored

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Protocol
 
+from hansa import errors
 from hansa.bus.base import Bus
-from hansa.domain.agent import AgentDefinition
+from hansa.domain.agent import SUPERVISOR_ID, AgentDefinition
 from hansa.domain.base import utcnow
 from hansa.domain.job import Job
 from hansa.engine.routing import Router
@@ -17,8 +18,30 @@ from hansa.settings import Settings
 from hansa.store.db import Database
 from hansa.tasks.registry import TaskRegistry
 
+Drive = Callable[[], Awaitable[None]]
+"""A job's work, prepared before the job reaches its worker (a run's first step, say)."""
 
-@dataclass
+
+class LocalWorker(Protocol):
+    """What this process's own worker offers the code that enqueues jobs."""
+
+    owner: str
+    """The worker's lease owner name."""
+
+    def wake(self) -> None:
+        """A job was enqueued: look now rather than at the next poll."""
+
+    def reserve_run_slot(self) -> bool:
+        """Hold a run slot for a run job a transaction is about to hand over; False if none."""
+
+    def release_run_slots(self, count: int) -> None:
+        """Give back slots held for run jobs whose transaction did not commit."""
+
+    def adopt(self, job: Job, drive: Drive) -> None:
+        """Run ``job``, claimed for this worker in a committed transaction, by ``drive``."""
+
+
+@dataclass(frozen=True)
 class Services:
     """Shared, stateless-per-turn services; each turn gets its own context object."""
 
@@ -27,30 +50,39 @@ class Services:
     bus: Bus
     model: Model
     roster: list[AgentDefinition]
+    """The agents in display order; the supervisor is found by id, never by position."""
     router: Router
     registry: TaskRegistry
     clock: Callable[[], datetime] = utcnow
-    wake_worker: Callable[[], None] = field(default=lambda: None)
-    """Tells an in-process worker that a job was enqueued (set by the worker)."""
-    adopt: Callable[[list[Job]], None] = field(default=lambda jobs: None)
-    """Hands jobs claimed on its behalf to the in-process worker (set by the worker)."""
-    worker_owner: str | None = None
-    """The lease owner name of the in-process worker, if this process runs one."""
-    reserve_run_slot: Callable[[], bool] = field(default=lambda: False)
-    """Holds one of the in-process worker's run slots for a run job about to be handed to
-    it; False when they are all taken (set by the worker; callable from any thread)."""
-    release_run_slots: Callable[[int], None] = field(default=lambda n: None)
-    """Gives back slots held for run jobs whose handing transaction failed."""
-    handoffs: dict[int, Any] = field(default_factory=dict)
-    """State prepared for jobs handed to the in-process worker, by job id (taken once)."""
+    local_worker: LocalWorker | None = None
+    """This process's worker, if it runs one (given by ``engine.running``)."""
+    agents: dict[str, AgentDefinition] = field(init=False, repr=False, compare=False)
+    """The roster by id."""
+
+    def __post_init__(self) -> None:
+        agents = {a.id: a for a in self.roster}
+        if SUPERVISOR_ID not in agents:
+            raise errors.ConfigError(f"the roster needs the supervisor {SUPERVISOR_ID!r}")
+        object.__setattr__(self, "agents", agents)
+
+    @property
+    def supervisor(self) -> AgentDefinition:
+        """Hans: the agent that routes, plans and validates."""
+        return self.agents[SUPERVISOR_ID]
 
     def agent(self, agent_id: str) -> AgentDefinition:
         """The roster entry for ``agent_id`` (the supervisor if unknown)."""
-        for a in self.roster:
-            if a.id == agent_id:
-                return a
-        return self.roster[0]
+        return self.agents.get(agent_id) or self.supervisor
 
     def has_agent(self, agent_id: str) -> bool:
         """True when ``agent_id`` is in the roster."""
-        return any(a.id == agent_id for a in self.roster)
+        return agent_id in self.agents
+
+    def names(self) -> dict[str, str]:
+        """Display names by agent id."""
+        return {a.id: a.display_name for a in self.roster}
+
+    def wake_worker(self) -> None:
+        """Tell this process's worker, if any, that a job was enqueued."""
+        if self.local_worker is not None:
+            self.local_worker.wake()

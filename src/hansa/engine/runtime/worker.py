@@ -20,69 +20,43 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain.job import Job, JobKind
-from hansa.engine.runs import run_job, summary
 from hansa.engine.runtime.faults import crash_point
-from hansa.engine.runtime.recorder import Recorder
-from hansa.engine.runtime.services import Services
-from hansa.engine.turns.pipeline import TurnContext, run_pipeline
-from hansa.engine.turns.stages import TURN_STAGES, fail
+from hansa.engine.runtime.services import Drive
+from hansa.settings import Settings
 from hansa.store import queue
+from hansa.store.db import Database
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[Services, Job], Awaitable[None]]
-
-
-async def run_turn_job(services: Services, job: Job) -> None:
-    """Run the turn a job stands for."""
-    payload = job.payload
-    ctx = TurnContext(
-        services=services,
-        job=job,
-        tenant_id=job.tenant_id,
-        turn_id=payload["turnId"],
-        conversation_id=payload["conversationId"],
-        message_id=payload["messageId"],
-        active_agent_id=payload.get("activeAgentId"),
-        request_context=payload.get("projectContext"),
-        recorder=Recorder(services, job.tenant_id, payload["conversationId"], job),
-    )
-    if job.attempts > job.max_attempts:  # it kept crashing workers: stop and say so
-        ctx.error = errors.HansaError("the turn was interrupted too many times")
-        await fail(ctx)
-        return
-    await run_pipeline(ctx, TURN_STAGES, fail)
-
-
-HANDLERS: dict[JobKind, Handler] = {
-    JobKind.TURN: run_turn_job,
-    JobKind.RUN: run_job.run_run_job,
-    JobKind.RUN_SUMMARY: summary.run_summary_job,
-}
+Handler = Callable[[Job], Awaitable[None]]
+"""Runs one claimed job (``engine.running`` dispatches on the job's kind)."""
 
 
 class Worker:
     """Claims and runs jobs until stopped."""
 
-    def __init__(self, services: Services, *, owner: str | None = None) -> None:
-        self.services = services
+    def __init__(
+        self,
+        settings: Settings,
+        db: Database,
+        clock: Callable[[], datetime],
+        *,
+        owner: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.db = db
+        self.clock = clock
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self._wake = asyncio.Event()
         self._stop = asyncio.Event()
         self._running: dict[int, tuple[Job, asyncio.Task[None]]] = {}
-        settings = services.settings
         self._lease = timedelta(seconds=settings.lease_seconds)
         self._capacity = {False: settings.worker_concurrency, True: settings.worker_run_concurrency}
         """Slots by lane: run jobs (True) wait on their tasks for long; turns must not."""
         self._busy = {False: 0, True: 0}
         """Slots taken by lane, counting run slots held for hand-overs not yet committed."""
         self._slots = threading.Lock()  # reservations may come from a PostgreSQL write thread
-        # this process's writers reach the worker through the services
-        services.wake_worker = self.wake
-        services.adopt = self.adopt
-        services.worker_owner = self.owner
-        services.reserve_run_slot = self.reserve_run_slot
-        services.release_run_slots = self.release_run_slots
+        self._handle: Handler | None = None
 
     def reserve_run_slot(self) -> bool:
         """Hold a run slot for a run job a transaction is about to hand over; False if none."""
@@ -97,17 +71,13 @@ class Worker:
         with self._slots:
             self._busy[True] -= count
 
-    def adopt(self, jobs: list[Job]) -> None:
-        """Run jobs that were claimed for this worker inside another job's transaction."""
-        for job in jobs:
-            if job.lease_owner != self.owner:
-                continue
-            held = _is_run(job)  # its transaction held a run slot for it
-            if job.id in self._running:
-                if held:
-                    self.release_run_slots(1)
-                continue
-            self._start(job, held=held)
+    def adopt(self, job: Job, drive: Drive) -> None:
+        """Run a run job claimed for this worker in another transaction (which held its slot),
+        starting from ``drive``, the first step that transaction prepared."""
+        if job.id in self._running:  # cannot start twice: give its slot back
+            self.release_run_slots(1)
+            return
+        self._start(job, held=True, drive=drive)
 
     def wake(self) -> None:
         """A job was enqueued: look now rather than at the next poll."""
@@ -118,8 +88,9 @@ class Worker:
         self._stop.set()
         self._wake.set()
 
-    async def run(self) -> None:
-        """Claim and run jobs until ``stop``."""
+    async def run(self, handle: Handler) -> None:
+        """Claim jobs and run each with ``handle`` until ``stop``."""
+        self._handle = handle
         heartbeat = asyncio.create_task(self._heartbeat(), name=f"heartbeat {self.owner}")
         try:
             while not self._stop.is_set():
@@ -128,13 +99,13 @@ class Worker:
                 claimed = await self._claim(free)
                 for job in claimed:
                     if job.attempts > 1:
-                        crash_point(self.services, "recovery.claim")
+                        crash_point(self.settings, "recovery.claim")
                     self._start(job)
                 took = {lane: sum(_is_run(j) is lane for j in claimed) for lane in free}
                 if any(n and took[lane] == n for lane, n in free.items()):
                     continue  # a lane took all it could: there may be more waiting
                 try:
-                    await asyncio.wait_for(self._wake.wait(), self.services.settings.poll_seconds)
+                    await asyncio.wait_for(self._wake.wait(), self.settings.poll_seconds)
                 except TimeoutError:
                     pass
         finally:
@@ -144,11 +115,11 @@ class Worker:
                 t.cancel()
             await asyncio.gather(heartbeat, *tasks, return_exceptions=True)
 
-    def _start(self, job: Job, *, held: bool = False) -> None:
+    def _start(self, job: Job, *, held: bool = False, drive: Drive | None = None) -> None:
         if not held:
             with self._slots:
                 self._busy[_is_run(job)] += 1
-        task = asyncio.create_task(self._run(job), name=f"job {job.id} {job.kind}")
+        task = asyncio.create_task(self._run(job, drive), name=f"job {job.id} {job.kind}")
         self._running[job.id] = (job, task)
 
     def _free(self) -> dict[bool, int]:
@@ -159,7 +130,7 @@ class Worker:
     async def _claim(self, free: dict[bool, int]) -> list[Job]:
         if not any(free.values()):
             return []
-        now = self.services.clock()
+        now = self.clock()
 
         def claim(conn: Connection) -> list[Job]:
             return [
@@ -170,16 +141,17 @@ class Worker:
 
         try:
             # most wake-ups find nothing (a job of this worker ended): look before locking
-            if not await self.services.db.read(lambda conn: queue.any_due(conn, now)):
+            if not await self.db.read(lambda conn: queue.any_due(conn, now)):
                 return []
-            return await self.services.db.write(claim)
+            return await self.db.write(claim)
         except Exception:  # a database hiccup must not kill the worker
             log.exception("claiming jobs failed; retrying at the next poll")
             return []
 
-    async def _run(self, job: Job) -> None:
+    async def _run(self, job: Job, drive: Drive | None) -> None:
+        assert self._handle is not None, "the worker runs jobs only inside run()"
         try:
-            await HANDLERS[job.kind](self.services, job)
+            await (drive() if drive is not None else self._handle(job))
         except errors.StaleLease:
             log.warning("job %s was taken over while it ran; its late writes were refused", job.id)
         except Exception:
@@ -197,7 +169,7 @@ class Worker:
             running = list(self._running.values())
             if not running:
                 continue
-            now = self.services.clock()
+            now = self.clock()
 
             jobs = [j for j, _ in running]
 
@@ -208,7 +180,7 @@ class Worker:
                 ]
 
             try:
-                alive = await self.services.db.write(extend)
+                alive = await self.db.write(extend)
             except Exception:
                 log.exception("heartbeat failed; retrying at the next beat")
                 continue

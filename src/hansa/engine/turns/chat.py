@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -26,7 +28,7 @@ async def create_conversation(
     active_agent_id: str | None = None,
 ) -> conversation.Conversation:
     """A new idle conversation, optionally in a project and with a chosen agent."""
-    agent_id = _known_agent(services, active_agent_id) or services.roster[0].id
+    agent_id = _known_agent(services, active_agent_id) or services.supervisor.id
     now = services.clock()
     convo = conversation.Conversation(
         id=new_id(),
@@ -94,16 +96,15 @@ async def post_message(
     turn_id = new_id()
     batch = Batch(conversation_id, turn_id)
     message_id = batch.message(message.Kind.USER, message.Author.USER, text, agent_id=None)
-    recorder = Recorder(services, tenant_id, conversation_id)
-    payload = {
-        "turnId": turn_id,
-        "conversationId": conversation_id,
-        "messageId": message_id,
-        "activeAgentId": active_agent_id,
-        "projectContext": project_context,
-    }
+    work = job.TurnJob(
+        turn_id=turn_id,
+        conversation_id=conversation_id,
+        message_id=message_id,
+        active_agent_id=active_agent_id,
+        project_context=project_context,
+    )
 
-    def store(conn: Connection) -> list[event.Event]:
+    def store(conn: Connection) -> None:
         convo = conversations.get(conn, tenant_id, conversation_id)
         if convo.state is conversation.State.ARCHIVED:
             raise errors.Conflict("this conversation is archived")
@@ -116,23 +117,28 @@ async def post_message(
                 details={"turnId": busy[0].id, "multitaskStrategy": "reject"},
             )
         if busy and strategy == "interrupt":
-            _interrupt(conn, tenant_id, conversation_id, busy, now, services)
-        stored = recorder.write_in(conn, batch)
+            batch.put_first(_interrupt(conn, tenant_id, conversation_id, busy, now, services))
         turns.create(
             conn,
             tenant_id,
             turn.Turn(
-                id=turn_id, conversation_id=conversation_id, message_id=message_id,
-                status=turn.TurnStatus.QUEUED, agent_id=None, created_at=now,
-                finished_at=None, error=None,
+                id=turn_id,
+                conversation_id=conversation_id,
+                message_id=message_id,
+                status=turn.TurnStatus.QUEUED,
+                agent_id=None,
+                created_at=now,
+                finished_at=None,
+                error=None,
             ),
-        )  # fmt: skip
-        queue.enqueue(conn, tenant_id, job.JobKind.TURN, payload, now, key=conversation_id)
-        return stored
+        )
+        queue.enqueue(
+            conn, tenant_id, job.JobKind.TURN, job.payload(work), now, key=conversation_id
+        )
 
-    stored = await services.db.write(store)
-    services.bus.publish(conversation_id, stored[-1].seq, stored)
-    services.wake_worker()
+    batch.then(store)
+    batch.after_commit(services.wake_worker)
+    stored = await Recorder(services, tenant_id, conversation_id).write(batch)
     return Posted(message_id=message_id, turn_id=turn_id, seq=stored[-1].seq)
 
 
@@ -169,9 +175,10 @@ def _interrupt(
     tenant_id: str,
     conversation_id: str,
     busy: list[turn.Turn],
-    now: Any,
+    now: datetime,
     services: Services,
-) -> None:
+) -> Batch:
+    """End the busy turns (each with ``done`` ``cancelled``); returns the events saying so."""
     stop = Batch(conversation_id, None)
     for t in busy:
         turns.set_status(
@@ -183,10 +190,8 @@ def _interrupt(
             error="interrupted by a newer message",
         )
         queue.cancel_key_job(conn, conversation_id, {"turnId": t.id}, now)
-        stop.turn_id = t.id
-        stop.event(event.DoneData(status="cancelled"), agent_id=services.roster[0].id)
-        Recorder(services, tenant_id, conversation_id).write_in(conn, stop)
-        stop.items.clear()
+        ended = dataclasses.replace(stop, turn_id=t.id)  # the same events, tagged by turn
+        ended.event(event.DoneData(status="cancelled"), agent_id=services.supervisor.id)
     conversations.move(
         conn,
         tenant_id,
@@ -196,6 +201,7 @@ def _interrupt(
         strict=False,
         only_from=(conversation.State.AI_ACTIVE,),
     )
+    return stop
 
 
 async def hand_off(
@@ -203,7 +209,7 @@ async def hand_off(
 ) -> conversation.Conversation:
     """Hand the conversation to a human agent (state ``handoff_pending``), with a snapshot."""
     batch = Batch(conversation_id, None)
-    chief = services.roster[0]
+    chief = services.supervisor
 
     def go(conn: Connection) -> None:
         convo = conversations.get(conn, tenant_id, conversation_id)
@@ -217,7 +223,8 @@ async def hand_off(
             f"{chief.display_name} handed this conversation to a human colleague", agent_id=chief.id
         )
 
-    await Recorder(services, tenant_id, conversation_id).write(batch, prepare=go)
+    batch.then(go)
+    await Recorder(services, tenant_id, conversation_id).write(batch)
     return await services.db.read(lambda conn: conversations.get(conn, tenant_id, conversation_id))
 
 

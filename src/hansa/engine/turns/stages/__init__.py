@@ -1,4 +1,4 @@
-"""The stages of a turn, in order, and how a failed turn ends."""
+"""The stages of a turn, in order; how it ends (``finalize``) and how a failed turn ends."""
 
 from __future__ import annotations
 
@@ -10,6 +10,6 @@ from hansa.engine.turns.stages.reply import reply
 from hansa.engine.turns.stages.route import route
 from hansa.engine.turns.stages.validate import validate
 
-TURN_STAGES: tuple[Stage, ...] = (validate, route, build_context, plan, reply, finalize)
+TURN_STAGES: tuple[Stage, ...] = (validate, route, build_context, plan, reply)
 
-__all__ = ["TURN_STAGES", "fail"]
+__all__ = ["TURN_STAGES", "fail", "finalize"]

@@ -1,11 +1,11 @@
-"""Stage 3: build the project context and the agent's prompt."""
+"""Stage 3 of 5: build the project context and the agent's prompt."""
 
 from __future__ import annotations
 
 from hansa.domain import message
 from hansa.engine import thinking
 from hansa.engine.project_context import build_project_context
-from hansa.engine.turns.pipeline import TurnContext
+from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.models.base import ChatMessage
 
 
@@ -17,10 +17,8 @@ def _before_this_turn(history: list[message.Message], turn_id: str) -> list[mess
     return []
 
 
-async def build_context(ctx: TurnContext) -> None:
+async def build_context(ctx: TurnContext) -> Then:
     """Project context (one builder for routing, prompts and planning), history, prompt."""
-    if ctx.answered:
-        return
     assert ctx.conversation is not None and ctx.agent is not None
     project_id = ctx.conversation.project_id
     request_context = ctx.request_context
@@ -35,7 +33,7 @@ async def build_context(ctx: TurnContext) -> None:
     ctx.batch().thinking(
         thinking.context_entry(ctx.supervisor, project),
         agent_id=ctx.supervisor.id,
-        phase="context",
+        phase=message.Phase.CONTEXT,
     )
     agent = ctx.agent
     system = (
@@ -50,3 +48,4 @@ async def build_context(ctx: TurnContext) -> None:
         )
     prompt.append(ChatMessage("user", ctx.user_text))
     ctx.prompt = prompt
+    return Then.NEXT

@@ -1,4 +1,4 @@
-"""Stage 5: store the answer, end the turn with ``done``; or end a failed turn truthfully."""
+"""The end of a turn: the answer and ``done``; or, for a failed turn, the truth and ``done``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from hansa.store import conversations, llm_calls, queue, turns
 async def finalize(ctx: TurnContext) -> None:
     """The assistant message, usage, ``done``, and every state change, in one transaction."""
     batch = ctx.batch()
-    if ctx.agent is not None and not ctx.answered:
+    if ctx.agent is not None and ctx.call is not None:  # an agent replied
         batch.message(
             message.Kind.ASSISTANT,
             message.Author.ASSISTANT,
@@ -22,7 +22,7 @@ async def finalize(ctx: TurnContext) -> None:
             agent_id=ctx.agent.id,
             message_id=ctx.reply_message_id,
         )
-        if ctx.call is not None and ctx.call.record is not None:
+        if ctx.call.record is not None:
             rec = ctx.call.record
             batch.event(
                 event.ContextUsageData(
@@ -31,7 +31,8 @@ async def finalize(ctx: TurnContext) -> None:
                 agent_id=ctx.agent.id,
             )
     batch.event(event.DoneData(status="completed"), agent_id=ctx.supervisor.id)
-    await ctx.flush(then=lambda conn: _close(ctx, conn, turn.TurnStatus.COMPLETED, None))
+    batch.then(lambda conn: _close(ctx, conn, turn.TurnStatus.COMPLETED, None))
+    await ctx.flush()
 
 
 async def fail(ctx: TurnContext) -> None:
@@ -42,13 +43,17 @@ async def fail(ctx: TurnContext) -> None:
     text = thinking.failure_message(agent)
     batch = ctx.batch()
     batch.message(
-        message.Kind.ASSISTANT, message.Author.ASSISTANT, text,
-        agent_id=agent.id, metadata={"error": code},
-    )  # fmt: skip
+        message.Kind.ASSISTANT,
+        message.Author.ASSISTANT,
+        text,
+        agent_id=agent.id,
+        metadata={"error": code},
+    )
     batch.event(event.ErrorData(code=code, message=text), agent_id=agent.id)
     batch.event(event.DoneData(status="failed"), agent_id=ctx.supervisor.id)
     detail = f"{type(exc).__name__}: {exc}" if exc else "unknown error"
-    await ctx.flush(then=lambda conn: _close(ctx, conn, turn.TurnStatus.FAILED, detail))
+    batch.then(lambda conn: _close(ctx, conn, turn.TurnStatus.FAILED, detail))
+    await ctx.flush()
 
 
 def _close(ctx: TurnContext, conn: Connection, status: turn.TurnStatus, error: str | None) -> None:

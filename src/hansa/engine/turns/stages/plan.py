@@ -1,58 +1,86 @@
-"""Stage 4: triage, and the planning protocol for requests that need a run."""
+"""Stage 4 of 5: triage, and the planning protocol for requests that need a run.
+
+Planning returns what it decided (``planning.request.Outcome``); this stage turns
+that into the turn's next step: the agent replies (not a plan), or the turn ends
+with the plan's messages, and an approval or a cancellation runs in the same
+transaction, fenced by the turn's job.
+"""
 
 from __future__ import annotations
 
+from typing import assert_never
+
 from hansa.domain import message
+from hansa.domain.plan import PlanningState
 from hansa.engine import runs
 from hansa.engine.planning import protocol
 from hansa.engine.planning.llm_planner import draft_plan
+from hansa.engine.planning.request import (
+    Adjusted,
+    Approved,
+    Asked,
+    Cancelled,
+    NotAPlan,
+    Outcome,
+    Planned,
+    PlanningRequest,
+)
 from hansa.engine.planning.triage import triage
-from hansa.engine.turns.pipeline import TurnContext
+from hansa.engine.turns.pipeline import Then, TurnContext
 
 
-async def plan(ctx: TurnContext) -> None:
+async def plan(ctx: TurnContext) -> Then:
     """Answer simply, or plan: ask what is missing, show the plan, start it when approved."""
-    if ctx.answered:
-        return
-    assert ctx.conversation is not None
-    state = ctx.conversation.metadata.get("planning")
-    if state:
-        protocol.proceed(ctx, state)
-    else:
-        decision = triage(ctx.user_text)
-        ctx.batch().thinking(
-            f"{ctx.supervisor.display_name} chose a {decision.reason}",
-            agent_id=ctx.supervisor.id,
-            phase="triage",
+    assert ctx.conversation is not None and ctx.project_context is not None
+    req = PlanningRequest(
+        services=ctx.services,
+        tenant_id=ctx.tenant_id,
+        conversation_id=ctx.conversation_id,
+        turn_id=ctx.turn_id,
+        text=ctx.user_text,
+        project=ctx.project_context,
+        batch=ctx.batch(),
+        calls=ctx.planner_calls,
+    )
+    outcome = await _decide(req, ctx.conversation.planning)
+    batch = req.batch
+    match outcome:
+        case NotAPlan():
+            return Then.NEXT
+        case Asked() | Planned():
+            pass
+        case Adjusted(replaced_run_id=replaced):
+            batch.then(runs.cancelling(ctx.services, ctx.tenant_id, replaced, batch))
+        case Approved(run_id=run_id):
+            batch.then(runs.approving(ctx.services, ctx.tenant_id, run_id, batch))
+        case Cancelled(run_id=run_id):
+            if run_id is not None:
+                batch.then(runs.cancelling(ctx.services, ctx.tenant_id, run_id, batch))
+        case _:
+            assert_never(outcome)
+    await ctx.flush()  # the plan's steps add events: they must come before ``done``
+    return Then.FINALIZE
+
+
+async def _decide(req: PlanningRequest, state: PlanningState | None) -> Outcome:
+    if state is not None:
+        return protocol.proceed(req, state)
+    decision = triage(req.text)
+    hans = req.supervisor
+    req.batch.thinking(
+        f"{hans.display_name} chose a {decision.reason}",
+        agent_id=hans.id,
+        phase=message.Phase.TRIAGE,
+    )
+    if not decision.plan:
+        return NotAPlan()
+    if decision.playbook is not None:
+        return protocol.start(req, decision)
+    drafted = await draft_plan(req)
+    if drafted is None:
+        req.think(
+            f"{hans.display_name} found no plan template and the model gave no valid plan; "
+            "the agent answers directly"
         )
-        if not decision.plan:
-            return
-        if decision.playbook is not None:
-            protocol.start(ctx, decision)
-        else:
-            drafted = await draft_plan(ctx)
-            if drafted is None:
-                ctx.batch().thinking(
-                    f"{ctx.supervisor.display_name} found no plan template and the model gave "
-                    "no valid plan; the agent answers directly",
-                    agent_id=ctx.supervisor.id,
-                    phase="planning",
-                )
-                return
-            protocol.show(
-                ctx, drafted, {"plan": drafted.model_dump(mode="json"), "intent": drafted.intent}
-            )
-    ctx.answered = True
-    await ctx.flush()
-    if ctx.refusal is not None:
-        ctx.batch().message(
-            message.Kind.ASSISTANT,
-            message.Author.ASSISTANT,
-            f"I can't plan this as asked: {ctx.refusal}. Nothing was changed.",
-            agent_id=ctx.supervisor.id,
-            metadata={"refused": True},
-        )
-    if ctx.cancel_run is not None:
-        await runs.cancel(ctx.services, ctx.tenant_id, ctx.cancel_run)
-    if ctx.approve_run is not None:
-        await runs.approve(ctx.services, ctx.tenant_id, ctx.approve_run, turn_id=ctx.turn_id)
+        return NotAPlan()
+    return protocol.show(req, drafted, PlanningState(plan=drafted, intent=drafted.intent))

@@ -1,26 +1,26 @@
-"""Stage 4: the chosen agent answers, streaming text deltas as they come."""
+"""Stage 5 of 5: the chosen agent answers, streaming text deltas as they come."""
 
 from __future__ import annotations
 
-from hansa.domain import event
+from hansa.domain import event, message
 from hansa.engine import thinking
 from hansa.engine.llm import CallScope, RecordedCall
 from hansa.engine.runtime.faults import crash_point
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.turns.deltas import DeltaCoalescer
-from hansa.engine.turns.pipeline import TurnContext
+from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.models.base import ModelSettings, RequestParams
 
 
-async def reply(ctx: TurnContext) -> None:
+async def reply(ctx: TurnContext) -> Then:
     """Stream the agent's answer; deltas are coalesced before they are stored."""
-    if ctx.answered:
-        return
     assert ctx.agent is not None
     agent = ctx.agent
-    ctx.batch().thinking(thinking.drafting_entry(agent), agent_id=agent.id, phase="reply")
+    ctx.batch().thinking(
+        thinking.drafting_entry(agent), agent_id=agent.id, phase=message.Phase.REPLY
+    )
     await ctx.flush()
-    crash_point(ctx.services, "turn.after_route")
+    crash_point(ctx.services.settings, "turn.after_route")
 
     settings = ctx.services.settings
 
@@ -57,3 +57,4 @@ async def reply(ctx: TurnContext) -> None:
             event.TextDeltaData(message_id=ctx.reply_message_id, delta=rest), agent_id=agent.id
         )
     ctx.reply_text = "".join(parts).strip()
+    return Then.FINALIZE

@@ -1,23 +1,21 @@
-"""Stage 2: the supervisor routes the message and records why (seed 000 §5)."""
+"""Stage 2 of 5: the supervisor routes the message and records why (seed 000 §5)."""
 
 from __future__ import annotations
 
 from sqlalchemy import Connection
 
-from hansa.domain import conversation, event, turn
+from hansa.domain import conversation, event, message, turn
 from hansa.engine import thinking
-from hansa.engine.turns.pipeline import TurnContext
+from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.store import conversations, turns
 
 ANSWERS_THE_PLAN = "the message answers the supervisor's planning questions or plan"
 
 
-async def route(ctx: TurnContext) -> None:
+async def route(ctx: TurnContext) -> Then:
     """Decide the agent; record the decision, a status chip on a change, a thinking entry."""
-    if ctx.answered:
-        return
     assert ctx.conversation is not None
-    previous = ctx.active_agent_id or ctx.conversation.current_agent
+    previous = ctx.work.active_agent_id or ctx.conversation.current_agent
     supervisor = ctx.supervisor
     # while Hans plans, a message answers his questions or the plan: no keyword reroutes it
     planning = bool(ctx.conversation.metadata.get("planning"))
@@ -47,16 +45,21 @@ async def route(ctx: TurnContext) -> None:
         if planning
         else thinking.routing_entry(supervisor, agent, decision)
     )
-    batch.thinking(entry, agent_id=supervisor.id, phase="routing")
+    batch.thinking(entry, agent_id=supervisor.id, phase=message.Phase.ROUTING)
     now = ctx.services.clock()
 
     def start(conn: Connection) -> None:
         conversations.move(
-            conn, ctx.tenant_id, ctx.conversation_id, conversation.State.AI_ACTIVE, now,
+            conn,
+            ctx.tenant_id,
+            ctx.conversation_id,
+            conversation.State.AI_ACTIVE,
+            now,
             current_agent=agent.id,
-        )  # fmt: skip
+        )
         turns.set_status(
             conn, ctx.tenant_id, ctx.turn_id, turn.TurnStatus.RUNNING, now, agent_id=agent.id
         )
 
-    ctx.also(start)
+    batch.then(start)
+    return Then.NEXT

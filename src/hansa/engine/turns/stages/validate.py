@@ -1,4 +1,4 @@
-"""Stage 1: load the conversation and the user's message; check the turn may run."""
+"""Stage 1 of 5: load the conversation and the user's message; check the turn may run."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import conversation, message
-from hansa.engine.turns.pipeline import TurnContext
+from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.store import conversations, messages
 
 _USER = message.Kind.USER
@@ -14,7 +14,7 @@ _HISTORY_KINDS = (message.Kind.USER, message.Kind.ASSISTANT)
 _HUMAN_STATES = (conversation.State.HANDOFF_PENDING, conversation.State.AGENT_ACTIVE)
 
 
-async def validate(ctx: TurnContext) -> None:
+async def validate(ctx: TurnContext) -> Then:
     """Load what the turn needs; a conversation held by a human gets no AI reply."""
 
     last = ctx.services.settings.history_messages + 1
@@ -42,6 +42,7 @@ async def validate(ctx: TurnContext) -> None:
             "A human agent has this conversation; the assistants stay quiet",
             agent_id=ctx.supervisor.id,
         )
-        ctx.answered = True
-    elif convo.state is conversation.State.ARCHIVED:
+        return Then.FINALIZE
+    if convo.state is conversation.State.ARCHIVED:
         raise errors.Conflict("this conversation is archived")
+    return Then.NEXT
