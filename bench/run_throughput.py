@@ -35,7 +35,7 @@ from langgraph.graph import END, START, StateGraph
 
 from _server import hansa_server, record
 from hansa.engine.running import running
-from hansa.engine.runs.service import TaskDraft, approve, create_run
+from hansa.engine.runs.service import NewRun, TaskDraft, approve, create_run
 from hansa.engine.runtime.follow import follow
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns.chat import create_conversation
@@ -99,8 +99,7 @@ async def _measure(
 
 async def _hansa_run(services: Services, cid: str) -> float:
     started = time.perf_counter()
-    created, stored = await create_run(services, TENANT, cid, "bench", None, DRAFTS)
-    run_id = created.id
+    run_id, stored = await create_run(services, TENANT, NewRun(cid, "bench", None, DRAFTS))
     await approve(services, TENANT, run_id)
     seen: list[str] = []
 

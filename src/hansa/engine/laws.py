@@ -9,7 +9,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -19,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from hansa import errors
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
+from hansa.engine.text import map_strings
 from hansa.tasks.base import TaskType
 from hansa.tasks.registry import TaskRegistry
 
@@ -54,11 +54,6 @@ class Verdict:
     invalid: tuple[str, ...] = ()
     params: BaseModel | None = None
     checks: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def allowed(self) -> bool:
-        """True when scope and clarity both pass."""
-        return self.scope_refusal is None and not self.missing and not self.invalid
 
     def raise_for_refusal(self) -> None:
         """Raise the API error that names the law (scope 403-style, clarity 422)."""
@@ -114,26 +109,9 @@ def scope_refusal(
     return None
 
 
-def _map_strings(parameters: dict[str, Any], change: Callable[[str], Any]) -> dict[str, Any]:
-    """``parameters`` with every string, however deeply nested, replaced by ``change(it)``."""
-    return {k: _walk(v, change) for k, v in parameters.items()}
-
-
-def _walk(value: Any, change: Callable[[str], Any]) -> Any:
-    # a module function, not a closure calling itself: that would be a reference cycle
-    # per call, left for the cyclic collector
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, dict):
-        return {k: _walk(v, change) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_walk(v, change) for v in value]
-    return value
-
-
 def placeholders(parameters: dict[str, Any]) -> dict[str, Any]:
     """Parameters with step references replaced by a stand-in, for plan-time validation."""
-    return _map_strings(parameters, lambda text: REF.sub("ref", text))
+    return map_strings(parameters, lambda text: REF.sub("ref", text))
 
 
 def judge(
@@ -210,4 +188,4 @@ def resolve_refs(parameters: dict[str, Any], outputs: dict[str, dict[str, Any]])
             return lookup(whole.group(1), whole.group(2))
         return REF.sub(lambda m: str(lookup(m.group(1), m.group(2))), text)
 
-    return _map_strings(parameters, fill)
+    return map_strings(parameters, fill)

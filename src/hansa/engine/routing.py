@@ -18,8 +18,8 @@ from pydantic import TypeAdapter, ValidationError
 from hansa import errors
 from hansa.domain.agent import SUPERVISOR_ID
 from hansa.domain.routing import RoutingDecision, RoutingRule
+from hansa.engine.text import MATCH_TIMEOUT_SECONDS
 
-MATCH_TIMEOUT_SECONDS = 0.05
 """A rule's regex gets this long per message; a rule that times out does not match."""
 
 DEFAULT_RULES: tuple[RoutingRule, ...] = (

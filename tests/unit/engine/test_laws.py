@@ -22,7 +22,6 @@ def test_a_task_the_project_does_not_allow_is_refused_by_scope() -> None:
         AGENTS["webEngineer"],
         locked,
     )
-    assert not verdict.allowed
     assert "law of allowed scope" in verdict.scope_refusal and "Aquaverter" in verdict.scope_refusal
     with pytest.raises(laws.ScopeDenied):
         verdict.raise_for_refusal()
@@ -43,9 +42,11 @@ def test_missing_parameters_are_named_never_guessed() -> None:
 
 def test_step_references_are_allowed_at_plan_time_and_resolved_later() -> None:
     params = {"title": "T", "slug": "t", "contentHtml": "{{copy.html}}"}
-    assert laws.judge(
+    verdict = laws.judge(
         REGISTRY, "create_page", params, AGENTS["webEngineer"], OPEN, resolved=False
-    ).allowed
+    )
+    verdict.raise_for_refusal()  # neither scope nor clarity refuses it
+    assert verdict.scope_refusal is None and not verdict.missing and not verdict.invalid
     resolved = laws.resolve_refs(params, {"copy": {"html": "<p>hi</p>"}})
     assert resolved["contentHtml"] == "<p>hi</p>"
     embedded = laws.resolve_refs({"x": "a {{s.n}} b"}, {"s": {"n": 3}})

@@ -7,7 +7,8 @@ import re
 import regex
 
 from hansa.domain.plan import Plan
-from hansa.engine.planning.playbooks import MATCH_TIMEOUT_SECONDS, Playbook
+from hansa.engine.planning.playbooks import Playbook
+from hansa.engine.text import MATCH_TIMEOUT_SECONDS
 
 _APPROVE = re.compile(
     r"^\s*(yes|yep|yeah|ok(ay)?|sure|go( ahead)?|approved?|do it|let'?s go|proceed|looks good)"

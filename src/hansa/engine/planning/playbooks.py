@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from hansa import errors
 from hansa.domain.plan import Fork, Plan, PlanStage, PlanStep, Requirement
+from hansa.engine.text import MATCH_TIMEOUT_SECONDS, map_strings
 
-MATCH_TIMEOUT_SECONDS = 0.05
 _VAR = re.compile(r"\$\{(\w+)\}")
 
 
@@ -102,13 +102,9 @@ class Playbook(BaseModel):
         values["layout_description"] = fork.description if fork else ""
 
         def fill(value: Any) -> Any:
-            if isinstance(value, str):
-                return _VAR.sub(lambda m: values.get(m.group(1), m.group(0)), value)
-            if isinstance(value, dict):
-                return {k: fill(v) for k, v in value.items()}
-            if isinstance(value, list):
-                return [fill(v) for v in value]
-            return value
+            return map_strings(
+                value, lambda s: _VAR.sub(lambda m: values.get(m.group(1), m.group(0)), s)
+            )
 
         stages = [
             PlanStage(

@@ -18,6 +18,7 @@ from hansa.domain import event, run
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
 from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine.prompts import persona
 from hansa.engine.runs.connectors import connectors_for
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
@@ -122,8 +123,7 @@ def _generator(services: Services, tenant_id: str, outcome: Outcome) -> Any:
         prompt = [
             ChatMessage(
                 "system",
-                f"You are {agent.display_name}, the {agent.role}. "
-                f"{agent.role_summary} {instructions}",
+                f"{persona(agent)} {instructions}",
             ),
             ChatMessage("user", material),
         ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from hansa.domain import message
 from hansa.engine import thinking
 from hansa.engine.project_context import build_project_context
+from hansa.engine.prompts import persona
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.models.base import ChatMessage
 
@@ -37,9 +38,7 @@ async def build_context(ctx: TurnContext) -> Then:
     )
     agent = ctx.agent
     system = (
-        f"You are {agent.display_name}, the {agent.role} of a team of AI assistants led by "
-        f"{ctx.supervisor.display_name}. {agent.role_summary} "
-        f"{project.describe()} Answer briefly and concretely."
+        f"{persona(agent, lead=ctx.supervisor)} {project.describe()} Answer briefly and concretely."
     )
     prompt = [ChatMessage("system", system)]
     for m in _before_this_turn(history, ctx.turn_id):
