@@ -22,6 +22,7 @@ from factories import make_conversation, make_run, make_task
 from hansa.domain import event, run
 from hansa.domain.base import utcnow
 from hansa.engine.runs import scheduler
+from hansa.engine.runs.change import RunChange
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
 from hansa.engine.runtime.setup import build_services
@@ -76,22 +77,20 @@ async def _stored(services: Services, *tasks: run.Task, r: run.Run) -> None:
 
 def _book(services: Services, conn: Connection, r: run.Run) -> tuple[scheduler.Book, Batch]:
     """Run ``r``'s book in ``conn``'s transaction, and the batch its moves announce in."""
-    batch = Batch(r.conversation_id, None, run_id=r.id)
-    return scheduler.Book(conn, r.tenant_id, runs.tasks_of(conn, r.id)), batch
+    change = RunChange.of(services, conn, r.tenant_id, r.id, Batch(r.conversation_id, None))
+    return scheduler.Book(change, runs.tasks_of(conn, r.id)), change.batch
 
 
-def _next(
-    services: Services, book: scheduler.Book, r: run.Run, batch: Batch, busy: int, held: set[str]
-) -> list[run.Task]:
-    return scheduler.next_tasks(services, book, r, batch, busy=busy, held=held)
+def _next(book: scheduler.Book, r: run.Run, busy: int, held: set[str]) -> list[run.Task]:
+    return scheduler.next_tasks(book, r, busy=busy, held=held)
 
 
 def _move(book: scheduler.Book, task_id: str, target: run.TaskStatus, **kw: Any) -> run.Task:
-    return book.move(task_id, target, utcnow(), **kw)
+    return book.move(task_id, target, **kw)
 
 
 def _held(book: scheduler.Book) -> dict[str, datetime]:
-    return book.held(utcnow())
+    return book.held()
 
 
 async def _decide(
@@ -102,7 +101,7 @@ async def _decide(
     def decide(conn: Connection) -> Decision:
         current = runs.get(conn, r.tenant_id, r.id)
         book, batch = _book(services, conn, current)
-        chosen = _next(services, book, current, batch, busy, set(held))
+        chosen = _next(book, current, busy, set(held))
         return Decision(
             started=[t.id for t in chosen],
             tasks={t.id: t for t in runs.tasks_of(conn, r.id)},
