@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import Any
 
@@ -12,32 +13,47 @@ from hansa import errors
 from hansa.domain import conversation
 from hansa.domain.transitions import check_transition, sources
 from hansa.store import direct, tables
+from hansa.store.db import growing
 
 _conv = tables.assistant_conversations
+_B = sa.bindparam
+
+# Statements are built once and run through store.direct (decision 0007).
 _INSERT = _conv.insert()
-_GET = (
+_MINE = (_conv.c.id == _B("p_id"), _conv.c.tenant_id == _B("p_tenant"))
+_GET = sa.select(_conv).where(*_MINE)
+_RECENT = (
     sa.select(_conv)
-    .where(_conv.c.id == sa.bindparam("id"))
-    .where(_conv.c.tenant_id == sa.bindparam("tenant_id"))
+    .where(_conv.c.tenant_id == _B("p_tenant"))
+    .order_by(_conv.c.updated_at.desc())
+    .limit(_B("p_limit"))
 )
-_MOVE = (
+_SET_METADATA = (
     sa.update(_conv)
-    .where(_conv.c.id == sa.bindparam("p_id"))
-    .where(_conv.c.tenant_id == sa.bindparam("p_tenant_id"))
-    .where(_conv.c.state.in_(sa.bindparam("p_allowed", expanding=True)))
-    .values(
-        state=sa.bindparam("p_state"),
-        updated_at=sa.bindparam("p_now"),
-        current_agent=sa.func.coalesce(
-            sa.bindparam("p_agent", type_=sa.String), _conv.c.current_agent
-        ),
-    )
+    .where(*_MINE)
+    .values(metadata=_B("p_metadata", type_=_conv.c.metadata.type), updated_at=_B("p_now"))
 )
+_SET_TITLE = sa.update(_conv).where(*_MINE).values(title=_B("p_title"), updated_at=_B("p_now"))
+
+
+@functools.cache
+def _move(allowed: frozenset[str]) -> sa.Update:
+    # one statement per set of allowed sources: fixed equalities, not an IN list
+    return (
+        sa.update(_conv)
+        .where(*_MINE, direct.one_of(_conv.c.state, allowed))
+        .values(
+            state=_B("p_state"),
+            updated_at=_B("p_now"),
+            current_agent=sa.func.coalesce(_B("p_agent", type_=sa.String), _conv.c.current_agent),
+        )
+    )
 
 
 def create(conn: Connection, convo: conversation.Conversation) -> None:
     """Insert a new conversation."""
-    conn.execute(
+    direct.execute(
+        conn,
         _INSERT,
         {
             "id": convo.id,
@@ -57,28 +73,18 @@ def create(conn: Connection, convo: conversation.Conversation) -> None:
 
 def get(conn: Connection, tenant_id: str, conversation_id: str) -> conversation.Conversation:
     """The conversation, or NotFound (also for another tenant's id)."""
-    row = direct.first(conn, _GET, {"id": conversation_id, "tenant_id": tenant_id})
+    row = direct.first(conn, _GET, {"p_id": conversation_id, "p_tenant": tenant_id})
     if row is None:
         raise errors.NotFound(f"conversation {conversation_id} not found")
     return _conversation(row)
 
 
+@growing
 def list_recent(
     conn: Connection, tenant_id: str, *, limit: int = 50
 ) -> list[conversation.Conversation]:
     """The tenant's conversations, newest first."""
-    rows = (
-        (
-            conn.execute(
-                sa.select(_conv)
-                .where(_conv.c.tenant_id == tenant_id)
-                .order_by(_conv.c.updated_at.desc())
-                .limit(limit)
-            )
-        )
-        .mappings()
-        .all()
-    )
+    rows = direct.rows(conn, _RECENT, {"p_tenant": tenant_id, "p_limit": limit})
     return [_conversation(r) for r in rows]
 
 
@@ -101,38 +107,19 @@ def move(
     allowed = sources(conversation.TRANSITIONS, target) | {target}
     if only_from is not None:
         allowed &= set(only_from)
-    result = conn.execute(
-        _MOVE,
-        {
-            "p_id": conversation_id,
-            "p_tenant_id": tenant_id,
-            "p_allowed": [s.value for s in allowed],
-            "p_state": target.value,
-            "p_now": now,
-            "p_agent": current_agent,
-        },
-    )
-    if result.rowcount == 1:
+    params = {
+        "p_id": conversation_id,
+        "p_tenant": tenant_id,
+        "p_state": target.value,
+        "p_now": now,
+        "p_agent": current_agent,
+    }
+    if direct.execute(conn, _move(frozenset(s.value for s in allowed)), params) == 1:
         return True
     current = get(conn, tenant_id, conversation_id)  # NotFound if it does not exist
     if strict:
         check_transition(conversation.TRANSITIONS, current.state, target)
     return False
-
-
-def _conversation(row: direct.Row) -> conversation.Conversation:
-    return conversation.Conversation(
-        id=row["id"],
-        tenant_id=row["tenant_id"],
-        project_id=row["project_id"],
-        title=row["title"],
-        state=conversation.State(row["state"]),
-        current_agent=row["current_agent"],
-        last_seq=row["last_seq"],
-        created_at=row["created_at"],
-        updated_at=row["updated_at"],
-        metadata=row["metadata"],
-    )
 
 
 def set_planning(
@@ -147,19 +134,17 @@ def set_planning(
     metadata = {k: v for k, v in current.metadata.items() if k != "planning"}
     if state is not None:
         metadata["planning"] = state
-    conn.execute(
-        sa.update(_conv)
-        .where(_conv.c.id == conversation_id, _conv.c.tenant_id == tenant_id)
-        .values(metadata=metadata, updated_at=now)
-    )
+    params = {"p_id": conversation_id, "p_tenant": tenant_id, "p_metadata": metadata, "p_now": now}
+    direct.execute(conn, _SET_METADATA, params)
 
 
 def set_title(
     conn: Connection, tenant_id: str, conversation_id: str, title: str, now: datetime
 ) -> None:
     """Name the conversation."""
-    conn.execute(
-        sa.update(_conv)
-        .where(_conv.c.id == conversation_id, _conv.c.tenant_id == tenant_id)
-        .values(title=title, updated_at=now)
-    )
+    params = {"p_id": conversation_id, "p_tenant": tenant_id, "p_title": title, "p_now": now}
+    direct.execute(conn, _SET_TITLE, params)
+
+
+def _conversation(row: direct.Row) -> conversation.Conversation:
+    return conversation.Conversation.model_validate(row)

@@ -6,7 +6,9 @@ is microseconds of C beside its own Python, which holds the GIL on any thread, a
 hand-off to a thread and back cost more than that (decision 0008). Writes queued in
 one pass of the loop commit together (``store/writer.py``); a read runs on a
 connection of its own, which WAL lets read beside the writer. Whatever would wait
-(another process's write lock) waits on a thread, not on the loop.
+(another process's write lock) waits on a thread, not on the loop, and so does a read
+whose cost grows with the data: its repository function is marked ``@growing`` and
+``read`` routes it to a reader thread by itself.
 PostgreSQL, where every statement is a round trip, runs transactions on a pool of
 threads.
 """
@@ -19,15 +21,18 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
 from hansa import errors
+from hansa.store import direct
 from hansa.store.writer import GroupWriter
 
 T = TypeVar("T")
+P = ParamSpec("P")
+F = TypeVar("F", bound=Callable[..., Any])
 
 DEFAULT_TENANT_ID = "default"
 """The tenant everything belongs to until authentication comes."""
@@ -42,6 +47,20 @@ SQLITE_PRAGMAS = (
 
 _SQLITE_READERS = 2
 _POSTGRES_THREADS = 8
+_GROWING = "__hansa_growing__"
+
+
+def growing(fn: F) -> F:
+    """Mark a repository function whose cost grows with the data (a whole timeline, every
+    message, a tenant's lists): ``Database.read`` runs it on a reader thread, so that the
+    loop goes on serving meanwhile (decision 0008)."""
+    setattr(fn, _GROWING, True)
+    return fn
+
+
+def is_growing(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` is marked ``@growing``."""
+    return bool(getattr(fn, _GROWING, False))
 
 
 def normalize_url(url: str) -> str:
@@ -54,7 +73,8 @@ def normalize_url(url: str) -> str:
 
 
 class Database:
-    """One per process; ``write(fn)`` and ``read(fn)`` run ``fn(conn)`` in a transaction."""
+    """One per process; ``write(fn)`` and ``read(fn, *args)`` run ``fn(conn, …)`` in a
+    transaction."""
 
     def __init__(self, url: str, *, echo: bool = False) -> None:
         self.url = normalize_url(url)
@@ -66,7 +86,7 @@ class Database:
             self._reader = _sqlite_engine(self.url, echo, pool_size=_SQLITE_READERS + 1)
             # writers take the write lock up front; issued by us, not by an engine event,
             # because any connection event makes SQLAlchemy dispatch events per statement
-            self._begin = "BEGIN IMMEDIATE"
+            self._begin: str | None = "BEGIN IMMEDIATE"
             writers, readers = 1, _SQLITE_READERS
         elif self.dialect == "postgresql":
             # pre-ping: after a database restart the first request gets a fresh connection
@@ -109,26 +129,41 @@ class Database:
             self._write_pool, self.write_now, fn
         )
 
-    async def read(self, fn: Callable[[Connection], T]) -> T:
-        """Run ``fn`` for reading; on SQLite each statement sees the newest committed state.
+    async def read(
+        self, fn: Callable[Concatenate[Connection, P], T], /, *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """Run ``fn(conn, *args, **kwargs)`` for reading; on SQLite each statement sees the
+        newest committed state.
 
-        For reads of a bounded size (a key, a page, a run's tasks): on SQLite they run on the
-        loop's thread, which waits for them. A read that grows with the data uses ``scan``.
+        On SQLite a read of a bounded size (a key, a page, a run's tasks) runs on the loop's
+        thread, which waits for it; a repository function marked ``@growing`` runs on a
+        reader thread. ``read(lambda conn: …)`` is a bounded read.
         """
-        if self._group is not None and self._near.acquire(blocking=False):
+
+        reading: Callable[[Connection], T]
+        if args or kwargs:
+
+            def bound(conn: Connection) -> T:
+                return fn(conn, *args, **kwargs)
+
+            reading = bound
+        else:  # ``read(lambda conn: …)``, the commonest: no wrapper on the way
+            reading = cast("Callable[[Connection], T]", fn)
+        if self._group is None or is_growing(fn):
+            return await self._read_off(reading)
+        if self._near.acquire(blocking=False):
             try:
-                return self._read_near(fn)
+                return self._read_near(reading)
             except sa.exc.OperationalError as exc:
                 if not _locked(exc):
                     raise
                 # rare with WAL (another process recovering the file, say): wait on a thread
             finally:
                 self._near.release()
-        return await self.scan(fn)
+        return await self._read_off(reading)
 
-    async def scan(self, fn: Callable[[Connection], T]) -> T:
-        """``read`` for reads that grow with the data (a whole timeline, a tenant's list):
-        on a reader thread, so the loop goes on serving meanwhile."""
+    async def _read_off(self, fn: Callable[[Connection], T]) -> T:
+        """``fn`` on a reader thread, while the loop goes on serving."""
 
         def reading() -> T:
             with self._reader.begin() as conn:
@@ -140,7 +175,7 @@ class Database:
         """``fn`` on the loop's thread, on a connection that never waits for a lock."""
         if self._near_conn is None:
             self._near_conn = self._reader.connect()
-            self._near_conn.connection.driver_connection.execute("PRAGMA busy_timeout=0")
+            direct.driver(self._near_conn).execute("PRAGMA busy_timeout=0")
         with self._near_conn.begin():
             return fn(self._near_conn)
 

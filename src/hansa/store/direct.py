@@ -11,14 +11,21 @@ the caller's transaction; driver errors are raised as SQLAlchemy's
 (``IntegrityError`` and the rest) as ``Connection.execute`` would. Other
 databases go through ``Connection.execute`` unchanged.
 
-Only statements without expanding (``IN``) parameters can run here.
+Only statements without expanding (``IN``) parameters can run here: a set of values
+fixed when the statement is built is written with :func:`one_of` instead.
+
+Three private attributes of SQLAlchemy are read here (``SQLCompiler._bind_processors``
+and ``._result_columns``, ``TypeEngine._cached_result_processor``): SQLAlchemy is
+pinned, and tests/unit/store/test_direct_internals.py fails, naming the attribute, if a
+version changes them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import sqlite3
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -67,10 +74,27 @@ but correct, rather than grow the cache without end."""
 _compiled: dict[tuple[Executable, tuple[str, ...]], _Compiled] = {}
 
 
+def one_of(column: sa.ColumnElement[Any], values: Iterable[str]) -> sa.ColumnElement[bool]:
+    """``column`` equal to one of ``values``, as fixed equalities: an ``IN`` list is an
+    expanding parameter, which ``direct`` cannot run and SQLAlchemy renders at every
+    execution."""
+    found = sorted(values)
+    return sa.or_(*(column == v for v in found)) if found else sa.false()
+
+
+def driver(conn: Connection) -> sqlite3.Connection:
+    """The sqlite3 connection under ``conn`` (``direct``, the group writer and the loop's
+    reader run SQL on it)."""
+    found = conn.connection.driver_connection
+    if found is None:
+        raise sa.exc.ResourceClosedError("the connection is closed")
+    return cast(sqlite3.Connection, found)
+
+
 def execute(conn: Connection, statement: Executable, params: Params) -> int:
     """Run a statement that returns no rows; the number of rows it changed."""
     if conn.dialect.name != "sqlite":
-        return int(conn.execute(statement, params).rowcount)  # type: ignore[attr-defined]
+        return int(conn.execute(statement, params).rowcount)
     compiled = _compile(conn, statement, params)
     cursor = _run(conn, compiled, params)
     if compiled.keys:  # RETURNING: read to the end, or the statement stays open until commit
@@ -88,7 +112,7 @@ def execute_many(conn: Connection, statement: Executable, rows: Sequence[Params]
     compiled = _compile(conn, statement, rows[0])
     args = [compiled.args(p) for p in rows]
     try:
-        conn.connection.driver_connection.executemany(compiled.sql, args)  # type: ignore[union-attr]
+        driver(conn).executemany(compiled.sql, args)
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _translated(conn, compiled, args, exc) from exc
 
@@ -96,7 +120,7 @@ def execute_many(conn: Connection, statement: Executable, rows: Sequence[Params]
 def rows(conn: Connection, statement: Executable, params: Params) -> list[Row]:
     """The rows of a ``SELECT`` or of a statement with ``RETURNING``, as mappings."""
     if conn.dialect.name != "sqlite":
-        return list(conn.execute(statement, params).mappings().all())
+        return cast(list[Row], list(conn.execute(statement, params).mappings()))
     compiled = _compile(conn, statement, params)
     return [compiled.row(values) for values in _run(conn, compiled, params).fetchall()]
 
@@ -116,7 +140,7 @@ def scalar(conn: Connection, statement: Executable, params: Params) -> Any:
 def _run(conn: Connection, compiled: _Compiled, params: Params) -> Any:
     args = compiled.args(params)
     try:
-        return conn.connection.driver_connection.execute(compiled.sql, args)  # type: ignore[union-attr]
+        return driver(conn).execute(compiled.sql, args)
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _translated(conn, compiled, args, exc) from exc
 
@@ -144,7 +168,7 @@ def _build(dialect: sa.Dialect, statement: Executable, keys: tuple[str, ...]) ->
     compiled: Any = statement.compile(dialect=dialect, **options)  # type: ignore[attr-defined]
     if "POSTCOMPILE" in compiled.string or not compiled.positional:
         raise ValueError(f"cannot run directly (expanding parameters?): {compiled.string}")
-    processors = compiled._bind_processors  # what SQLAlchemy applies when it executes
+    processors = _private(compiled, "_bind_processors")  # what SQLAlchemy applies when executing
     fixed: list[Any] = []
     given = []
     for i, name in enumerate(compiled.positiontup):
@@ -153,10 +177,10 @@ def _build(dialect: sa.Dialect, statement: Executable, keys: tuple[str, ...]) ->
         fixed.append(bind.value if literal else None)
         if not literal:
             given.append((i, name, bool(bind.required), processors.get(name)))
-    columns = compiled._result_columns
+    columns = _private(compiled, "_result_columns")  # (key, name, objects, type) per column
     results = []
     for column in columns:
-        process = column[3]._cached_result_processor(dialect, None)
+        process = _private(column[3], "_cached_result_processor")(dialect, None)
         if process is not None:
             results.append((column[0], process))
     return _Compiled(
@@ -166,3 +190,14 @@ def _build(dialect: sa.Dialect, statement: Executable, keys: tuple[str, ...]) ->
         keys=tuple(c[0] for c in columns),
         results=tuple(results),
     )
+
+
+def _private(owner: Any, name: str) -> Any:
+    try:
+        return getattr(owner, name)
+    except AttributeError:
+        raise RuntimeError(
+            f"SQLAlchemy {sa.__version__} has no {type(owner).__name__}.{name}, which "
+            "store/direct.py reads (decision 0007): adapt it to this version, or pin the "
+            "version it was written for"
+        ) from None

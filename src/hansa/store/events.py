@@ -11,31 +11,40 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import event
-from hansa.store import direct, notify, tables
+from hansa.store import conversations, direct, notify, tables
+from hansa.store.db import growing
 
 _conv = tables.assistant_conversations
 _events = tables.events
+_B = sa.bindparam
 
 PAGE = 500
 """Events one read returns at most."""
 
-# Statements are built once: building one costs ten times more than running it.
+# Statements are built once (building one costs ten times more than running it) and run
+# through store.direct (decision 0007).
 _RESERVE = (
     sa.update(_conv)
-    .where(_conv.c.id == sa.bindparam("p_conversation"))
-    .where(_conv.c.tenant_id == sa.bindparam("p_tenant"))
-    .values(last_seq=_conv.c.last_seq + sa.bindparam("p_count"))
+    .where(_conv.c.id == _B("p_conversation"), _conv.c.tenant_id == _B("p_tenant"))
+    .values(last_seq=_conv.c.last_seq + _B("p_count"))
     .returning(_conv.c.last_seq)
 )
 _INSERT = _events.insert()
-_READ_AFTER = (
-    sa.select(_events)
-    .where(_events.c.conversation_id == sa.bindparam("conversation_id"))
-    .where(_events.c.tenant_id == sa.bindparam("tenant_id"))
-    .where(_events.c.seq > sa.bindparam("after"))
-    .order_by(_events.c.seq)
-    .limit(sa.bindparam("limit"))
+_AFTER = (
+    _events.c.conversation_id == _B("p_conversation"),
+    _events.c.tenant_id == _B("p_tenant"),
+    _events.c.seq > _B("p_after"),
 )
+_READ_AFTER = sa.select(_events).where(*_AFTER).order_by(_events.c.seq).limit(_B("p_limit"))
+_READ_RUN_AFTER = (
+    sa.select(_events)
+    .where(*_AFTER, _events.c.run_id == _B("p_run"))
+    .order_by(_events.c.seq)
+    .limit(_B("p_limit"))
+)
+
+WHOLE_LOG = 100_000
+"""Events ``all_of`` returns at most."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,26 +126,28 @@ def read_after(
 ) -> list[event.Event]:
     """Events with ``seq > after`` in order, at most ``limit`` of them."""
     params = {
-        "conversation_id": conversation_id,
-        "tenant_id": tenant_id,
-        "after": after,
-        "limit": limit,
+        "p_conversation": conversation_id,
+        "p_tenant": tenant_id,
+        "p_after": after,
+        "p_limit": limit,
     }
     if run_id is None:
         return [_event(row) for row in direct.rows(conn, _READ_AFTER, params)]
-    query = _READ_AFTER.where(_events.c.run_id == sa.bindparam("run_id"))
-    rows = conn.execute(query, {**params, "run_id": run_id}).mappings().all()
+    rows = direct.rows(conn, _READ_RUN_AFTER, {**params, "p_run": run_id})
     return [_event(row) for row in rows]
 
 
+@growing
+def all_of(
+    conn: Connection, tenant_id: str, conversation_id: str, *, run_id: str | None = None
+) -> list[event.Event]:
+    """A conversation's whole log (or the events of one run in it), in order, up to
+    ``WHOLE_LOG``; NotFound for an unknown conversation."""
+    conversations.get(conn, tenant_id, conversation_id)
+    return read_after(conn, tenant_id, conversation_id, 0, limit=WHOLE_LOG, run_id=run_id)
+
+
 def _event(row: direct.Row) -> event.Event:
-    return event.Event(
-        seq=row["seq"],
-        conversation_id=row["conversation_id"],
-        turn_id=row["turn_id"],
-        run_id=row["run_id"],
-        task_id=row["task_id"],
-        agent_id=row["agent_id"],
-        created_at=row["created_at"],
-        payload=event.payload_from_stored(row["type"], row["data"]),
-    )
+    # the payload is stored as its tag (``type``) and the rest (``data``)
+    payload = event.payload_from_stored(row["type"], row["data"])
+    return event.Event.model_validate({**row, "payload": payload})

@@ -8,15 +8,19 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from hansa.domain import message
-from hansa.store import direct, tables
+from hansa.store import conversations, direct, tables
+from hansa.store.db import growing
 
 _msg = tables.assistant_messages
+_B = sa.bindparam
+
+# Statements are built once and run through store.direct (decision 0007).
 _INSERT = _msg.insert()
 _THINKING_OF_RUN = (
     sa.select(_msg)
     .where(
-        _msg.c.tenant_id == sa.bindparam("p_tenant"),
-        _msg.c.run_id == sa.bindparam("p_run"),
+        _msg.c.tenant_id == _B("p_tenant"),
+        _msg.c.run_id == _B("p_run"),
         _msg.c.kind == message.Kind.THINKING.value,
     )
     .order_by(_msg.c.seq)
@@ -24,17 +28,18 @@ _THINKING_OF_RUN = (
 
 
 @functools.cache
-def _list_query(by_turn: bool, by_kind: bool, newest: bool) -> sa.Select[tuple[object, ...]]:
+def _list_query(
+    by_turn: bool, kinds: frozenset[str], newest: bool
+) -> sa.Select[tuple[object, ...]]:
     query = sa.select(_msg).where(
-        _msg.c.conversation_id == sa.bindparam("conversation_id"),
-        _msg.c.tenant_id == sa.bindparam("tenant_id"),
+        _msg.c.conversation_id == _B("p_conversation"), _msg.c.tenant_id == _B("p_tenant")
     )
     if by_turn:
-        query = query.where(_msg.c.turn_id == sa.bindparam("turn_id"))
-    if by_kind:
-        query = query.where(_msg.c.kind.in_(sa.bindparam("kinds", expanding=True)))
+        query = query.where(_msg.c.turn_id == _B("p_turn"))
+    if kinds:
+        query = query.where(direct.one_of(_msg.c.kind, kinds))
     if newest:
-        return query.order_by(_msg.c.seq.desc()).limit(sa.bindparam("last"))
+        return query.order_by(_msg.c.seq.desc()).limit(_B("p_last"))
     return query.order_by(_msg.c.seq)
 
 
@@ -75,33 +80,27 @@ def list_for(
     last: int | None = None,
 ) -> list[message.Message]:
     """A conversation's messages in order; ``last`` keeps only the newest N."""
-    params: dict[str, object] = {"conversation_id": conversation_id, "tenant_id": tenant_id}
+    params: dict[str, object] = {"p_conversation": conversation_id, "p_tenant": tenant_id}
     if turn_id is not None:
-        params["turn_id"] = turn_id
-    if kinds:
-        params["kinds"] = [k.value for k in kinds]
+        params["p_turn"] = turn_id
     if last is not None:
-        params["last"] = last
-    query = _list_query(turn_id is not None, bool(kinds), last is not None)
-    rows = conn.execute(query, params).mappings().all()
+        params["p_last"] = last
+    query = _list_query(turn_id is not None, frozenset(k.value for k in kinds), last is not None)
+    rows = direct.rows(conn, query, params)
     if last is not None:
-        rows = list(reversed(rows))
+        rows.reverse()
     return [_message(r) for r in rows]
 
 
+@growing
+def all_of(conn: Connection, tenant_id: str, conversation_id: str) -> list[message.Message]:
+    """Every message of a conversation, in order; NotFound for an unknown conversation."""
+    conversations.get(conn, tenant_id, conversation_id)
+    return list_for(conn, tenant_id, conversation_id)
+
+
 def _message(row: direct.Row) -> message.Message:
-    return message.Message(
-        id=row["id"],
-        conversation_id=row["conversation_id"],
-        turn_id=row["turn_id"],
-        run_id=row["run_id"],
-        kind=message.Kind(row["kind"]),
-        author=message.Author(row["author"]),
-        agent_id=row["agent_id"],
-        content=row["content"],
-        created_at=row["created_at"],
-        metadata=row["metadata"],
-    )
+    return message.Message.model_validate(row)
 
 
 def thinking_of_run(conn: Connection, tenant_id: str, run_id: str) -> list[message.Message]:

@@ -7,18 +7,20 @@ from sqlalchemy import Connection
 
 from hansa.domain import notice
 from hansa.domain.event import EVENTS_CHANNEL, JOBS_CHANNEL
+from hansa.store import direct
 
-_NOTIFY = sa.text("SELECT pg_notify(:channel, :payload)")
+_NOTIFY = sa.text("SELECT pg_notify(:p_channel, :p_payload)")
 
 
 def events_committed(conn: Connection, conversation_id: str, seq: int) -> None:
     """Tell listeners that ``conversation_id`` has events up to ``seq`` once this commits."""
     if conn.dialect.name == "postgresql":
         payload = f"{notice.sender_id()}:{conversation_id}:{seq}"
-        conn.execute(_NOTIFY, {"channel": EVENTS_CHANNEL, "payload": payload})
+        direct.scalar(conn, _NOTIFY, {"p_channel": EVENTS_CHANNEL, "p_payload": payload})
 
 
 def job_enqueued(conn: Connection, kind: str) -> None:
     """Wake workers of other processes once this commits."""
     if conn.dialect.name == "postgresql":
-        conn.execute(_NOTIFY, {"channel": JOBS_CHANNEL, "payload": f"{notice.sender_id()}:{kind}"})
+        payload = f"{notice.sender_id()}:{kind}"
+        direct.scalar(conn, _NOTIFY, {"p_channel": JOBS_CHANNEL, "p_payload": payload})

@@ -10,6 +10,7 @@ their transaction, so a worker whose lease was taken over can write nothing.
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -25,7 +26,8 @@ _QUEUED = job.JobStatus.QUEUED.value
 _RUNNING = job.JobStatus.RUNNING.value
 _B = sa.bindparam
 
-# Statements are built once: building one costs ten times more than running it.
+# Statements are built once (building one costs ten times more than running it) and run
+# through store.direct (decision 0007).
 _ENQUEUE = _jobs.insert().returning(_jobs.c.id)
 _other = _jobs.alias("other")
 _LIVE_SAME_KEY = (
@@ -52,28 +54,15 @@ _CANDIDATES = {  # by lane: run jobs, or every other kind (see ``claim``)
     .with_for_update(skip_locked=True)
     for runs in (True, False)
 }
-_CLAIM = (
-    sa.update(_jobs)
-    .where(_jobs.c.id.in_(_B("p_ids", expanding=True)))
-    .values(
-        status=_RUNNING,
-        lease_owner=_B("p_owner"),
-        lease_until=_B("p_lease_until"),
-        epoch=_jobs.c.epoch + 1,
-        attempts=_jobs.c.attempts + 1,
-        updated_at=_B("p_now"),
-    )
-    .returning(*_jobs.c)
-)
 _DUE = sa.select(_jobs.c.id).where(_CLAIMABLE).limit(1)
 _HELD = (_jobs.c.id == _B("p_id"), _jobs.c.epoch == _B("p_epoch"), _jobs.c.status == _RUNNING)
 _GUARD = sa.select(sa.func.count()).select_from(_jobs).where(*_HELD)
 _HEARTBEAT = (
     sa.update(_jobs).where(*_HELD).values(lease_until=_B("p_until"), updated_at=_B("p_now"))
 )
-_LIVE_OF_KEY = sa.select(_jobs.c.status).where(  # equalities: an IN list re-renders each time
-    _jobs.c.key == _B("p_key"), sa.or_(_jobs.c.status == _QUEUED, _jobs.c.status == _RUNNING)
-)
+_LIVE = direct.one_of(_jobs.c.status, (_QUEUED, _RUNNING))
+_LIVE_OF_KEY = sa.select(_jobs.c.status).where(_jobs.c.key == _B("p_key"), _LIVE)
+_LIVE_JOBS_OF_KEY = sa.select(_jobs.c.id, _jobs.c.payload).where(_jobs.c.key == _B("p_key"), _LIVE)
 _EPOCH = sa.select(_jobs.c.epoch).where(_jobs.c.id == _B("p_id"))
 _FINISH = (
     sa.update(_jobs)
@@ -82,6 +71,37 @@ _FINISH = (
         status=_B("p_status"), last_error=_B("p_error"), lease_until=None, updated_at=_B("p_now")
     )
 )
+_CANCEL = (
+    sa.update(_jobs)
+    .where(_jobs.c.id == _B("p_id"))
+    .values(
+        status=job.JobStatus.DONE.value,
+        epoch=_jobs.c.epoch + 1,
+        last_error="cancelled",
+        lease_until=None,
+        updated_at=_B("p_now"),
+    )
+)
+
+
+@functools.cache
+def _claim(count: int) -> sa.Update:
+    # one statement per number of jobs claimed at once (at most ``limit``): parameters
+    # p_id_0 … p_id_<count-1>, not an expanding IN list
+    ids: list[sa.BindParameter[Any]] = [_B(f"p_id_{i}") for i in range(count)]
+    return (
+        sa.update(_jobs)
+        .where(_jobs.c.id.in_(ids))
+        .values(
+            status=_RUNNING,
+            lease_owner=_B("p_owner"),
+            lease_until=_B("p_lease_until"),
+            epoch=_jobs.c.epoch + 1,
+            attempts=_jobs.c.attempts + 1,
+            updated_at=_B("p_now"),
+        )
+        .returning(*_jobs.c)
+    )
 
 
 def enqueue(
@@ -193,8 +213,9 @@ def claim(
         return []
     chosen: list[int] = []
     keys: set[str] = set()
-    found = conn.execute(_CANDIDATES[runs], {"p_now": now, "p_limit": limit * 2}).all()
-    for job_id, key in found:
+    found = direct.rows(conn, _CANDIDATES[runs], {"p_now": now, "p_limit": limit * 2})
+    for row in found:
+        job_id, key = row["id"], row["key"]
         if key is not None:
             if key in keys:
                 continue
@@ -204,10 +225,11 @@ def claim(
             break
     if not chosen:
         return []
-    params = {"p_ids": chosen, "p_owner": owner, "p_lease_until": now + lease, "p_now": now}
+    params: dict[str, Any] = {f"p_id_{i}": job_id for i, job_id in enumerate(chosen)}
+    params.update(p_owner=owner, p_lease_until=now + lease, p_now=now)
     try:
         with conn.begin_nested():
-            rows = conn.execute(_CLAIM, params).mappings().all()
+            rows = direct.rows(conn, _claim(len(chosen)), params)
     except sa.exc.IntegrityError:
         # Another process claimed a job of the same key between our read and write.
         return []
@@ -228,7 +250,7 @@ def heartbeat(conn: Connection, claimed: job.Job, now: datetime, lease: timedelt
 
 def taken_over(conn: Connection, claimed: job.Job) -> bool:
     """True when another claim (a newer epoch) owns the job now; False if it just finished."""
-    return direct.scalar(conn, _EPOCH, {"p_id": claimed.id}) != claimed.epoch
+    return bool(direct.scalar(conn, _EPOCH, {"p_id": claimed.id}) != claimed.epoch)
 
 
 def finish(
@@ -261,42 +283,11 @@ def cancel_key_job(
 
     Its epoch moves on, so a worker still running it can write nothing more.
     """
-    rows = conn.execute(
-        sa.select(_jobs.c.id, _jobs.c.payload).where(
-            _jobs.c.key == key, _jobs.c.status.in_([_QUEUED, _RUNNING])
-        )
-    ).all()
-    for job_id, payload in rows:
+    for row in direct.rows(conn, _LIVE_JOBS_OF_KEY, {"p_key": key}):
+        payload = row["payload"]
         if all(payload.get(k) == v for k, v in payload_match.items()):
-            conn.execute(
-                sa.update(_jobs)
-                .where(_jobs.c.id == job_id)
-                .values(
-                    status=job.JobStatus.DONE.value,
-                    epoch=_jobs.c.epoch + 1,
-                    last_error="cancelled",
-                    lease_until=None,
-                    updated_at=now,
-                )
-            )
+            direct.execute(conn, _CANCEL, {"p_id": row["id"], "p_now": now})
 
 
-def counts(conn: Connection) -> dict[str, int]:
-    """How many jobs are in each status."""
-    rows = conn.execute(sa.select(_jobs.c.status, sa.func.count()).group_by(_jobs.c.status))
-    return {status: int(n) for status, n in rows.all()}
-
-
-def _job(row: sa.RowMapping) -> job.Job:
-    return job.Job(
-        id=int(row["id"]),
-        tenant_id=row["tenant_id"],
-        kind=job.JobKind(row["kind"]),
-        key=row["key"],
-        payload=row["payload"],
-        attempts=row["attempts"],
-        max_attempts=row["max_attempts"],
-        epoch=row["epoch"],
-        lease_owner=row["lease_owner"],
-        lease_until=row["lease_until"],
-    )
+def _job(row: direct.Row) -> job.Job:
+    return job.Job.model_validate(row)

@@ -18,6 +18,7 @@ _runs = tables.assistant_runs
 _tasks = tables.assistant_tasks
 _B = sa.bindparam
 
+# Statements are built once and run through store.direct (decision 0007).
 _INSERT_RUN = _runs.insert()
 _INSERT_TASK = _tasks.insert()
 _GET_RUN = sa.select(_runs).where(_runs.c.id == _B("p_id"), _runs.c.tenant_id == _B("p_tenant"))
@@ -29,9 +30,10 @@ _LOCK_RUN = (
 )
 
 
-def _from(column: sa.Column[Any], allowed: frozenset[Any]) -> sa.ColumnElement[bool]:
-    # fixed equalities, not IN (...): an IN list is re-rendered at every execution
-    return sa.or_(*(column == s.value for s in sorted(allowed)))
+def _from(
+    column: sa.Column[Any], allowed: frozenset[run.RunStatus] | frozenset[run.TaskStatus]
+) -> sa.ColumnElement[bool]:
+    return direct.one_of(column, (s.value for s in allowed))
 
 
 _MOVE_RUN = {
@@ -172,12 +174,13 @@ def move_task(
 
 def update_task(conn: Connection, task_id: str, now: datetime, **values: Any) -> None:
     """Change fields of a task (parameters, confirmation, owner…)."""
+    # the columns vary with the call: built here, run by Connection.execute
     conn.execute(sa.update(_tasks).where(_tasks.c.id == task_id).values(**values, updated_at=now))
 
 
 def _run(row: direct.Row) -> run.Run:
-    return run.Run.model_validate(dict(row))
+    return run.Run.model_validate(row)
 
 
 def _task(row: direct.Row) -> run.Task:
-    return run.Task.model_validate(dict(row))
+    return run.Task.model_validate(row)

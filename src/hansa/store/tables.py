@@ -276,8 +276,11 @@ workspace_entities = sa.Table(
     _created(),
     sa.Column("updated_at", UtcDateTime(), nullable=False),
     sa.Column("deleted_at", UtcDateTime()),
+    # data["slug"] when it is a string (a page's address), for an indexed lookup
+    sa.Column("slug", sa.String(300)),
     sa.Index("ix_entities_project", "tenant_id", "project_id", "kind"),
     sa.Index("ux_entities_idempotency", "tenant_id", "idempotency_key", unique=True),
+    sa.Index("ix_entities_slug", "tenant_id", "project_id", "kind", "slug"),
 )
 
 workspace_edges = sa.Table(

@@ -1,5 +1,10 @@
 """Workspace entities (documents, tasks, goals, plans, milestones, risks, requirements,
-and the pages, products and tickets of the built-in connectors) and their edges."""
+and the pages, products and tickets of the built-in connectors) and their edges.
+
+An entity's ``data["slug"]``, when it is a string of at most ``SLUG_LENGTH`` characters,
+is kept in the ``slug`` column too, so that a page is found by its address through an
+index (``find_by_slug``) rather than by reading every page of the project.
+"""
 
 from __future__ import annotations
 
@@ -10,11 +15,78 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from hansa import errors
+from hansa.domain import workspace
 from hansa.domain.base import new_id
-from hansa.store import tables
+from hansa.store import direct, tables
+from hansa.store.db import growing
+
+SLUG_LENGTH = 300
+"""The longest slug the ``slug`` column keeps (a page's address is at most 120)."""
 
 _ent = tables.workspace_entities
 _edges = tables.workspace_edges
+_B = sa.bindparam
+
+
+def _in_project(in_project: bool) -> sa.ColumnElement[bool]:
+    column = _ent.c.project_id
+    return column == _B("p_project") if in_project else column.is_(None)
+
+
+# Statements are built once and run through store.direct (decision 0007).
+_INSERT = _ent.insert()
+_MINE = (_ent.c.id == _B("p_id"), _ent.c.tenant_id == _B("p_tenant"))
+_LIVE = _ent.c.deleted_at.is_(None)
+_GET = {
+    deleted: sa.select(_ent).where(*_MINE, *(() if deleted else (_LIVE,)))
+    for deleted in (True, False)
+}
+_BY_KEY = sa.select(_ent).where(
+    _ent.c.tenant_id == _B("p_tenant"), _ent.c.idempotency_key == _B("p_key")
+)
+_SIBLINGS = {
+    top: sa.select(sa.func.count())
+    .select_from(_ent)
+    .where(
+        _ent.c.tenant_id == _B("p_tenant"),
+        _ent.c.parent_id.is_(None) if top else _ent.c.parent_id == _B("p_parent"),
+        _ent.c.kind == _B("p_kind"),
+    )
+    for top in (True, False)
+}
+_UPDATE = (
+    sa.update(_ent)
+    .where(*_MINE)
+    .values(
+        data=_B("p_data", type_=_ent.c.data.type),
+        slug=_B("p_slug", type_=_ent.c.slug.type),
+        name=sa.func.coalesce(_B("p_name", type_=_ent.c.name.type), _ent.c.name),
+        updated_at=_B("p_now"),
+    )
+)
+_SET_DELETED = sa.update(_ent).where(*_MINE).values(deleted_at=_B("p_deleted_at"))
+_PURGE_EDGES = sa.delete(_edges).where(
+    sa.or_(_edges.c.from_id == _B("p_id"), _edges.c.to_id == _B("p_id"))
+)
+_PURGE = sa.delete(_ent).where(*_MINE)
+_TREE_ORDER = (_ent.c.parent_id, _ent.c.position, _ent.c.created_at)
+_OF_KIND = {  # by whether the entities belong to a project
+    in_project: sa.select(_ent)
+    .where(_ent.c.tenant_id == _B("p_tenant"), _ent.c.kind == _B("p_kind"), _LIVE)
+    .where(_in_project(in_project))
+    .order_by(*_TREE_ORDER)
+    for in_project in (True, False)
+}
+_AT_SLUG = {
+    in_project: statement.where(_ent.c.slug == _B("p_slug")).limit(1)
+    for in_project, statement in _OF_KIND.items()
+}
+_EDGE = sa.select(_edges.c.id).where(
+    _edges.c.from_id == _B("p_from"),
+    _edges.c.to_id == _B("p_to"),
+    _edges.c.relation == _B("p_relation"),
+)
+_INSERT_EDGE = _edges.insert()
 
 
 def create(
@@ -28,31 +100,16 @@ def create(
     *,
     parent_id: str | None = None,
     idempotency_key: str | None = None,
-) -> dict[str, Any]:
+) -> workspace.WorkspaceEntity:
     """Create an entity (or return the one made earlier with the same idempotency key)."""
     if idempotency_key is not None:
-        found = (
-            conn.execute(
-                sa.select(_ent).where(
-                    _ent.c.tenant_id == tenant_id, _ent.c.idempotency_key == idempotency_key
-                )
-            )
-            .mappings()
-            .first()
-        )
+        found = direct.first(conn, _BY_KEY, {"p_tenant": tenant_id, "p_key": idempotency_key})
         if found is not None:
             return _entity(found)
     if parent_id is not None:
         get(conn, tenant_id, parent_id)
-    position = conn.scalar(
-        sa.select(sa.func.count())
-        .select_from(_ent)
-        .where(
-            _ent.c.tenant_id == tenant_id,
-            _ent.c.parent_id.is_(parent_id) if parent_id is None else _ent.c.parent_id == parent_id,
-            _ent.c.kind == kind,
-        )
-    )
+    siblings = {"p_tenant": tenant_id, "p_parent": parent_id, "p_kind": kind}
+    position = direct.scalar(conn, _SIBLINGS[parent_id is None], siblings)
     row = {
         "id": new_id(),
         "tenant_id": tenant_id,
@@ -66,19 +123,17 @@ def create(
         "created_at": now,
         "updated_at": now,
         "deleted_at": None,
+        "slug": _slug(data),
     }
-    conn.execute(_ent.insert(), row)
+    direct.execute(conn, _INSERT, row)
     return _entity(row)
 
 
 def get(
     conn: Connection, tenant_id: str, entity_id: str, *, deleted: bool = False
-) -> dict[str, Any]:
+) -> workspace.WorkspaceEntity:
     """An entity, or NotFound (deleted ones only when asked)."""
-    query = sa.select(_ent).where(_ent.c.id == entity_id, _ent.c.tenant_id == tenant_id)
-    if not deleted:
-        query = query.where(_ent.c.deleted_at.is_(None))
-    row = conn.execute(query).mappings().first()
+    row = direct.first(conn, _GET[deleted], {"p_id": entity_id, "p_tenant": tenant_id})
     if row is None:
         raise errors.NotFound(f"workspace entity {entity_id} not found")
     return _entity(row)
@@ -86,74 +141,69 @@ def get(
 
 def update(
     conn: Connection, tenant_id: str, entity_id: str, patch: dict[str, Any], now: datetime
-) -> dict[str, Any]:
+) -> workspace.WorkspaceEntity:
     """Merge ``patch`` into the entity (``name`` renames it); returns it."""
     current = get(conn, tenant_id, entity_id)
-    data = {**current["data"], **{k: v for k, v in patch.items() if k != "name"}}
-    values: dict[str, Any] = {"data": data, "updated_at": now}
-    if "name" in patch:
-        values["name"] = str(patch["name"])
-    conn.execute(sa.update(_ent).where(_ent.c.id == entity_id).values(**values))
+    data = {**current.data, **{k: v for k, v in patch.items() if k != "name"}}
+    params = {
+        "p_id": entity_id,
+        "p_tenant": tenant_id,
+        "p_data": data,
+        "p_slug": _slug(data),
+        "p_name": str(patch["name"]) if "name" in patch else None,
+        "p_now": now,
+    }
+    direct.execute(conn, _UPDATE, params)
     return get(conn, tenant_id, entity_id)
 
 
 def set_deleted(
     conn: Connection, tenant_id: str, entity_id: str, now: datetime | None
-) -> dict[str, Any]:
+) -> workspace.WorkspaceEntity:
     """Delete (``now``) or restore (None) an entity; deletion is reversible."""
     get(conn, tenant_id, entity_id, deleted=True)
-    conn.execute(sa.update(_ent).where(_ent.c.id == entity_id).values(deleted_at=now))
+    params = {"p_id": entity_id, "p_tenant": tenant_id, "p_deleted_at": now}
+    direct.execute(conn, _SET_DELETED, params)
     return get(conn, tenant_id, entity_id, deleted=True)
 
 
 def purge(conn: Connection, tenant_id: str, entity_id: str) -> None:
     """Remove an entity for good (irreversible)."""
     get(conn, tenant_id, entity_id, deleted=True)
-    conn.execute(
-        sa.delete(_edges).where(sa.or_(_edges.c.from_id == entity_id, _edges.c.to_id == entity_id))
-    )
-    conn.execute(sa.delete(_ent).where(_ent.c.id == entity_id))
+    direct.execute(conn, _PURGE_EDGES, {"p_id": entity_id})
+    direct.execute(conn, _PURGE, {"p_id": entity_id, "p_tenant": tenant_id})
 
 
+@growing
 def list_kind(
     conn: Connection, tenant_id: str, project_id: str | None, kind: str
-) -> list[dict[str, Any]]:
+) -> list[workspace.WorkspaceEntity]:
     """Live entities of a kind in a project, in tree order."""
-    rows = conn.execute(
-        sa.select(_ent)
-        .where(_ent.c.tenant_id == tenant_id, _ent.c.kind == kind, _ent.c.deleted_at.is_(None))
-        .where(
-            _ent.c.project_id.is_(None) if project_id is None else _ent.c.project_id == project_id
-        )
-        .order_by(_ent.c.parent_id, _ent.c.position, _ent.c.created_at)
-    ).mappings()
-    return [_entity(r) for r in rows]
+    params = {"p_tenant": tenant_id, "p_kind": kind, "p_project": project_id}
+    return [_entity(r) for r in direct.rows(conn, _OF_KIND[project_id is not None], params)]
 
 
-def find_by(
-    conn: Connection, tenant_id: str, project_id: str | None, kind: str, field: str, value: str
-) -> dict[str, Any] | None:
-    """The live entity of ``kind`` whose ``data[field]`` equals ``value``."""
-    for entity in list_kind(conn, tenant_id, project_id, kind):
-        if entity["data"].get(field) == value:
-            return entity
-    return None
+def find_by_slug(
+    conn: Connection, tenant_id: str, project_id: str | None, kind: str, slug: str
+) -> workspace.WorkspaceEntity | None:
+    """The live entity of ``kind`` whose ``data["slug"]`` is ``slug`` (the first in tree
+    order, should there be several)."""
+    params = {"p_tenant": tenant_id, "p_kind": kind, "p_project": project_id, "p_slug": slug}
+    row = direct.first(conn, _AT_SLUG[project_id is not None], params)
+    return None if row is None else _entity(row)
 
 
 def link(
     conn: Connection, tenant_id: str, from_id: str, to_id: str, relation: str, now: datetime
-) -> dict[str, Any]:
+) -> workspace.WorkspaceEdge:
     """An explicit edge between two entities (idempotent)."""
     get(conn, tenant_id, from_id)
     get(conn, tenant_id, to_id)
-    found = conn.execute(
-        sa.select(_edges.c.id).where(
-            _edges.c.from_id == from_id, _edges.c.to_id == to_id, _edges.c.relation == relation
-        )
-    ).scalar()
+    edge = {"p_from": from_id, "p_to": to_id, "p_relation": relation}
+    found = direct.scalar(conn, _EDGE, edge)
     edge_id = found or new_id()
     if found is None:
-        edge = {
+        row = {
             "id": edge_id,
             "tenant_id": tenant_id,
             "from_id": from_id,
@@ -161,21 +211,14 @@ def link(
             "relation": relation,
             "created_at": now,
         }
-        conn.execute(_edges.insert(), edge)
-    return {"edgeId": edge_id, "fromId": from_id, "toId": to_id, "relation": relation}
+        direct.execute(conn, _INSERT_EDGE, row)
+    return workspace.WorkspaceEdge(id=edge_id, from_id=from_id, to_id=to_id, relation=relation)
 
 
-def _entity(row: Any) -> dict[str, Any]:
-    return {
-        "id": row["id"],
-        "projectId": row["project_id"],
-        "kind": row["kind"],
-        "name": row["name"],
-        "parentId": row["parent_id"],
-        "position": row["position"],
-        "data": row["data"],
-        "createdAt": row["created_at"].isoformat(),
-        "updatedAt": row["updated_at"].isoformat(),
-        "deleted": row["deleted_at"] is not None,
-        "idempotencyKey": row["idempotency_key"],
-    }
+def _slug(data: dict[str, Any]) -> str | None:
+    slug = data.get("slug")
+    return slug if isinstance(slug, str) and len(slug) <= SLUG_LENGTH else None
+
+
+def _entity(row: direct.Row) -> workspace.WorkspaceEntity:
+    return workspace.WorkspaceEntity.model_validate(row)

@@ -34,6 +34,8 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine
 
+from hansa.store import direct
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -148,7 +150,7 @@ class GroupWriter:
             conn = self._connection()
             # the transaction is the driver's: statements run through store.direct or
             # Connection.execute alike, and SQLAlchemy's own bookkeeping is not paid twice
-            driver = conn.connection.driver_connection
+            driver = direct.driver(conn)
             _begin(driver, self._begin, wait=wait)
             try:
                 if len(group) == 1:
@@ -175,12 +177,11 @@ class GroupWriter:
     def _connection(self) -> Connection:
         if self._conn is None:
             self._conn = self._engine.connect()
-            driver = self._conn.connection.driver_connection
-            driver.execute("PRAGMA busy_timeout=0")
+            direct.driver(self._conn).execute("PRAGMA busy_timeout=0")
         return self._conn
 
 
-def _begin(driver: Any, begin: str, *, wait: bool) -> None:
+def _begin(driver: sqlite3.Connection, begin: str, *, wait: bool) -> None:
     if not wait:
         try:
             driver.execute(begin)
@@ -196,7 +197,7 @@ def _begin(driver: Any, begin: str, *, wait: bool) -> None:
         driver.execute("PRAGMA busy_timeout=0")
 
 
-def _run_in_savepoint(driver: Any, conn: Connection, write: _Write) -> None:
+def _run_in_savepoint(driver: sqlite3.Connection, conn: Connection, write: _Write) -> None:
     driver.execute("SAVEPOINT hansa_write")
     try:
         write.result = write.fn(conn)

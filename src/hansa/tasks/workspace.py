@@ -5,7 +5,12 @@ from __future__ import annotations
 import abc
 from typing import Any
 
-Entity = dict[str, Any]
+from hansa.domain import workspace
+
+Entity = workspace.WorkspaceEntity
+"""A workspace entity (``domain.workspace.WorkspaceEntity``)."""
+Edge = workspace.WorkspaceEdge
+"""An edge between two entities (``domain.workspace.WorkspaceEdge``)."""
 
 
 class Workspace(abc.ABC):
@@ -41,15 +46,40 @@ class Workspace(abc.ABC):
         """Remove for good."""
 
     @abc.abstractmethod
-    async def link(self, from_id: str, to_id: str, relation: str) -> dict[str, Any]:
+    async def link(self, from_id: str, to_id: str, relation: str) -> Edge:
         """An explicit edge between two entities."""
 
     @abc.abstractmethod
-    async def find(
-        self, kind: str, field: str, value: str, *, project_id: str | None
-    ) -> Entity | None:
-        """The live entity of ``kind`` with ``data[field] == value``."""
+    async def find_by_slug(self, kind: str, slug: str, *, project_id: str | None) -> Entity | None:
+        """The live entity of ``kind`` whose ``data["slug"]`` is ``slug``."""
 
     @abc.abstractmethod
     async def named(self, kind: str, name: str, *, project_id: str | None) -> list[Entity]:
         """The live entities of ``kind`` called ``name``, ignoring case."""
+
+
+def entity_result(entity: Entity) -> dict[str, Any]:
+    """An entity as task results show it (camelCase; times in ISO 8601)."""
+    return {
+        "id": entity.id,
+        "projectId": entity.project_id,
+        "kind": entity.kind,
+        "name": entity.name,
+        "parentId": entity.parent_id,
+        "position": entity.position,
+        "data": entity.data,
+        "createdAt": entity.created_at.isoformat(),
+        "updatedAt": entity.updated_at.isoformat(),
+        "deleted": entity.deleted,
+        "idempotencyKey": entity.idempotency_key,
+    }
+
+
+def edge_result(edge: Edge) -> dict[str, Any]:
+    """An edge as task results show it."""
+    return {
+        "edgeId": edge.id,
+        "fromId": edge.from_id,
+        "toId": edge.to_id,
+        "relation": edge.relation,
+    }

@@ -2,12 +2,13 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain.base import utcnow
 from hansa.domain.job import Job, JobKind
-from hansa.store import queue
+from hansa.store import queue, tables
 from hansa.store.db import DEFAULT_TENANT_ID as T
 from hansa.store.db import Database
 
@@ -77,7 +78,11 @@ def test_failed_job_records_its_error(db: Database) -> None:
     (claimed,) = _claim(db, "w1", utcnow(), 1)
     db.write_now(lambda conn: queue.finish(conn, claimed, utcnow(), error="model down"))
     assert not db.write_now(lambda conn: queue.taken_over(conn, claimed))
-    assert db.write_now(queue.counts) == {"failed": 1}
+    jobs = tables.jobs
+    stored = db.write_now(
+        lambda conn: conn.execute(sa.select(jobs.c.status, jobs.c.last_error)).all()
+    )
+    assert [tuple(r) for r in stored] == [("failed", "model down")]
 
 
 def test_run_jobs_and_other_jobs_are_claimed_in_lanes_of_their_own(db: Database) -> None:

@@ -1,5 +1,6 @@
 """SQLite on the loop's thread: writes queued together share a transaction, each
-all-or-nothing; a lock held by another process, and a scan, are waited for on a thread."""
+all-or-nothing; a lock held by another process, and a read that grows with the data, are
+waited for on a thread."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
-from hansa.store.db import Database
+from hansa.store.db import Database, growing
 
 
 @pytest.fixture
@@ -127,13 +128,14 @@ def test_a_closed_database_refuses_writes(tmp_path: Path) -> None:
         asyncio.run(scenario())
 
 
-def test_a_scan_runs_off_the_loop_and_a_read_on_it(sqlite: Database) -> None:
-    def slow(conn: Connection) -> str:
-        time.sleep(0.3)  # a read that grows with the data, standing in for a long one
-        return threading.current_thread().name
+def test_a_growing_read_runs_off_the_loop_and_a_bounded_read_on_it(sqlite: Database) -> None:
+    @growing
+    def slow(conn: Connection, seconds: float, *, then: str) -> str:
+        time.sleep(seconds)  # a read that grows with the data, standing in for a long one
+        return f"{then} on {threading.current_thread().name}"
 
     async def scenario() -> tuple[str, str, int]:
-        scan = asyncio.ensure_future(sqlite.scan(slow))
+        scan = asyncio.ensure_future(sqlite.read(slow, 0.3, then="scanned"))
         ticks = 0
         while not scan.done():  # the loop keeps running meanwhile
             await asyncio.sleep(0.01)
@@ -142,6 +144,6 @@ def test_a_scan_runs_off_the_loop_and_a_read_on_it(sqlite: Database) -> None:
         return await scan, read, ticks
 
     scanned_on, read_on, ticks = asyncio.run(scenario())
-    assert scanned_on.startswith("hansa-db-read")
+    assert scanned_on.startswith("scanned on hansa-db-read")
     assert read_on == threading.main_thread().name
     assert ticks >= 10, f"the loop was blocked: {ticks} ticks in 0.3 s"

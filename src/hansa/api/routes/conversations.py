@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
-from sqlalchemy import Connection
 
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.schemas import (
@@ -15,7 +14,6 @@ from hansa.api.schemas import (
     conversation_out,
     message_out,
 )
-from hansa.domain import event, message
 from hansa.engine.turns import chat, timeline
 from hansa.store import conversations, events, messages
 
@@ -40,7 +38,7 @@ async def create_conversation(
 @router.get("")
 async def list_conversations(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The newest conversations."""
-    found = await services.db.scan(lambda conn: conversations.list_recent(conn, tenant))
+    found = await services.db.read(conversations.list_recent, tenant)
     return [conversation_out(c) for c in found]
 
 
@@ -58,12 +56,8 @@ async def list_messages(
     conversation_id: str, services: ServicesDep, tenant: TenantDep
 ) -> list[dict[str, Any]]:
     """Every message, in order."""
-
-    def load(conn: Connection) -> list[message.Message]:
-        conversations.get(conn, tenant, conversation_id)
-        return messages.list_for(conn, tenant, conversation_id)
-
-    return [message_out(m) for m in await services.db.scan(load)]
+    found = await services.db.read(messages.all_of, tenant, conversation_id)
+    return [message_out(m) for m in found]
 
 
 @router.post("/{conversation_id}/messages", status_code=202)
@@ -91,12 +85,8 @@ async def get_timeline(
     runId: str | None = None,  # noqa: N803 - the query parameter's name in API.md
 ) -> list[dict[str, Any]]:
     """The experience timeline (seed 000 §9.2), optionally of one run."""
-
-    def load(conn: Connection) -> list[event.Event]:
-        conversations.get(conn, tenant, conversation_id)
-        return events.read_after(conn, tenant, conversation_id, 0, limit=100_000, run_id=runId)
-
-    return timeline.build(await services.db.scan(load), services.roster)
+    log = await services.db.read(events.all_of, tenant, conversation_id, run_id=runId)
+    return timeline.build(log, services.roster)
 
 
 @router.post("/{conversation_id}/handoff")

@@ -39,7 +39,7 @@ async def create_project(
 @router.get("")
 async def list_projects(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The tenant's projects."""
-    found = await services.db.scan(lambda conn: projects.list_all(conn, tenant))
+    found = await services.db.read(projects.list_all, tenant)
     return [project_out(p) for p in found]
 
 

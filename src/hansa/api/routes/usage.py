@@ -21,7 +21,7 @@ async def list_llm_calls(
     runId: str | None = None,  # noqa: N803
 ) -> list[dict[str, Any]]:
     """One row per model call."""
-    calls = await services.db.scan(
-        lambda conn: llm_calls.list_for(conn, tenant, conversation_id=conversationId, run_id=runId)
+    calls = await services.db.read(
+        llm_calls.list_for, tenant, conversation_id=conversationId, run_id=runId
     )
     return [llm_call_out(c) for c in calls]

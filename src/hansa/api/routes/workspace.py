@@ -9,13 +9,13 @@ inline styles.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.domain.workspace import WorkspaceEntity
 from hansa.engine.runtime.services import Services
 from hansa.store import workspace
 
@@ -28,9 +28,9 @@ SANDBOX = {
 }
 
 
-async def _entity(services: Services, tenant: str, entity_id: str, kind: str) -> dict[str, Any]:
-    entity = await services.db.read(lambda conn: workspace.get(conn, tenant, entity_id))
-    if entity["kind"] != kind:
+async def _entity(services: Services, tenant: str, entity_id: str, kind: str) -> WorkspaceEntity:
+    entity = await services.db.read(workspace.get, tenant, entity_id)
+    if entity.kind != kind:
         raise errors.NotFound(f"{kind} {entity_id} not found")
     return entity
 
@@ -45,7 +45,7 @@ def _document(title: str, body: str) -> HTMLResponse:
 async def workspace_page(page_id: str, services: ServicesDep, tenant: TenantDep) -> HTMLResponse:
     """A page of the built-in CMS: its stored HTML, sandboxed."""
     page = await _entity(services, tenant, page_id, "page")
-    return _document(page["name"], str(page["data"].get("html", "")))
+    return _document(page.name, str(page.data.get("html", "")))
 
 
 @router.get("/api/workspace/products/{product_id}", response_class=HTMLResponse)
@@ -54,9 +54,9 @@ async def workspace_product(
 ) -> HTMLResponse:
     """A product of the built-in shop: name, price and description (text, escaped)."""
     product = await _entity(services, tenant, product_id, "product")
-    data = product["data"]
+    data = product.data
     body = (
-        f"<h1>{escape(product['name'])}</h1><p>{escape(str(data.get('price', '')))}</p>"
+        f"<h1>{escape(product.name)}</h1><p>{escape(str(data.get('price', '')))}</p>"
         f"<p>{escape(str(data.get('description', '')))}</p>"
     )
-    return _document(product["name"], body)
+    return _document(product.name, body)

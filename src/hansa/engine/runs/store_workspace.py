@@ -1,19 +1,24 @@
-"""The tasks layer's Workspace, implemented over the store (one transaction per call)."""
+"""The tasks layer's Workspace, implemented over the store (one transaction per call).
+
+Changes are writes; ``get``, ``find_by_slug`` and ``named`` are reads (``Database.read``,
+which runs ``named``'s scan of a kind on a reader thread).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.engine.runtime.services import Services
-from hansa.store import workspace as rows
+from hansa.store import workspace
 from hansa.tasks.base import TaskFailed
-from hansa.tasks.workspace import Entity, Workspace
+from hansa.tasks.workspace import Edge, Entity, Workspace
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 class StoreWorkspace(Workspace):
@@ -26,6 +31,14 @@ class StoreWorkspace(Workspace):
     async def _write(self, fn: Callable[[Connection], T]) -> T:
         try:
             return await self._services.db.write(fn)
+        except errors.NotFound as exc:
+            raise TaskFailed(exc.message, code="not_found") from exc
+
+    async def _read(
+        self, fn: Callable[Concatenate[Connection, P], T], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        try:
+            return await self._services.db.read(fn, *args, **kwargs)
         except errors.NotFound as exc:
             raise TaskFailed(exc.message, code="not_found") from exc
 
@@ -42,7 +55,7 @@ class StoreWorkspace(Workspace):
         """Create an entity (idempotent per key)."""
         now = self._services.clock()
         return await self._write(
-            lambda conn: rows.create(
+            lambda conn: workspace.create(
                 conn, self._tenant, project_id, kind, name, data, now,
                 parent_id=parent_id, idempotency_key=idempotency_key,
             )
@@ -50,45 +63,39 @@ class StoreWorkspace(Workspace):
 
     async def get(self, entity_id: str, *, deleted: bool = False) -> Entity:
         """An entity."""
-        return await self._write(
-            lambda conn: rows.get(conn, self._tenant, entity_id, deleted=deleted)
-        )
+        return await self._read(workspace.get, self._tenant, entity_id, deleted=deleted)
 
     async def update(self, entity_id: str, patch: dict[str, Any]) -> Entity:
         """Merge a patch."""
         now = self._services.clock()
         return await self._write(
-            lambda conn: rows.update(conn, self._tenant, entity_id, patch, now)
+            lambda conn: workspace.update(conn, self._tenant, entity_id, patch, now)
         )
 
     async def set_deleted(self, entity_id: str, deleted: bool) -> Entity:
         """Delete or restore."""
         when = self._services.clock() if deleted else None
-        return await self._write(lambda conn: rows.set_deleted(conn, self._tenant, entity_id, when))
+        return await self._write(
+            lambda conn: workspace.set_deleted(conn, self._tenant, entity_id, when)
+        )
 
     async def purge(self, entity_id: str) -> None:
         """Remove for good."""
-        await self._write(lambda conn: rows.purge(conn, self._tenant, entity_id))
+        await self._write(lambda conn: workspace.purge(conn, self._tenant, entity_id))
 
-    async def link(self, from_id: str, to_id: str, relation: str) -> dict[str, Any]:
+    async def link(self, from_id: str, to_id: str, relation: str) -> Edge:
         """An edge."""
         now = self._services.clock()
         return await self._write(
-            lambda conn: rows.link(conn, self._tenant, from_id, to_id, relation, now)
+            lambda conn: workspace.link(conn, self._tenant, from_id, to_id, relation, now)
         )
 
-    async def find(
-        self, kind: str, field: str, value: str, *, project_id: str | None
-    ) -> Entity | None:
-        """The live entity of ``kind`` with ``data[field] == value``."""
-        return await self._write(
-            lambda conn: rows.find_by(conn, self._tenant, project_id, kind, field, value)
-        )
+    async def find_by_slug(self, kind: str, slug: str, *, project_id: str | None) -> Entity | None:
+        """The live entity of ``kind`` whose ``data["slug"]`` is ``slug``."""
+        return await self._read(workspace.find_by_slug, self._tenant, project_id, kind, slug)
 
     async def named(self, kind: str, name: str, *, project_id: str | None) -> list[Entity]:
         """The live entities of ``kind`` called ``name``, ignoring case."""
         wanted = name.casefold()
-        found = await self._services.db.scan(
-            lambda conn: rows.list_kind(conn, self._tenant, project_id, kind)
-        )
-        return [e for e in found if str(e["name"]).casefold() == wanted]
+        found = await self._read(workspace.list_kind, self._tenant, project_id, kind)
+        return [e for e in found if e.name.casefold() == wanted]

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from hansa.tasks.base import Params, Result, TaskContext, TaskType
 from hansa.tasks.registry import Register
-from hansa.tasks.workspace import Workspace
+from hansa.tasks.workspace import Workspace, edge_result, entity_result
 
 EntityType = Literal["document", "task", "goal", "plan", "milestone", "risk", "requirement"]
 
@@ -51,14 +51,14 @@ async def _create(p: CreateEntity, ctx: TaskContext) -> Result:
         idempotency_key=ctx.idempotency_key,
     )
     await ctx.report(
-        "create", p.entity_type, p.name, "success", entity["id"], {"name": p.name, **p.fields}
+        "create", p.entity_type, p.name, "success", entity.id, {"name": p.name, **p.fields}
     )
     return {
-        "entityId": entity["id"],
+        "entityId": entity.id,
         "entityType": p.entity_type,
         "name": p.name,
         "parentId": p.parent_id,
-        "position": entity["position"],
+        "position": entity.position,
     }
 
 
@@ -71,47 +71,43 @@ async def _undo_create(p: CreateEntity, ctx: TaskContext) -> Result:
 
 async def _read(p: EntityRef, ctx: TaskContext) -> Result:
     entity = await _ws(ctx).get(p.entity_id)
-    await ctx.report("read", entity["kind"], entity["name"], "success", entity["id"])
-    return {"entity": entity}
+    await ctx.report("read", entity.kind, entity.name, "success", entity.id)
+    return {"entity": entity_result(entity)}
 
 
 async def _update(p: UpdateEntity, ctx: TaskContext) -> Result:
     ws = _ws(ctx)
     before = await ws.get(p.entity_id)
-    await ctx.report("update", before["kind"], before["name"], "start", p.entity_id)
+    await ctx.report("update", before.kind, before.name, "start", p.entity_id)
     after = await ws.update(p.entity_id, p.patch)
-    await ctx.report("update", after["kind"], after["name"], "success", p.entity_id, p.patch)
-    previous = {k: before["data"].get(k) for k in p.patch if k != "name"}
+    await ctx.report("update", after.kind, after.name, "success", p.entity_id, p.patch)
+    previous = {k: before.data.get(k) for k in p.patch if k != "name"}
     if "name" in p.patch:
-        previous["name"] = before["name"]
+        previous["name"] = before.name
     return {"entityId": p.entity_id, "previous": previous}
 
 
 async def _undo_update(p: UpdateEntity, ctx: TaskContext) -> Result:
     previous = ctx.outputs["self"]["previous"]
     after = await _ws(ctx).update(p.entity_id, previous)
-    await ctx.report("update", after["kind"], after["name"], "success", p.entity_id, previous)
+    await ctx.report("update", after.kind, after.name, "success", p.entity_id, previous)
     return {"entityId": p.entity_id, "restored": True}
 
 
 async def _delete(p: EntityRef, ctx: TaskContext) -> Result:
     entity = await _ws(ctx).set_deleted(p.entity_id, True)
-    await ctx.report(
-        "delete", entity["kind"], entity["name"], "success", p.entity_id, {"deleted": True}
-    )
+    await ctx.report("delete", entity.kind, entity.name, "success", p.entity_id, {"deleted": True})
     return {"entityId": p.entity_id, "deleted": True}
 
 
 async def _undo_delete(p: EntityRef, ctx: TaskContext) -> Result:
     entity = await _ws(ctx).set_deleted(p.entity_id, False)
-    await ctx.report(
-        "update", entity["kind"], entity["name"], "success", p.entity_id, {"deleted": False}
-    )
+    await ctx.report("update", entity.kind, entity.name, "success", p.entity_id, {"deleted": False})
     return {"entityId": p.entity_id, "deleted": False}
 
 
 async def _link(p: LinkEntities, ctx: TaskContext) -> Result:
-    edge = await _ws(ctx).link(p.from_id, p.to_id, p.relation)
+    edge = edge_result(await _ws(ctx).link(p.from_id, p.to_id, p.relation))
     await ctx.report("update", "edge", p.relation, "success", edge["edgeId"], edge)
     return {"edgesCreated": [edge]}
 

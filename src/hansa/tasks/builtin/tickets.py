@@ -26,8 +26,8 @@ async def _create(p: CreateTicket, ctx: TaskContext) -> Result:
         project_id=ctx.project_id,
         idempotency_key=ctx.idempotency_key,
     )
-    await ctx.report("create", "ticket", p.title, "success", ticket["id"], {"priority": p.priority})
-    return {"ticketId": ticket["id"], "title": p.title, "priority": p.priority}
+    await ctx.report("create", "ticket", p.title, "success", ticket.id, {"priority": p.priority})
+    return {"ticketId": ticket.id, "title": p.title, "priority": p.priority}
 
 
 async def _undo(p: CreateTicket, ctx: TaskContext) -> Result:

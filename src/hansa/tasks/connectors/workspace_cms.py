@@ -15,24 +15,24 @@ class WorkspaceCms(CmsConnector):
         self._base = base_url
 
     def _page(self, entity: Entity) -> Result:
-        data = entity["data"]
+        data = entity.data
         return {
-            "pageId": entity["id"],
-            "title": entity["name"],
+            "pageId": entity.id,
+            "title": entity.name,
             "slug": data["slug"],
             "html": data["html"],
             "status": data["status"],
-            "url": f"{self._base}{entity['id']}",
-            "deleted": entity.get("deleted", False),
+            "url": f"{self._base}{entity.id}",
+            "deleted": entity.deleted,
         }
 
     async def create_page(
         self, *, title: str, slug: str, html: str, status: str, idempotency_key: str
     ) -> Result:
         """Create the page (idempotent per key); another live page on the slug is a failure."""
-        existing = await self._ws.find("page", "slug", slug, project_id=self._project_id)
+        existing = await self._ws.find_by_slug("page", slug, project_id=self._project_id)
         if existing is not None:
-            if existing["idempotencyKey"] == idempotency_key:
+            if existing.idempotency_key == idempotency_key:
                 return self._page(existing)
             raise TaskFailed(f"a page with the address /{slug} already exists", code="slug_taken")
         created = await self._ws.create(
@@ -47,20 +47,18 @@ class WorkspaceCms(CmsConnector):
     async def get_page(self, page_id: str) -> Result:
         """The page."""
         entity = await self._ws.get(page_id)
-        if entity["kind"] != "page":
+        if entity.kind != "page":
             raise TaskFailed(f"{page_id} is not a page", code="not_found")
         return self._page(entity)
 
     async def find_pages(self, name: str) -> list[Result]:
         """Pages titled ``name`` or living at its address."""
-        found = {
-            e["id"]: e for e in await self._ws.named("page", name, project_id=self._project_id)
-        }
+        found = {e.id: e for e in await self._ws.named("page", name, project_id=self._project_id)}
         slug = page_slug(name)
         if slug:
-            at = await self._ws.find("page", "slug", slug, project_id=self._project_id)
+            at = await self._ws.find_by_slug("page", slug, project_id=self._project_id)
             if at is not None:
-                found.setdefault(at["id"], at)
+                found.setdefault(at.id, at)
         return [self._page(e) for e in found.values()]
 
     async def update_page(
@@ -109,10 +107,10 @@ class WorkspaceShop(ShopConnector):
             idempotency_key=idempotency_key,
         )
         return {
-            "productId": entity["id"],
+            "productId": entity.id,
             "name": name,
             "status": status,
-            "url": f"{self._base}{entity['id']}",
+            "url": f"{self._base}{entity.id}",
         }
 
     async def delete_product(self, product_id: str) -> Result:
