@@ -22,7 +22,9 @@ def error_body(code: str, message: str, details: dict[str, Any] | None = None) -
     return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
-def _response(status: int, code: str, message: str, details: dict[str, Any] | None = None):
+def _response(
+    status: int, code: str, message: str, details: dict[str, Any] | None = None
+) -> JSONResponse:
     return JSONResponse(error_body(code, message, details), status_code=status)
 
 
