@@ -47,9 +47,13 @@ def serve(
     from hansa.engine.runtime.setup import build_model
 
     settings = _settings(
-        host=host, port=port, database_url=database_url, model=model, config=config,
+        host=host,
+        port=port,
+        database_url=database_url,
+        model=model,
+        config=config,
         workers=workers,
-    )  # fmt: skip
+    )
     try:
         chosen = build_model(settings)
     except errors.ConfigError as exc:
