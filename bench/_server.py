@@ -28,10 +28,21 @@ def hansa_server(
     port = _free_port()
     log = (tmp / "server.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hansa", "serve", "--port", str(port),
-         "--database-url", database_url or f"sqlite:///{tmp / 'bench.db'}", *args],
-        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})},
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "hansa",
+            "serve",
+            "--port",
+            str(port),
+            "--database-url",
+            database_url or f"sqlite:///{tmp / 'bench.db'}",
+            *args,
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, **(env or {})},
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

@@ -45,15 +45,26 @@ from hansa.store.db import DEFAULT_TENANT_ID as TENANT
 RUN_TIMEOUT_SECONDS = 60.0
 GROUPS = ("A", "A", "A", "B", "C")
 DRAFTS = [
-    TaskDraft(step_group=g, task_type="wait", parameters={"seconds": 0},
-              created_by="schedulerAgent", summary=f"Wait {i}", sequence_order=i)
+    TaskDraft(
+        step_group=g,
+        task_type="wait",
+        parameters={"seconds": 0},
+        created_by="schedulerAgent",
+        summary=f"Wait {i}",
+        sequence_order=i,
+    )
     for i, g in enumerate(GROUPS)
-]  # fmt: skip
+]
 TASKS_JSON = [
-    {"stepGroup": d.step_group, "sequenceOrder": d.sequence_order, "taskType": "wait",
-     "parameters": {"seconds": 0}, "createdByAgentId": "schedulerAgent"}
+    {
+        "stepGroup": d.step_group,
+        "sequenceOrder": d.sequence_order,
+        "taskType": "wait",
+        "parameters": {"seconds": 0},
+        "createdByAgentId": "schedulerAgent",
+    }
     for d in DRAFTS
-]  # fmt: skip
+]
 
 
 class Result(NamedTuple):
@@ -228,13 +239,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200, help="runs in the burst")
     parser.add_argument("--sequential", type=int, default=100, help="runs one at a time")
     parser.add_argument(
-        "--durability", choices=("sync", "async", "exit"), default="sync",
+        "--durability",
+        choices=("sync", "async", "exit"),
+        default="sync",
         help="LangGraph checkpoints (sync: persisted before the next step, like Hansa)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--rounds", type=int, default=3,
+        "--rounds",
+        type=int,
+        default=3,
         help="in-process bursts per engine, the engines alternating; medians are reported",
-    )  # fmt: skip
+    )
     parser.add_argument("--skip-http", action="store_true")
     parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()

@@ -154,19 +154,21 @@ def main() -> None:
         grouped = _replay(tmp / "template.db", tmp / "grouped.db", recorded, 20)
     p50, p95 = statistics.median(one) * 1000, sorted(one)[int(0.95 * len(one))] * 1000
     batched = sum(grouped) / len(grouped) * 1000
-    report = "\n".join([
-        f"storage_floor: the SQLite statements of {args.runs} recorded runs (5 no-op tasks in "
-        f"3 step groups), replayed on a plain sqlite3 connection; {platform.machine()}, "
-        f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, SQLite "
-        f"{sqlite3.sqlite_version}",
-        "",
-        "| measure | value |",
-        "| --- | --- |",
-        f"| statements per run (rows of executemany counted) | {statements:.0f} |",
-        f"| commits per run | {commits:.0f} |",
-        f"| replayed per run, as recorded: p50 / p95 | {p50:.2f} / {p95:.2f} ms |",
-        f"| replayed per run, one commit per 20 runs | {batched:.2f} ms |",
-    ])  # fmt: skip
+    report = "\n".join(
+        [
+            f"storage_floor: the SQLite statements of {args.runs} recorded runs (5 no-op tasks in "
+            f"3 step groups), replayed on a plain sqlite3 connection; {platform.machine()}, "
+            f"{os.cpu_count()} cores, Python {sys.version.split()[0]}, SQLite "
+            f"{sqlite3.sqlite_version}",
+            "",
+            "| measure | value |",
+            "| --- | --- |",
+            f"| statements per run (rows of executemany counted) | {statements:.0f} |",
+            f"| commits per run | {commits:.0f} |",
+            f"| replayed per run, as recorded: p50 / p95 | {p50:.2f} / {p95:.2f} ms |",
+            f"| replayed per run, one commit per 20 runs | {batched:.2f} ms |",
+        ]
+    )
     print(report)
     if args.record:
         record(

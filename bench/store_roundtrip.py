@@ -49,8 +49,10 @@ async def measure(path: Path, calls: int) -> dict[str, tuple[float, float]]:
     db = Database(f"sqlite:///{path}")
     db.write_now(lambda conn: conn.exec_driver_sql("CREATE TABLE t (n INTEGER)"))
 
-    async def one_by_one(fn: Callable[[Callable[[Connection], None]], Awaitable[None]],
-                         body: Callable[[Connection], None]) -> None:  # fmt: skip
+    async def one_by_one(
+        fn: Callable[[Callable[[Connection], None]], Awaitable[None]],
+        body: Callable[[Connection], None],
+    ) -> None:
         for _ in range(calls):
             await fn(body)
 

@@ -36,10 +36,12 @@ def test_a_retried_step_shows_retrying_then_fails_truthfully(
 ) -> None:
     cid = new_conversation(api.client)
     task = {
-        "stepGroup": "A", "taskType": "webhook.call", "createdByAgentId": "notificationAgent",
+        "stepGroup": "A",
+        "taskType": "webhook.call",
+        "createdByAgentId": "notificationAgent",
         "parameters": {"url": f"http://127.0.0.1:{CLOSED}/hook", "method": "GET"},
         "summary": "Tell the shop the page is live",
-    }  # fmt: skip
+    }
     run = api.post("/api/runs", {"conversationId": cid, "title": "Notify", "tasks": [task]})
     panel.open(cid)
     card = page.locator(".run-card, .plan-card").first

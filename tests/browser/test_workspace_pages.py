@@ -21,10 +21,12 @@ def test_a_stored_page_runs_no_script(browser: Browser, api: Any, server: Server
     created = api.post(
         "/api/assistant/execute",
         {
-            "conversationId": cid, "createdByAgentId": "webEngineer", "taskType": "create_page",
+            "conversationId": cid,
+            "createdByAgentId": "webEngineer",
+            "taskType": "create_page",
             "parameters": {"title": "Offers <i>now</i>", "slug": "offers", "contentHtml": HOSTILE},
         },
-    )  # fmt: skip
+    )
     assert created["status"] == "completed", created
 
     context = browser.new_context()  # its own: the blocked script's console error is expected

@@ -130,9 +130,14 @@ def execute_task(
     """``POST /api/assistant/execute``, which must complete; the task's details."""
     response = client.post(
         "/api/assistant/execute",
-        json={"conversationId": cid, "createdByAgentId": agent, "taskType": task_type,
-              "parameters": params, **extra},
-    )  # fmt: skip
+        json={
+            "conversationId": cid,
+            "createdByAgentId": agent,
+            "taskType": task_type,
+            "parameters": params,
+            **extra,
+        },
+    )
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["status"] == "completed", body

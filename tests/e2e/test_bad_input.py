@@ -13,46 +13,94 @@ Call = Callable[[httpx.Client, str], httpx.Response]
 
 CASES: list[tuple[str, Call, int, str]] = [
     ("unknown conversation", lambda c, _: c.get("/api/conversations/nope"), 404, "not_found"),
-    ("message to unknown conversation",
-     lambda c, _: c.post("/api/conversations/nope/messages", json={"content": "hi"}),
-     404, "not_found"),
-    ("events of unknown conversation",
-     lambda c, _: c.get("/api/conversations/nope/events"), 404, "not_found"),
-    ("timeline of unknown conversation",
-     lambda c, _: c.get("/api/conversations/nope/timeline"), 404, "not_found"),
+    (
+        "message to unknown conversation",
+        lambda c, _: c.post("/api/conversations/nope/messages", json={"content": "hi"}),
+        404,
+        "not_found",
+    ),
+    (
+        "events of unknown conversation",
+        lambda c, _: c.get("/api/conversations/nope/events"),
+        404,
+        "not_found",
+    ),
+    (
+        "timeline of unknown conversation",
+        lambda c, _: c.get("/api/conversations/nope/timeline"),
+        404,
+        "not_found",
+    ),
     ("unknown project", lambda c, _: c.get("/api/projects/nope"), 404, "not_found"),
-    ("conversation in unknown project",
-     lambda c, _: c.post("/api/conversations", json={"projectId": "nope"}), 404, "not_found"),
-    ("empty content",
-     lambda c, cid: c.post(f"/api/conversations/{cid}/messages", json={"content": ""}),
-     422, "invalid_input"),
-    ("blank content",
-     lambda c, cid: c.post(f"/api/conversations/{cid}/messages", json={"content": " \n\t"}),
-     422, "invalid_input"),
-    ("missing content",
-     lambda c, cid: c.post(f"/api/conversations/{cid}/messages", json={}),
-     422, "validation_error"),
-    ("content of the wrong type",
-     lambda c, cid: c.post(f"/api/conversations/{cid}/messages", json={"content": ["x"]}),
-     422, "validation_error"),
-    ("malformed JSON",
-     lambda c, cid: c.post(f"/api/conversations/{cid}/messages", content=b'{"content": "hi"',
-                           headers={"content-type": "application/json"}),
-     422, "malformed_json"),
-    ("body over 1 MiB",
-     lambda c, cid: c.post(f"/api/conversations/{cid}/messages",
-                           json={"content": "x" * (1024 * 1024 + 10)}),
-     413, "body_too_large"),
-    ("unknown active agent",
-     lambda c, cid: c.post(f"/api/conversations/{cid}/messages",
-                           json={"content": "hi", "activeAgentId": "ghost"}),
-     422, "invalid_input"),
-    ("project without a name", lambda c, _: c.post("/api/projects", json={"name": ""}),
-     422, "validation_error"),
-    ("bad Last-Event-ID",
-     lambda c, cid: c.get(f"/api/conversations/{cid}/events", headers={"Last-Event-ID": "x"}),
-     422, "invalid_input"),
-]  # fmt: skip
+    (
+        "conversation in unknown project",
+        lambda c, _: c.post("/api/conversations", json={"projectId": "nope"}),
+        404,
+        "not_found",
+    ),
+    (
+        "empty content",
+        lambda c, cid: c.post(f"/api/conversations/{cid}/messages", json={"content": ""}),
+        422,
+        "invalid_input",
+    ),
+    (
+        "blank content",
+        lambda c, cid: c.post(f"/api/conversations/{cid}/messages", json={"content": " \n\t"}),
+        422,
+        "invalid_input",
+    ),
+    (
+        "missing content",
+        lambda c, cid: c.post(f"/api/conversations/{cid}/messages", json={}),
+        422,
+        "validation_error",
+    ),
+    (
+        "content of the wrong type",
+        lambda c, cid: c.post(f"/api/conversations/{cid}/messages", json={"content": ["x"]}),
+        422,
+        "validation_error",
+    ),
+    (
+        "malformed JSON",
+        lambda c, cid: c.post(
+            f"/api/conversations/{cid}/messages",
+            content=b'{"content": "hi"',
+            headers={"content-type": "application/json"},
+        ),
+        422,
+        "malformed_json",
+    ),
+    (
+        "body over 1 MiB",
+        lambda c, cid: c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "x" * (1024 * 1024 + 10)}
+        ),
+        413,
+        "body_too_large",
+    ),
+    (
+        "unknown active agent",
+        lambda c, cid: c.post(
+            f"/api/conversations/{cid}/messages", json={"content": "hi", "activeAgentId": "ghost"}
+        ),
+        422,
+        "invalid_input",
+    ),
+    (
+        "project without a name",
+        lambda c, _: c.post("/api/projects", json={"name": ""}),
+        422,
+        "validation_error",
+    ),
+    (
+        "bad Last-Event-ID",
+        lambda c, cid: c.get(f"/api/conversations/{cid}/events", headers={"Last-Event-ID": "x"}),
+        422,
+        "invalid_input",
+    ),
+]
 
 
 @pytest.mark.parametrize(("name", "call", "status", "code"), CASES, ids=[c[0] for c in CASES])

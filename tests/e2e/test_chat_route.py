@@ -22,9 +22,12 @@ def test_each_keyword_family_is_routed_over_http(server: Server, text: str, agen
     with server.client() as client:
         response = client.post(
             "/api/assistant/chat",
-            json={"conversationId": None, "messages": [{"role": "user", "content": text}],
-                  "activeAgentId": "chief"},
-        )  # fmt: skip
+            json={
+                "conversationId": None,
+                "messages": [{"role": "user", "content": text}],
+                "activeAgentId": "chief",
+            },
+        )
     assert response.status_code == 200, response.text
     body = response.json()
     assert body["routedAgentId"] == agent
@@ -47,9 +50,11 @@ def test_response_matches_seed_contract(server: Server) -> None:
         body = client.post("/api/assistant/chat", json=request).json()
         follow_up = client.post(
             "/api/assistant/chat",
-            json={"conversationId": body["conversationId"],
-                  "messages": [{"role": "user", "content": "Thanks!"}]},
-        ).json()  # fmt: skip
+            json={
+                "conversationId": body["conversationId"],
+                "messages": [{"role": "user", "content": "Thanks!"}],
+            },
+        ).json()
         history = client.get(f"/api/conversations/{body['conversationId']}/messages").json()
 
     assert set(body) == {"conversationId", "messages", "thinking", "routedAgentId", "runCreated"}

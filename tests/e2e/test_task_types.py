@@ -171,13 +171,19 @@ def test_products_are_served_as_products_and_pages_as_pages(server: Server) -> N
     with server.client() as client:
         cid = new_conversation(client)
         product = execute_task(
-            client, cid, "ecommerceSpecialist", "create_product",
+            client,
+            cid,
+            "ecommerceSpecialist",
+            "create_product",
             {"name": "Softener <XL>", "price": "499.00", "description": "For <big> homes"},
-        )  # fmt: skip
+        )
         page = execute_task(
-            client, cid, "webEngineer", "create_page",
+            client,
+            cid,
+            "webEngineer",
+            "create_page",
             {"title": "Plans", "slug": "plans-served", "contentHtml": "<p>Plans</p>"},
-        )  # fmt: skip
+        )
         shown = client.get(product["url"])
         crossed = [
             client.get(f"/api/workspace/pages/{product['productId']}").status_code,

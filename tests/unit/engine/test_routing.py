@@ -66,9 +66,14 @@ def test_plural_endings_match(router: Router) -> None:
 
 def test_config_rules_replace_the_defaults() -> None:
     rules = rules_from_config(
-        {"routing": {"rules": [{"id": "r", "target": "fileAgent", "reason": "files",
-                                "pattern": r"\bpdf\b"}]}}
-    )  # fmt: skip
+        {
+            "routing": {
+                "rules": [
+                    {"id": "r", "target": "fileAgent", "reason": "files", "pattern": r"\bpdf\b"}
+                ]
+            }
+        }
+    )
     router = Router(rules, AGENTS)
     assert router.decide("attach the PDF", "chief").agent_id == "fileAgent"
     assert router.decide("improve SEO", "chief").agent_id == "chief"

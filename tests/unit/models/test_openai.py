@@ -60,11 +60,22 @@ def server_url() -> Iterator[str]:
     """A real llama_cpp.server serving SmolLM2 on a free port, as an OpenAI endpoint."""
     port = _free_port()
     command = [
-        sys.executable, "-m", "llama_cpp.server",
-        "--model", str(gguf_path()), "--model_alias", "smollm2",
-        "--host", "127.0.0.1", "--port", str(port),
-        "--n_ctx", "2048", "--n_threads", "2",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf_path()),
+        "--model_alias",
+        "smollm2",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--n_threads",
+        "2",
+    ]
     with tempfile.NamedTemporaryFile() as log:
         server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
         try:

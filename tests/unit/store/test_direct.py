@@ -18,11 +18,19 @@ _NOW = datetime(2026, 11, 22, 6, 30, 15, 123456, tzinfo=UTC)
 
 def _job(**changes: object) -> dict[str, object]:
     return {
-        "tenant_id": DEFAULT_TENANT_ID, "kind": "turn", "key": None,
-        "payload": {"nested": {"list": [1, "two", None]}, "text": "é"}, "status": "queued",
-        "run_at": _NOW, "attempts": 0, "max_attempts": 3, "epoch": 0,
-        "created_at": _NOW, "updated_at": _NOW, **changes,
-    }  # fmt: skip
+        "tenant_id": DEFAULT_TENANT_ID,
+        "kind": "turn",
+        "key": None,
+        "payload": {"nested": {"list": [1, "two", None]}, "text": "é"},
+        "status": "queued",
+        "run_at": _NOW,
+        "attempts": 0,
+        "max_attempts": 3,
+        "epoch": 0,
+        "created_at": _NOW,
+        "updated_at": _NOW,
+        **changes,
+    }
 
 
 def test_rows_read_back_as_connection_execute_reads_them(db: Database) -> None:

@@ -53,11 +53,20 @@ def test_0004_back_fills_slugs_from_the_data(bare: Database) -> None:
         for name, data in entities.items():
             conn.execute(
                 tables.workspace_entities.insert().values(
-                    id=new_id(), tenant_id=T, project_id=None, kind="page", name=name,
-                    parent_id=None, position=0, data=data, idempotency_key=None,
-                    created_at=now, updated_at=now, deleted_at=None,
+                    id=new_id(),
+                    tenant_id=T,
+                    project_id=None,
+                    kind="page",
+                    name=name,
+                    parent_id=None,
+                    position=0,
+                    data=data,
+                    idempotency_key=None,
+                    created_at=now,
+                    updated_at=now,
+                    deleted_at=None,
                 )
-            )  # fmt: skip
+            )
 
     bare.write_now(seed)
     _to(bare, "head")

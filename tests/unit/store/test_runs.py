@@ -18,18 +18,41 @@ from hansa.store.db import DEFAULT_TENANT_ID, Database
 def _new_run(db: Database, conversation_id: str) -> tuple[run.Run, run.Task]:
     now = utcnow()
     r = run.Run(
-        id=new_id(), tenant_id=DEFAULT_TENANT_ID, conversation_id=conversation_id,
-        project_id=None, created_by="chief", title="R", status=run.RunStatus.RUNNING,
-        created_at=now, updated_at=now, metadata={},
-    )  # fmt: skip
-    task = run.Task(
-        id=new_id(), run_id=r.id, conversation_id=conversation_id, project_id=None,
-        parent_task_id=None, step_group="A", sequence_order=0, created_by="chief",
-        status=run.TaskStatus.OPEN, task_type="wait", parameters={"seconds": 0}, summary="Wait",
-        is_reversible_by_system=True, irreversible_confirmed_at=None, confirmed_hash=None,
-        attempts=0, scheduled_at=None, result=None, error=None, created_at=now, updated_at=now,
+        id=new_id(),
+        tenant_id=DEFAULT_TENANT_ID,
+        conversation_id=conversation_id,
+        project_id=None,
+        created_by="chief",
+        title="R",
+        status=run.RunStatus.RUNNING,
+        created_at=now,
+        updated_at=now,
         metadata={},
-    )  # fmt: skip
+    )
+    task = run.Task(
+        id=new_id(),
+        run_id=r.id,
+        conversation_id=conversation_id,
+        project_id=None,
+        parent_task_id=None,
+        step_group="A",
+        sequence_order=0,
+        created_by="chief",
+        status=run.TaskStatus.OPEN,
+        task_type="wait",
+        parameters={"seconds": 0},
+        summary="Wait",
+        is_reversible_by_system=True,
+        irreversible_confirmed_at=None,
+        confirmed_hash=None,
+        attempts=0,
+        scheduled_at=None,
+        result=None,
+        error=None,
+        created_at=now,
+        updated_at=now,
+        metadata={},
+    )
     db.write_now(lambda conn: runs.create(conn, r, [task]))
     return r, task
 
@@ -59,8 +82,15 @@ def test_a_task_move_without_a_result_keeps_the_stored_result(
     now = utcnow()
 
     def moves(conn) -> None:  # type: ignore[no-untyped-def]
-        runs.move_task(conn, DEFAULT_TENANT_ID, task.id, run.TaskStatus.IN_PROGRESS, now,
-                       result={"draft": 1}, attempt=True)  # fmt: skip
+        runs.move_task(
+            conn,
+            DEFAULT_TENANT_ID,
+            task.id,
+            run.TaskStatus.IN_PROGRESS,
+            now,
+            result={"draft": 1},
+            attempt=True,
+        )
         runs.move_task(conn, DEFAULT_TENANT_ID, task.id, run.TaskStatus.OPEN, now, error="retry")
 
     db.write_now(moves)

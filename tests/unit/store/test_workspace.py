@@ -19,9 +19,10 @@ def _page(
 ) -> WorkspaceEntity:
     data = {"slug": slug, "html": "<p>hi</p>", "status": "draft"}
     return db.write_now(
-        lambda conn: workspace.create(conn, T, project, "page", "A page", data, utcnow(),
-                                      idempotency_key=key)
-    )  # fmt: skip
+        lambda conn: workspace.create(
+            conn, T, project, "page", "A page", data, utcnow(), idempotency_key=key
+        )
+    )
 
 
 def test_an_entity_is_a_domain_model_created_once_per_key(db: Database) -> None:

@@ -86,8 +86,9 @@ def _guarded(site: FakeSite, shop: bool, handler: Handler) -> Handler:
                     401, "woocommerce_rest_authentication_error", "Consumer secret is invalid."
                 )
         elif given is None or (given[0], given[1].replace(" ", "")) != (
-            site.username, site.app_password.replace(" ", "")
-        ):  # fmt: skip
+            site.username,
+            site.app_password.replace(" ", ""),
+        ):
             return _error(
                 401,
                 "incorrect_password",
@@ -105,11 +106,13 @@ def _page(
     content = body.get("content", old.get("content", {}).get("raw", ""))
     slug = body.get("slug", old.get("slug", ""))
     return {
-        "id": page_id, "slug": slug, "status": body.get("status", old.get("status", "draft")),
+        "id": page_id,
+        "slug": slug,
+        "status": body.get("status", old.get("status", "draft")),
         "link": f"{site.base_url}/{slug}/" if slug else f"{site.base_url}/?page_id={page_id}",
         "title": {"raw": title, "rendered": title},
         "content": {"raw": content, "rendered": f"{content}\n", "protected": False},
-    }  # fmt: skip
+    }
 
 
 def build_app(site: FakeSite) -> Starlette:
@@ -120,11 +123,14 @@ def build_app(site: FakeSite) -> Starlette:
             slug = request.query_params.get("slug")
             # ?search= matches words of the title or content, ignoring case, as WordPress does
             search = request.query_params.get("search", "").casefold()
-            return JSONResponse([
-                p for p in site.pages.values()
-                if slug in (None, p["slug"])
-                and search in f"{p['title']['raw']} {p['content']['raw']}".casefold()
-            ])  # fmt: skip
+            return JSONResponse(
+                [
+                    p
+                    for p in site.pages.values()
+                    if slug in (None, p["slug"])
+                    and search in f"{p['title']['raw']} {p['content']['raw']}".casefold()
+                ]
+            )
         body = await request.json()
         if body.get("status", "draft") not in PAGE_STATUSES:
             return _error(400, "rest_invalid_param", "Invalid parameter(s): status")
@@ -155,11 +161,14 @@ def build_app(site: FakeSite) -> Starlette:
             return _error(400, "product_invalid_sku", "Invalid or duplicated SKU.")
         product_id = site.new_id()
         site.products[product_id] = {
-            "id": product_id, "name": body.get("name", ""), "sku": body.get("sku", ""),
-            "status": body.get("status", "publish"), "regular_price": body.get("regular_price", ""),
+            "id": product_id,
+            "name": body.get("name", ""),
+            "sku": body.get("sku", ""),
+            "status": body.get("status", "publish"),
+            "regular_price": body.get("regular_price", ""),
             "description": body.get("description", ""),
             "permalink": f"{site.base_url}/product/{product_id}/",
-        }  # fmt: skip
+        }
         return JSONResponse(site.products[product_id], 201)
 
     async def product(request: Request) -> JSONResponse:

@@ -36,10 +36,14 @@ async def test_create_get_delete_round_trip(shop: WooCommerceShop, site: FakeSit
     created = await shop.create_product(**PRODUCT, status="publish", idempotency_key="run1-t2")
     product_id = created["productId"]
     assert created == {
-        "productId": product_id, "name": "Blue mug", "status": "publish",
-        "url": f"{site.base_url}/product/{product_id}/", "price": "12.50", "sku": "run1-t2",
+        "productId": product_id,
+        "name": "Blue mug",
+        "status": "publish",
+        "url": f"{site.base_url}/product/{product_id}/",
+        "price": "12.50",
+        "sku": "run1-t2",
         "created": True,
-    }  # fmt: skip
+    }
     assert site.products[int(product_id)]["description"] == "<p>Holds tea.</p>"
     assert await shop.get_product(product_id) == {
         k: v for k, v in created.items() if k != "created"

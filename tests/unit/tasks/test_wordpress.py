@@ -34,9 +34,14 @@ async def test_create_get_update_delete_round_trip(cms: WordPressCms, site: Fake
     created = await cms.create_page(**PAGE, idempotency_key="k1")
     page_id = created["pageId"]
     assert created == {
-        "pageId": page_id, "title": "About us", "slug": "about-us", "html": "<p>Hello</p>",
-        "status": "draft", "url": f"{site.base_url}/about-us/", "created": True,
-    }  # fmt: skip
+        "pageId": page_id,
+        "title": "About us",
+        "slug": "about-us",
+        "html": "<p>Hello</p>",
+        "status": "draft",
+        "url": f"{site.base_url}/about-us/",
+        "created": True,
+    }
 
     assert await cms.get_page(page_id) == {k: v for k, v in created.items() if k != "created"}
 
@@ -199,9 +204,12 @@ async def test_from_config_builds_a_working_connector(site: FakeSite) -> None:
 async def test_find_pages_by_title_or_address(cms: WordPressCms) -> None:
     about = await cms.create_page(**PAGE, idempotency_key="k1")
     team = await cms.create_page(
-        title="Team", slug="team", html="<p>About us and our team</p>", status="publish",
+        title="Team",
+        slug="team",
+        html="<p>About us and our team</p>",
+        status="publish",
         idempotency_key="k2",
-    )  # fmt: skip
+    )
 
     by_title = await cms.find_pages("ABOUT US")
     assert [p["pageId"] for p in by_title] == [about["pageId"]], "a mention in content is no match"

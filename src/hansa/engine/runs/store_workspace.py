@@ -56,10 +56,17 @@ class StoreWorkspace(Workspace):
         now = self._services.clock()
         return await self._write(
             lambda conn: workspace.create(
-                conn, self._tenant, project_id, kind, name, data, now,
-                parent_id=parent_id, idempotency_key=idempotency_key,
+                conn,
+                self._tenant,
+                project_id,
+                kind,
+                name,
+                data,
+                now,
+                parent_id=parent_id,
+                idempotency_key=idempotency_key,
             )
-        )  # fmt: skip
+        )
 
     async def get(self, entity_id: str, *, deleted: bool = False) -> Entity:
         """An entity."""

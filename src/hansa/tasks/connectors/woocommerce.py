@@ -30,10 +30,13 @@ from hansa.tasks.connectors.wordpress import (
 
 def _product(data: dict[str, Any]) -> Result:
     return {
-        "productId": str(data.get("id", "")), "name": str(data.get("name", "")),
-        "status": str(data.get("status", "")), "url": str(data.get("permalink", "")),
-        "price": str(data.get("regular_price", "")), "sku": str(data.get("sku", "")),
-    }  # fmt: skip
+        "productId": str(data.get("id", "")),
+        "name": str(data.get("name", "")),
+        "status": str(data.get("status", "")),
+        "url": str(data.get("permalink", "")),
+        "price": str(data.get("regular_price", "")),
+        "sku": str(data.get("sku", "")),
+    }
 
 
 class WooCommerceShop(RestConnector, ShopConnector):
@@ -57,9 +60,13 @@ class WooCommerceShop(RestConnector, ShopConnector):
         timeout: float = 15,
     ) -> None:
         self._rest = WordPressRest(
-            base_url, consumer_key, consumer_secret,
-            credentials="consumer key and secret", client=client, timeout=timeout,
-        )  # fmt: skip
+            base_url,
+            consumer_key,
+            consumer_secret,
+            credentials="consumer key and secret",
+            client=client,
+            timeout=timeout,
+        )
 
     @classmethod
     def from_config(
@@ -89,9 +96,12 @@ class WooCommerceShop(RestConnector, ShopConnector):
         if found is not None:
             return {**_product(found), "created": False}
         body = {
-            "name": name, "regular_price": price, "description": description,
-            "status": status, "sku": sku,
-        }  # fmt: skip
+            "name": name,
+            "regular_price": price,
+            "description": description,
+            "status": status,
+            "sku": sku,
+        }
         try:
             product = await self._rest.fetch_one(
                 "POST", "wc/v3/products", "products API", json=body
@@ -118,8 +128,10 @@ class WooCommerceShop(RestConnector, ShopConnector):
 
     async def _find(self, sku: str) -> dict[str, Any] | None:
         found = await self._rest.fetch_many(
-            "GET", "wc/v3/products", f"product with SKU {sku}",
+            "GET",
+            "wc/v3/products",
+            f"product with SKU {sku}",
             params={"sku": sku, "status": "any"},
-        )  # fmt: skip
+        )
         matches = [p for p in found if isinstance(p, dict) and p.get("sku") == sku]
         return matches[0] if matches else None

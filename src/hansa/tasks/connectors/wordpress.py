@@ -212,10 +212,13 @@ def _text(field: Any) -> str:
 
 def _page(data: dict[str, Any]) -> Result:
     return {
-        "pageId": str(data.get("id", "")), "title": _text(data.get("title")),
-        "slug": str(data.get("slug", "")), "html": _text(data.get("content")),
-        "status": str(data.get("status", "")), "url": str(data.get("link", "")),
-    }  # fmt: skip
+        "pageId": str(data.get("id", "")),
+        "title": _text(data.get("title")),
+        "slug": str(data.get("slug", "")),
+        "html": _text(data.get("content")),
+        "status": str(data.get("status", "")),
+        "url": str(data.get("link", "")),
+    }
 
 
 class RestConnector:
@@ -260,9 +263,13 @@ class WordPressCms(RestConnector, CmsConnector):
         timeout: float = 15,
     ) -> None:
         self._rest = WordPressRest(
-            base_url, username, app_password,
-            credentials="user name and application password", client=client, timeout=timeout,
-        )  # fmt: skip
+            base_url,
+            username,
+            app_password,
+            credentials="user name and application password",
+            client=client,
+            timeout=timeout,
+        )
 
     @classmethod
     def from_config(
@@ -289,9 +296,11 @@ class WordPressCms(RestConnector, CmsConnector):
         # WordPress reads commas and spaces in ?slug= as a list of slugs: keep it one slug.
         slug = "-".join(slug.replace(",", " ").lower().split())
         found = await self._rest.fetch_many(
-            "GET", "wp/v2/pages", f"page at /{slug}",
+            "GET",
+            "wp/v2/pages",
+            f"page at /{slug}",
             params={"slug": slug, "status": "any", "context": "edit"},
-        )  # fmt: skip
+        )
         if found and isinstance(found[0], dict):
             return {**_page(found[0]), "created": False}
         body = {"title": title, "slug": slug, "content": html, "status": status}
@@ -315,9 +324,11 @@ class WordPressCms(RestConnector, CmsConnector):
             if not next(iter(query.values())):
                 continue
             pages = await self._rest.fetch_many(
-                "GET", "wp/v2/pages", f"pages matching “{name}”",
+                "GET",
+                "wp/v2/pages",
+                f"pages matching “{name}”",
                 params={**query, "status": "any", "context": "edit"},
-            )  # fmt: skip
+            )
             for page in (_page(p) for p in pages if isinstance(p, dict)):
                 if "slug" in query or page["title"].casefold() == name.strip().casefold():
                     found.setdefault(page["pageId"], page)
