@@ -108,15 +108,15 @@ def migrate(
     database_url: Annotated[str | None, typer.Option(help="SQLite file or PostgreSQL URL.")] = None,
 ) -> None:
     """Bring the database schema to the newest revision."""
+    from hansa.store import migrate as migrations
     from hansa.store.db import Database
-    from hansa.store.migrate import migrate as run_migrations
 
     settings = _settings(database_url=database_url)
 
     async def go() -> None:
         db = Database(settings.database_url)
         try:
-            await run_migrations(db)
+            await migrations.migrate(db)
         finally:
             await db.dispose()
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from hansa.api import errors as api_errors
+from hansa.api import errors
 from hansa.api.idempotency import IdempotencyKeys
 from hansa.api.routes import (
     chat,
@@ -47,11 +47,11 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         version="0.1.0",
         lifespan=lifespan,
     )
-    api_errors.install(app)
+    errors.install(app)
     for module in (health, projects, conversations, stream, chat, runs, usage, workspace):
         app.include_router(module.router)
     if _STATIC.is_dir():
         app.mount("/", StaticFiles(directory=_STATIC, html=True), name="panel")
     app.add_middleware(IdempotencyKeys)  # inside the body limit: it reads whole bodies
-    app.add_middleware(api_errors.BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
     return app

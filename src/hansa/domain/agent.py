@@ -21,7 +21,7 @@ class Category(StrEnum):
     UTILITY = "utility"
 
 
-class ModelSettings(Wire):
+class AgentModelSettings(Wire):
     """How an agent calls its model; ``model`` None means the server's default."""
 
     model: str | None = None
@@ -43,7 +43,7 @@ class AgentDefinition(Wire):
     visible: bool = True
     ordering: int = 0
     color: str = "#64748b"
-    model_settings: ModelSettings = ModelSettings()
+    model_settings: AgentModelSettings = AgentModelSettings()
 
     @property
     def initials(self) -> str:

@@ -109,7 +109,10 @@ class TaskType(Generic[P]):
     """The capability an agent must hold to own this task (law of allowed scope)."""
     is_reversible_by_system: bool = True
     undo: Executor[P] | None = None
-    """Reverses a completed execution; its result is ``ctx.outputs['self']``."""
+    """Reverses a completed execution; its result is ``ctx.outputs['self']``. Defined for
+    the reversible built-ins; the engine does not call it yet: undo and rollback
+    (``POST /api/tasks/{id}/undo``, ``/api/runs/{id}/rollback``) are the assistant bible
+    issue's, which wires these executors."""
     retryable: bool = True
     """Whether failures marked retryable may be retried (never for irreversible types)."""
     reversible_when: Callable[[P], bool] | None = None
