@@ -7,9 +7,10 @@ from datetime import timedelta
 
 import pytest
 
+from factories import make_run, make_task
 from hansa import errors
 from hansa.domain import run
-from hansa.domain.base import new_id, utcnow
+from hansa.domain.base import utcnow
 from hansa.domain.transitions import TransitionError
 from hansa.store import runs
 from hansa.store.db import DEFAULT_TENANT_ID, Database
@@ -17,42 +18,8 @@ from hansa.store.db import DEFAULT_TENANT_ID, Database
 
 def _new_run(db: Database, conversation_id: str) -> tuple[run.Run, run.Task]:
     now = utcnow()
-    r = run.Run(
-        id=new_id(),
-        tenant_id=DEFAULT_TENANT_ID,
-        conversation_id=conversation_id,
-        project_id=None,
-        created_by="chief",
-        title="R",
-        status=run.RunStatus.RUNNING,
-        created_at=now,
-        updated_at=now,
-        metadata={},
-    )
-    task = run.Task(
-        id=new_id(),
-        run_id=r.id,
-        conversation_id=conversation_id,
-        project_id=None,
-        parent_task_id=None,
-        step_group="A",
-        sequence_order=0,
-        created_by="chief",
-        status=run.TaskStatus.OPEN,
-        task_type="wait",
-        parameters={"seconds": 0},
-        summary="Wait",
-        is_reversible_by_system=True,
-        irreversible_confirmed_at=None,
-        confirmed_hash=None,
-        attempts=0,
-        scheduled_at=None,
-        result=None,
-        error=None,
-        created_at=now,
-        updated_at=now,
-        metadata={},
-    )
+    r = make_run(conversation_id=conversation_id, created_at=now, updated_at=now)
+    task = make_task(r, created_at=now, updated_at=now)
     db.write_now(lambda conn: runs.create(conn, r, [task]))
     return r, task
 
