@@ -9,18 +9,16 @@ docs/decisions/0002-routing-whole-words.md.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-import regex
 from pydantic import TypeAdapter, ValidationError
 
 from hansa import errors
 from hansa.domain.agent import SUPERVISOR_ID
 from hansa.domain.routing import RoutingDecision, RoutingRule
-from hansa.engine.text import MATCH_TIMEOUT_SECONDS
-
-"""A rule's regex gets this long per message; a rule that times out does not match."""
+from hansa.engine.rules.conditions import Evaluator
+from hansa.engine.rules.evaluate import check, evaluate
+from hansa.engine.rules.routing import compile_routing
 
 DEFAULT_RULES: tuple[RoutingRule, ...] = (
     RoutingRule(
@@ -66,50 +64,44 @@ _RULES = TypeAdapter(list[RoutingRule])
 _NO_MATCH = "no routing rule matched; the active agent keeps the conversation"
 
 
-@dataclass(frozen=True, slots=True)
-class _Compiled:
-    rule: RoutingRule
-    pattern: regex.Pattern[str]
-
-
-def _compile(rule: RoutingRule) -> _Compiled:
-    if rule.pattern is not None:
-        source = rule.pattern
-    else:
-        words = "|".join(regex.escape(k.lower()) for k in rule.keywords)
-        source = rf"\b(?:{words})(?:s|es|ing|ed)?\b"
-    try:
-        return _Compiled(rule, regex.compile(source, regex.IGNORECASE))
-    except regex.error as exc:
-        raise errors.ConfigError(f"routing rule {rule.id!r} has a bad pattern: {exc}") from exc
-
-
 class Router:
-    """Runs routing rules over a message; rules are data, the router is the engine."""
+    """Runs routing rules over a message; rules are data, the router is the engine.
+
+    The routing rules are compiled into ``message.received`` rules and evaluated by the
+    rule engine's one condition evaluator (``engine/rules``).
+    """
 
     def __init__(self, rules: tuple[RoutingRule, ...] | list[RoutingRule], agent_ids: set[str]):
         unknown = sorted({r.target for r in rules} - agent_ids)
         if unknown:
             raise errors.ConfigError(f"routing rules name unknown agents: {', '.join(unknown)}")
         self.rules = tuple(rules)
-        self._compiled = [_compile(r) for r in rules]
+        self.compiled = compile_routing(self.rules)
+        """The routing rules as rules (``source: config``)."""
+        self._evaluator = Evaluator()
+        for rule in self.compiled:  # a bad pattern is a start-up error, not a silent miss
+            try:
+                check(rule, set())
+            except errors.InvalidInput as exc:
+                raise errors.ConfigError(
+                    f"routing rule {rule.id!r} has a bad pattern: {exc}"
+                ) from exc
 
     def decide(self, text: str, previous_agent_id: str | None) -> RoutingDecision:
         """The agent for ``text``; with no match the active agent (or Hans) keeps it."""
         previous = previous_agent_id or SUPERVISOR_ID
-        for compiled in self._compiled:
-            try:
-                found = compiled.pattern.search(text, timeout=MATCH_TIMEOUT_SECONDS)
-            except TimeoutError:
+        facts = {"message": {"content": text}}
+        for firing in evaluate(self.compiled, "message.received", facts, self._evaluator):
+            if not firing.matched:
                 continue
-            if found:
-                return RoutingDecision(
-                    previous_agent_id=previous,
-                    agent_id=compiled.rule.target,
-                    rule_id=compiled.rule.id,
-                    matched=found.group(0),
-                    reason=compiled.rule.reason,
-                )
+            route = firing.actions[0].params
+            return RoutingDecision(
+                previous_agent_id=previous,
+                agent_id=str(route["agentId"]),
+                rule_id=firing.rule_id,
+                matched=firing.conditions[0].found,
+                reason=str(route["reason"]),
+            )
         return self.keep(previous, _NO_MATCH)
 
     def keep(self, previous_agent_id: str | None, reason: str) -> RoutingDecision:

@@ -1,0 +1,187 @@
+"""Rules (seed 001): a trigger, a tree of conditions over facts, and actions, by priority.
+
+A rule fires when its trigger happens and its conditions hold for the facts of that
+moment (the message, the conversation, its context, the user, the project). Every
+matching rule's actions run, highest priority first, until one with ``stop``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Literal, get_args
+
+from pydantic import ConfigDict, Field, field_validator, model_validator
+
+from hansa.domain.base import Wire
+
+MAX_DEPTH = 5
+"""How deeply condition groups may nest (a group inside a group … five levels)."""
+MAX_LEAVES = 50
+"""How many conditions one rule may hold in all."""
+MAX_ACTIONS = 10
+"""How many actions one rule may take."""
+
+Trigger = Literal[
+    "message.received",
+    "conversation.created",
+    "handoff.requested",
+    "context.updated",
+    "timer.fired",
+]
+TRIGGERS: tuple[Trigger, ...] = get_args(Trigger)
+
+FACT_ROOTS = ("message", "conversation", "context", "user", "project", "handoff", "timer")
+"""Where a condition's field path may start (``message.content``, ``context.plan`` …)."""
+
+ENGINE_ACTIONS = (
+    "route",
+    "message.send",
+    "context.update",
+    "state.transition",
+    "handoff.create",
+    "graph.run",
+)
+"""Actions the engine itself performs; any registered task type is an action too."""
+
+
+class Operator(StrEnum):
+    """The fifteen operators of seed 001, and ``words``: Hansa's whole-word match."""
+
+    EQ = "eq"
+    NEQ = "neq"
+    GT = "gt"
+    GTE = "gte"
+    LT = "lt"
+    LTE = "lte"
+    CONTAINS = "contains"
+    NOT_CONTAINS = "not_contains"
+    STARTS_WITH = "starts_with"
+    ENDS_WITH = "ends_with"
+    MATCHES = "matches"
+    """A regular expression, case-insensitive, searched under a time box."""
+    IN = "in"
+    NOT_IN = "not_in"
+    EXISTS = "exists"
+    NOT_EXISTS = "not_exists"
+    WORDS = "words"
+    """Any of the given words, whole, with an optional plural or verb ending (decision 0002)."""
+
+
+_STRICT = ConfigDict(extra="forbid")
+"""Rule parts refuse unknown keys: a typo is an error, not a condition that never holds."""
+
+
+class Condition(Wire):
+    """One test of one fact: ``message.content contains "refund"``."""
+
+    model_config = _STRICT
+
+    field: str = Field(min_length=1, max_length=200)
+    operator: Operator
+    value: Any = None
+
+    @field_validator("field")
+    @classmethod
+    def _known_root(cls, path: str) -> str:
+        root = path.split(".", 1)[0]
+        if root not in FACT_ROOTS or any(not part for part in path.split(".")):
+            raise ValueError(
+                f"field {path!r} must be a dotted path starting with one of {', '.join(FACT_ROOTS)}"
+            )
+        return path
+
+
+class ConditionGroup(Wire):
+    """Conditions joined by ``and`` or ``or``; groups nest."""
+
+    model_config = _STRICT
+
+    logic: Literal["and", "or"] = "and"
+    conditions: list[Condition | ConditionGroup] = Field(default_factory=list)
+
+    def depth(self) -> int:
+        """1 for a flat group, one more for each level of groups inside."""
+        inner = [c.depth() for c in self.conditions if isinstance(c, ConditionGroup)]
+        return 1 + max(inner, default=0)
+
+    def leaves(self) -> int:
+        """How many conditions the tree holds."""
+        return sum(c.leaves() if isinstance(c, ConditionGroup) else 1 for c in self.conditions)
+
+
+class Action(Wire):
+    """What a firing rule does: an engine action or a task type, with its parameters."""
+
+    model_config = _STRICT
+
+    type: str = Field(min_length=1, max_length=100)
+    params: dict[str, Any] = Field(default_factory=dict)
+
+
+class Schedule(Wire):
+    """When a ``timer.fired`` rule fires."""
+
+    every_seconds: int = Field(ge=1, le=7 * 24 * 3600)
+
+
+class RuleSpec(Wire):
+    """A rule as a caller writes it (``POST /api/rules``)."""
+
+    model_config = _STRICT
+
+    name: str = Field(min_length=1, max_length=200)
+    priority: int = Field(default=0, ge=-10_000, le=10_000)
+    enabled: bool = True
+    trigger: Trigger
+    conditions: ConditionGroup = Field(default_factory=ConditionGroup)
+    actions: list[Action] = Field(min_length=1, max_length=MAX_ACTIONS)
+    stop: bool = False
+    """No rule of lower priority is evaluated after this one matched."""
+    project_id: str | None = Field(default=None, max_length=36)
+    schedule: Schedule | None = None
+
+    @model_validator(mode="after")
+    def _bounded(self) -> RuleSpec:
+        if self.conditions.depth() > MAX_DEPTH:
+            raise ValueError(f"conditions nest deeper than {MAX_DEPTH} levels")
+        if self.conditions.leaves() > MAX_LEAVES:
+            raise ValueError(f"a rule holds at most {MAX_LEAVES} conditions")
+        if (self.trigger == "timer.fired") != (self.schedule is not None):
+            raise ValueError("a timer.fired rule needs a schedule, and only it takes one")
+        return self
+
+
+class Rule(RuleSpec):
+    """A stored rule."""
+
+    id: str
+    tenant_id: str
+    source: Literal["api", "config"] = "api"
+    """``config``: compiled from ``hansa.toml``'s routing rules, read-only."""
+    version: int = 1
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class ConditionResult(Wire):
+    """How one condition fared: what it asked, what the fact was, whether it held."""
+
+    field: str
+    operator: Operator
+    value: Any = None
+    actual: Any = None
+    matched: bool
+    found: str | None = None
+    """The text a ``matches`` or ``words`` condition found."""
+    timed_out: bool = False
+
+
+class Firing(Wire):
+    """One rule's evaluation against one set of facts."""
+
+    rule_id: str
+    priority: int
+    matched: bool
+    conditions: list[ConditionResult]
+    actions: list[Action]
