@@ -59,6 +59,12 @@ class Conversation(Wire):
     metadata: dict[str, Any]
 
     @property
+    def context(self) -> dict[str, Any]:
+        """What rules and callers keep about the conversation (``context.*`` facts)."""
+        found = self.metadata.get("context")
+        return dict(found) if isinstance(found, dict) else {}
+
+    @property
     def planning(self) -> PlanningState | None:
         """The plan Hans is working on with the user, if any."""
         state = self.metadata.get("planning")

@@ -14,6 +14,7 @@ from pydantic import Field, TypeAdapter
 
 from hansa.domain.base import Wire
 from hansa.domain.message import Author, Kind, Phase
+from hansa.domain.rules import Firing
 from hansa.domain.run import RunStatus, TaskStatus
 
 EVENTS_CHANNEL = "hansa_events"
@@ -190,6 +191,17 @@ class HandoffData(Wire):
     reason: str
 
 
+class RuleEvaluatedData(Wire):
+    """The rules of a trigger were evaluated: each matched rule with its conditions and
+    actions; rules that did not match are only counted."""
+
+    type: Literal["rule_evaluated"] = "rule_evaluated"
+    trigger: str
+    firings: list[Firing]
+    skipped: int = 0
+    """Rules evaluated that did not match."""
+
+
 class ErrorData(Wire):
     """A turn or run failed; ``message`` is safe to show the user."""
 
@@ -225,6 +237,7 @@ Payload = Annotated[
     | ContextUsageData
     | AgentStateData
     | HandoffData
+    | RuleEvaluatedData
     | ErrorData
     | DoneData,
     Field(discriminator="type"),

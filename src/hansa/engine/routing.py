@@ -81,7 +81,7 @@ class Router:
         self._evaluator = Evaluator()
         for rule in self.compiled:  # a bad pattern is a start-up error, not a silent miss
             try:
-                check(rule, set())
+                check(rule, set(), agent_ids)
             except errors.InvalidInput as exc:
                 raise errors.ConfigError(
                     f"routing rule {rule.id!r} has a bad pattern: {exc}"

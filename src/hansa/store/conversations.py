@@ -130,10 +130,28 @@ def set_planning(
     now: datetime,
 ) -> None:
     """Keep (or, with None, drop) the open plan's state in the conversation's metadata."""
+    _set_metadata_key(conn, tenant_id, conversation_id, "planning", state, now)
+
+
+def set_context(
+    conn: Connection, tenant_id: str, conversation_id: str, context: dict[str, Any], now: datetime
+) -> None:
+    """Replace the conversation's context (the ``context.*`` facts of rules)."""
+    _set_metadata_key(conn, tenant_id, conversation_id, "context", context, now)
+
+
+def _set_metadata_key(
+    conn: Connection,
+    tenant_id: str,
+    conversation_id: str,
+    key: str,
+    value: dict[str, Any] | None,
+    now: datetime,
+) -> None:
     current = get(conn, tenant_id, conversation_id)
-    metadata = {k: v for k, v in current.metadata.items() if k != "planning"}
-    if state is not None:
-        metadata["planning"] = state
+    metadata = {k: v for k, v in current.metadata.items() if k != key}
+    if value is not None:
+        metadata[key] = value
     params = {"p_id": conversation_id, "p_tenant": tenant_id, "p_metadata": metadata, "p_now": now}
     direct.execute(conn, _SET_METADATA, params)
 

@@ -306,3 +306,23 @@ idempotency_keys = sa.Table(
     sa.Column("response", sa.Text),
     _created(),
 )
+
+rules = sa.Table(
+    "rules",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("project_id", sa.String(36)),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("priority", sa.Integer, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("trigger", sa.String(32), nullable=False),
+    sa.Column("conditions", Json, nullable=False),
+    sa.Column("actions", Json, nullable=False),
+    sa.Column("stop", sa.Boolean, nullable=False),
+    sa.Column("schedule", Json),
+    sa.Column("version", sa.Integer, nullable=False),
+    _created(),
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
+    sa.Index("ix_rules_trigger", "tenant_id", "trigger", "enabled", "priority"),
+)

@@ -173,7 +173,7 @@ def test_a_rule_is_refused_when_it_cannot_work() -> None:
         }
     )
     with pytest.raises(errors.InvalidInput, match="does not compile"):
-        check(RuleSpec.model_validate(bad_regex), set())
+        check(RuleSpec.model_validate(bad_regex), set(), {"chief"})
     with pytest.raises(errors.InvalidInput, match="unknown action type 'launch'"):
-        check(RuleSpec.model_validate(_spec(actions=[{"type": "launch"}])), {"create_page"})
-    check(RuleSpec.model_validate(_spec(actions=[{"type": "create_page"}])), {"create_page"})
+        check(RuleSpec.model_validate(_spec(actions=[{"type": "launch"}])), {"create_page"}, set())
+    check(RuleSpec.model_validate(_spec(actions=[{"type": "create_page"}])), {"create_page"}, set())

@@ -8,8 +8,10 @@ from typing import Any
 import regex
 
 from hansa import errors
+from hansa.domain.conversation import State
 from hansa.domain.rules import (
     ENGINE_ACTIONS,
+    Action,
     Condition,
     ConditionGroup,
     Firing,
@@ -46,7 +48,7 @@ def evaluate(
     return firings
 
 
-def check(spec: RuleSpec, task_types: set[str]) -> None:
+def check(spec: RuleSpec, task_types: set[str], agent_ids: set[str]) -> None:
     """Refuse (422, saying what is wrong) a rule whose actions or values cannot work."""
     for action in spec.actions:
         if action.type not in ENGINE_ACTIONS and action.type not in task_types:
@@ -55,8 +57,31 @@ def check(spec: RuleSpec, task_types: set[str]) -> None:
                 f"unknown action type {action.type!r}; known: {known}",
                 details={"field": "actions.type"},
             )
+        _check_params(action, agent_ids)
     for condition in _leaves(spec.conditions):
         _check_value(condition)
+
+
+def _check_params(action: Action, agent_ids: set[str]) -> None:
+    def bad(why: str) -> errors.InvalidInput:
+        return errors.InvalidInput(f"action {action.type}: {why}", details={"field": "actions"})
+
+    params = action.params
+    agent = params.get("agentId")
+    if agent is not None and agent not in agent_ids:
+        raise bad(f"unknown agent {agent!r}")
+    if action.type == "route" and agent is None:
+        raise bad("needs agentId")
+    if action.type == "message.send" and not (
+        isinstance(params.get("content"), str) and params["content"].strip()
+    ):
+        raise bad("needs content")
+    if action.type == "context.update" and not isinstance(params.get("set"), dict):
+        raise bad("needs set: an object of context values")
+    if action.type == "state.transition" and params.get("to") not in {s.value for s in State}:
+        raise bad(f"needs to: one of {', '.join(s.value for s in State)}")
+    if action.type == "graph.run":
+        raise bad("needs prompt graphs, which are not available yet")
 
 
 def _leaves(group: ConditionGroup) -> Iterable[Condition]:

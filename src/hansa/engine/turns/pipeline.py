@@ -1,6 +1,6 @@
 """The turn pipeline (seed 003): a per-turn context object and small stages.
 
-validate -> route -> build context -> plan -> reply, then finalize. Each stage says
+validate -> rules -> route -> build context -> plan -> reply, then finalize. Each stage says
 what happens next: ``Then.NEXT`` goes on to the next stage, ``Then.FINALIZE`` ends
 the turn (a stage answered it), and an exception ends it through ``fail``.
 Streaming and non-streaming callers share this one path: it writes events, and
@@ -31,6 +31,7 @@ from hansa.domain.routing import RoutingDecision
 from hansa.engine.llm import RecordedCall
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
+from hansa.engine.triggers.actions import RouteTo
 from hansa.models.base import ChatMessage
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,8 @@ class TurnContext:
     error: Exception | None = None
     planner_calls: list[LlmCall] = field(default_factory=list)
     """Model calls of the planner, stored with the turn's end."""
+    rule_route: RouteTo | None = None
+    """A rule's ``route`` action: who answers instead of the routing rules' choice."""
     pending: Batch | None = None
 
     @property

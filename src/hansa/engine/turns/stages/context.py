@@ -1,4 +1,4 @@
-"""Stage 3 of 5: build the project context and the agent's prompt."""
+"""Stage 4 of 6: build the project context and the agent's prompt."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stage 4 of 5: triage, and the planning protocol for requests that need a run.
+"""Stage 5 of 6: triage, and the planning protocol for requests that need a run.
 
 Planning returns what it decided (``planning.request.Outcome``); this stage turns
 that into the turn's next step: the agent replies (not a plan), or the turn ends

@@ -1,4 +1,4 @@
-"""Stage 5 of 5: the chosen agent answers, streaming text deltas as they come."""
+"""Stage 6 of 6: the chosen agent answers, streaming text deltas as they come."""
 
 from __future__ import annotations
 

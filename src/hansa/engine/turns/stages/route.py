@@ -1,10 +1,11 @@
-"""Stage 2 of 5: the supervisor routes the message and records why (seed 000 §5)."""
+"""Stage 3 of 6: the supervisor routes the message and records why (seed 000 §5)."""
 
 from __future__ import annotations
 
 from sqlalchemy import Connection
 
 from hansa.domain import conversation, event, message, turn
+from hansa.domain.routing import RoutingDecision
 from hansa.engine import thinking
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.store import conversations, turns
@@ -21,6 +22,15 @@ async def route(ctx: TurnContext) -> Then:
     planning = bool(ctx.conversation.metadata.get("planning"))
     if planning:
         decision = ctx.services.router.keep(previous, ANSWERS_THE_PLAN)
+    elif ctx.rule_route is not None:
+        chosen = ctx.rule_route
+        decision = RoutingDecision(
+            previous_agent_id=previous,
+            agent_id=chosen.agent_id,
+            rule_id=chosen.rule_id,
+            matched=None,
+            reason=chosen.reason,
+        )
     else:
         decision = ctx.services.router.decide(ctx.user_text, previous)
     agent = ctx.services.agent(decision.agent_id)

@@ -1,4 +1,4 @@
-"""Stage 1 of 5: load the conversation and the user's message; check the turn may run."""
+"""Stage 1 of 6: load the conversation and the user's message; check the turn may run."""
 
 from __future__ import annotations
 

@@ -1,0 +1,51 @@
+"""Stage 2 of 6: the tenant's ``message.received`` rules, evaluated and acted on.
+
+Runs only when the tenant has such rules (a conversation without rules sees no
+``rule_evaluated`` event). A ``route`` action chooses the agent for the next stage; a
+handoff or a move to a state where no assistant answers ends the turn here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hansa.domain.rules import Trigger
+from hansa.engine.rules.conditions import Evaluator
+from hansa.engine.rules.evaluate import evaluate
+from hansa.engine.triggers import actions
+from hansa.engine.turns.pipeline import Then, TurnContext
+from hansa.store import rules as rule_rows
+
+TRIGGER: Trigger = "message.received"
+
+
+async def rules(ctx: TurnContext) -> Then:
+    """Evaluate the rules for this message, record the evaluation, apply the actions."""
+    convo = ctx.conversation
+    assert convo is not None
+    found = await ctx.services.db.read(
+        rule_rows.for_trigger, ctx.tenant_id, TRIGGER, convo.project_id
+    )
+    if not found:
+        return Then.NEXT
+    facts: dict[str, Any] = {
+        "message": {"id": ctx.message_id, "content": ctx.user_text, "author": "user"},
+        "conversation": {
+            "id": convo.id,
+            "state": convo.state.value,
+            "currentAgent": convo.current_agent,
+            "projectId": convo.project_id,
+            "title": convo.title,
+        },
+        "context": convo.context,
+        "user": dict(convo.metadata.get("user") or {}),
+        "project": {"id": convo.project_id} if convo.project_id else {},
+    }
+    firings = evaluate(found, TRIGGER, facts, Evaluator())
+    scene = actions.Scene(
+        ctx.services, ctx.tenant_id, ctx.conversation_id, convo.project_id, ctx.batch()
+    )
+    actions.record(scene, TRIGGER, firings)
+    applied = actions.apply(scene, firings)
+    ctx.rule_route = applied.route
+    return Then.FINALIZE if applied.ends_turn else Then.NEXT
