@@ -17,6 +17,7 @@ from hansa.api.routes import (
     conversations,
     health,
     projects,
+    rules,
     runs,
     stream,
     usage,
@@ -48,7 +49,7 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         lifespan=lifespan,
     )
     errors.install(app)
-    for module in (health, projects, conversations, stream, chat, runs, usage, workspace):
+    for module in (health, projects, conversations, stream, chat, runs, rules, usage, workspace):
         app.include_router(module.router)
     if _STATIC.is_dir():
         app.mount("/", StaticFiles(directory=_STATIC, html=True), name="panel")

@@ -1,0 +1,91 @@
+"""Managing a tenant's rules: create, list (with the config's, read-only), change, delete,
+and the dry run that evaluates without writing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hansa import errors
+from hansa.domain.base import new_id
+from hansa.domain.rules import Firing, Rule, RuleSpec, Trigger
+from hansa.engine.rules.conditions import Evaluator
+from hansa.engine.rules.evaluate import check, evaluate
+from hansa.engine.runtime.services import Services
+from hansa.store import rules as rule_rows
+
+EDITABLE = ("name", "priority", "enabled", "conditions", "actions", "stop", "schedule")
+"""What ``PATCH /api/rules/{id}`` may change (the trigger and project stay)."""
+
+
+def _check(services: Services, spec: RuleSpec) -> None:
+    check(spec, {t.name for t in services.registry.all()}, set(services.agents))
+
+
+async def create(services: Services, tenant_id: str, spec: RuleSpec) -> Rule:
+    """Check and store a new rule."""
+    _check(services, spec)
+    now = services.clock()
+    rule = Rule(
+        **spec.model_dump(), id=new_id(), tenant_id=tenant_id, created_at=now, updated_at=now
+    )
+    await services.db.write(lambda conn: rule_rows.create(conn, rule))
+    return rule
+
+
+def _config_rule(services: Services, rule_id: str) -> Rule | None:
+    return next((r for r in services.router.compiled if r.id == rule_id), None)
+
+
+async def listed(services: Services, tenant_id: str) -> list[Rule]:
+    """The tenant's rules, then the routing rules of the config (``source: config``)."""
+    stored = await services.db.read(rule_rows.list_all, tenant_id)
+    return [*stored, *services.router.compiled]
+
+
+async def get(services: Services, tenant_id: str, rule_id: str) -> Rule:
+    """One rule (a config rule by its id too)."""
+    found = _config_rule(services, rule_id)
+    if found is not None:
+        return found
+    return await services.db.read(rule_rows.get, tenant_id, rule_id)
+
+
+async def change(services: Services, tenant_id: str, rule_id: str, changes: dict[str, Any]) -> Rule:
+    """Change a stored rule (a config rule is read-only: 409)."""
+    if _config_rule(services, rule_id) is not None:
+        raise errors.Conflict(f"rule {rule_id} comes from the config and is read-only")
+    unknown = sorted(set(changes) - set(EDITABLE))
+    if unknown:
+        raise errors.InvalidInput(
+            f"these fields cannot be changed: {', '.join(unknown)}", details={"field": unknown[0]}
+        )
+
+    def go(conn: Any) -> Rule:
+        current = rule_rows.get(conn, tenant_id, rule_id)
+        merged = {**current.model_dump(include=set(RuleSpec.model_fields)), **changes}
+        spec = RuleSpec.model_validate(merged)
+        _check(services, spec)
+        updated = current.model_copy(update=spec.model_dump())
+        return rule_rows.replace(conn, Rule.model_validate(updated.model_dump()), services.clock())
+
+    return await services.db.write(go)
+
+
+async def delete(services: Services, tenant_id: str, rule_id: str) -> None:
+    """Remove a stored rule (a config rule is read-only: 409)."""
+    if _config_rule(services, rule_id) is not None:
+        raise errors.Conflict(f"rule {rule_id} comes from the config and is read-only")
+    await services.db.write(lambda conn: rule_rows.delete(conn, tenant_id, rule_id))
+
+
+async def dry_run(
+    services: Services, tenant_id: str, trigger: Trigger, facts: dict[str, Any]
+) -> list[Firing]:
+    """What the tenant's rules would do, then (for messages) the routing rules, in the order
+    a turn evaluates them (the rules stage, then the route stage); nothing is written."""
+    stored = await services.db.read(rule_rows.list_all, tenant_id)
+    evaluator = Evaluator()
+    firings = evaluate(stored, trigger, facts, evaluator)
+    if trigger == "message.received":
+        firings += evaluate(services.router.compiled, trigger, facts, evaluator)
+    return firings
