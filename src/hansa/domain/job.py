@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 from hansa.domain.base import Wire
+from hansa.domain.rules import Trigger
 
 
 class JobStatus(StrEnum):
@@ -27,6 +28,12 @@ class JobKind(StrEnum):
     (keyed ``run:<id>``, so one worker at a time drives a run)."""
     RUN_SUMMARY = "run_summary"
     """Hans validates a finished run and answers (keyed by conversation, like turns)."""
+    TRIGGER = "trigger"
+    """Rules fire for something other than a message (a new conversation, a handoff, a
+    context change); keyed by the conversation, like turns."""
+    TIMER = "timer"
+    """A ``timer.fired`` rule's next firing, due at ``run_at`` (keyed ``timer:<ruleId>``:
+    at most one live per rule)."""
 
 
 class Job(Wire):
@@ -64,6 +71,23 @@ class RunJob(Wire):
 
     run_id: str
     conversation_id: str
+
+
+class TriggerJob(Wire):
+    """The payload of a trigger job."""
+
+    trigger: Trigger
+    conversation_id: str
+    facts: dict[str, Any] = {}
+    """Facts of the moment beyond the conversation's own (``handoff``, ``context``)."""
+
+
+class TimerJob(Wire):
+    """The payload of a timer job."""
+
+    rule_id: str
+    fired: int = 0
+    """How many times the rule's timer fired before this one."""
 
 
 class SummaryJob(Wire):

@@ -120,9 +120,13 @@ class Action(Wire):
 
 
 class Schedule(Wire):
-    """When a ``timer.fired`` rule fires."""
+    """When a ``timer.fired`` rule fires, and in which conversation its actions happen."""
+
+    model_config = _STRICT
 
     every_seconds: int = Field(ge=1, le=7 * 24 * 3600)
+    conversation_id: str = Field(min_length=1, max_length=36)
+    """Where the firings are recorded and the actions act (a run needs a conversation)."""
 
 
 class RuleSpec(Wire):

@@ -19,6 +19,7 @@ from hansa.engine.runs import run_job, summary
 from hansa.engine.runtime.services import Services
 from hansa.engine.runtime.setup import build_services
 from hansa.engine.runtime.worker import Handler, Worker
+from hansa.engine.triggers import jobs
 from hansa.engine.turns import turn_job
 from hansa.models.base import Model
 from hansa.settings import Settings
@@ -27,6 +28,8 @@ HANDLERS = {
     JobKind.TURN: turn_job.run_turn_job,
     JobKind.RUN: run_job.run_run_job,
     JobKind.RUN_SUMMARY: summary.run_summary_job,
+    JobKind.TRIGGER: jobs.run_trigger_job,
+    JobKind.TIMER: jobs.run_timer_job,
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter
+from pydantic import ConfigDict, Field
 
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.schemas import (
@@ -14,6 +15,7 @@ from hansa.api.schemas import (
     conversation_out,
     message_out,
 )
+from hansa.domain.base import Wire
 from hansa.engine.turns import chat, timeline
 from hansa.store import conversations, events, messages
 
@@ -96,3 +98,24 @@ async def hand_off(
     """Hand the conversation to a human agent (``handoff_pending``); repeating it is a no-op."""
     reason = body.reason if body else Handoff().reason
     return conversation_out(await chat.hand_off(services, tenant, conversation_id, reason))
+
+
+class ConversationPatch(Wire):
+    """``PATCH /api/conversations/{id}``: context values to merge (``null`` removes one),
+    a new title."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    context: dict[str, Any] | None = None
+    title: str | None = Field(default=None, min_length=1, max_length=200)
+
+
+@router.patch("/{conversation_id}")
+async def patch_conversation(
+    conversation_id: str, body: ConversationPatch, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Change the context or title; a context change fires ``context.updated``."""
+    changed = await chat.update_conversation(
+        services, tenant, conversation_id, context=body.context, title=body.title
+    )
+    return conversation_out(changed)

@@ -11,6 +11,7 @@ from hansa.domain.rules import Firing, Rule, RuleSpec, Trigger
 from hansa.engine.rules.conditions import Evaluator
 from hansa.engine.rules.evaluate import check, evaluate
 from hansa.engine.runtime.services import Services
+from hansa.engine.triggers import jobs
 from hansa.store import rules as rule_rows
 
 EDITABLE = ("name", "priority", "enabled", "conditions", "actions", "stop", "schedule")
@@ -28,7 +29,13 @@ async def create(services: Services, tenant_id: str, spec: RuleSpec) -> Rule:
     rule = Rule(
         **spec.model_dump(), id=new_id(), tenant_id=tenant_id, created_at=now, updated_at=now
     )
-    await services.db.write(lambda conn: rule_rows.create(conn, rule))
+
+    def store(conn: Any) -> None:
+        rule_rows.create(conn, rule)
+        jobs.schedule_timer(conn, services, rule)
+
+    await services.db.write(store)
+    services.wake_worker()
     return rule
 
 
@@ -66,7 +73,11 @@ async def change(services: Services, tenant_id: str, rule_id: str, changes: dict
         spec = RuleSpec.model_validate(merged)
         _check(services, spec)
         updated = current.model_copy(update=spec.model_dump())
-        return rule_rows.replace(conn, Rule.model_validate(updated.model_dump()), services.clock())
+        stored = rule_rows.replace(
+            conn, Rule.model_validate(updated.model_dump()), services.clock()
+        )
+        jobs.schedule_timer(conn, services, stored)  # e.g. enabled again
+        return stored
 
     return await services.db.write(go)
 

@@ -16,6 +16,7 @@ from hansa.domain.base import new_id
 from hansa.engine.runtime.follow import follow
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
+from hansa.engine.triggers import jobs
 from hansa.store import conversations, projects, queue, turns
 
 
@@ -43,12 +44,16 @@ async def create_conversation(
         metadata={},
     )
 
-    def create(conn: Connection) -> None:
+    def create(conn: Connection) -> bool:
         if project_id is not None:
             projects.get(conn, tenant_id, project_id)
         conversations.create(conn, convo)
+        return jobs.enqueue_if_ruled(
+            conn, tenant_id, "conversation.created", convo.id, project_id, now
+        )
 
-    await services.db.write(create)
+    if await services.db.write(create):
+        services.wake_worker()
     return convo
 
 
@@ -222,6 +227,17 @@ async def hand_off(
         batch.status(
             f"{chief.display_name} handed this conversation to a human colleague", agent_id=chief.id
         )
+        handoff = {"handoff": {"reason": reason}}
+        if jobs.enqueue_if_ruled(
+            conn,
+            tenant_id,
+            "handoff.requested",
+            convo.id,
+            convo.project_id,
+            services.clock(),
+            facts=handoff,
+        ):
+            batch.after_commit(services.wake_worker)
 
     batch.then(go)
     await Recorder(services, tenant_id, conversation_id).write(batch)
@@ -232,3 +248,43 @@ def _known_agent(services: Services, agent_id: str | None) -> str | None:
     if agent_id is not None and not services.has_agent(agent_id):
         raise errors.InvalidInput(f"unknown agent {agent_id!r}", details={"field": "activeAgentId"})
     return agent_id
+
+
+async def update_conversation(
+    services: Services,
+    tenant_id: str,
+    conversation_id: str,
+    *,
+    context: dict[str, Any] | None = None,
+    title: str | None = None,
+) -> conversation.Conversation:
+    """Change the conversation's context (merged; a ``None`` value removes a key) or title.
+
+    A context change fires ``context.updated`` for the tenant's rules, with the changed
+    keys as ``changed`` facts.
+    """
+    now = services.clock()
+
+    def go(conn: Connection) -> bool:
+        convo = conversations.get(conn, tenant_id, conversation_id)
+        if title is not None:
+            conversations.set_title(conn, tenant_id, conversation_id, title, now)
+        if context is None:
+            return False
+        merged = {**convo.context, **context}
+        merged = {k: v for k, v in merged.items() if v is not None}
+        conversations.set_context(conn, tenant_id, conversation_id, merged, now)
+        changed = {"changed": sorted(context), "context": merged}  # as of this change
+        return jobs.enqueue_if_ruled(
+            conn,
+            tenant_id,
+            "context.updated",
+            conversation_id,
+            convo.project_id,
+            now,
+            facts=changed,
+        )
+
+    if await services.db.write(go):
+        services.wake_worker()
+    return await services.db.read(lambda conn: conversations.get(conn, tenant_id, conversation_id))

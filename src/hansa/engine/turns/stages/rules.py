@@ -7,12 +7,9 @@ handoff or a move to a state where no assistant answers ends the turn here.
 
 from __future__ import annotations
 
-from typing import Any
-
 from hansa.domain.rules import Trigger
-from hansa.engine.rules.conditions import Evaluator
-from hansa.engine.rules.evaluate import evaluate
 from hansa.engine.triggers import actions
+from hansa.engine.triggers.fire import facts_of, fire
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.store import rules as rule_rows
 
@@ -28,24 +25,10 @@ async def rules(ctx: TurnContext) -> Then:
     )
     if not found:
         return Then.NEXT
-    facts: dict[str, Any] = {
-        "message": {"id": ctx.message_id, "content": ctx.user_text, "author": "user"},
-        "conversation": {
-            "id": convo.id,
-            "state": convo.state.value,
-            "currentAgent": convo.current_agent,
-            "projectId": convo.project_id,
-            "title": convo.title,
-        },
-        "context": convo.context,
-        "user": dict(convo.metadata.get("user") or {}),
-        "project": {"id": convo.project_id} if convo.project_id else {},
-    }
-    firings = evaluate(found, TRIGGER, facts, Evaluator())
+    message = {"id": ctx.message_id, "content": ctx.user_text, "author": "user"}
     scene = actions.Scene(
         ctx.services, ctx.tenant_id, ctx.conversation_id, convo.project_id, ctx.batch()
     )
-    actions.record(scene, TRIGGER, firings)
-    applied = actions.apply(scene, firings)
+    applied = fire(scene, found, TRIGGER, facts_of(convo, message=message))
     ctx.rule_route = applied.route
     return Then.FINALIZE if applied.ends_turn else Then.NEXT
