@@ -27,7 +27,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import message, run
+from hansa.bus.base import Subscription
+from hansa.domain import event, message, run
 from hansa.domain.job import Job, RunJob
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws
@@ -39,9 +40,14 @@ from hansa.engine.runs.scheduler import Book
 from hansa.engine.runtime.faults import crash_point
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
-from hansa.store import llm_calls, queue, runs
+from hansa.store import events, llm_calls, queue, runs
+from hansa.tasks.base import TaskFailed
 
 _INTERRUPTED = "the step was interrupted too many times"
+CUT = "cut"
+"""The failure code of an execution cut by a preempt or a cancel."""
+CONTROL_WAIT_SECONDS = 60.0
+"""How long one look at the log for control events waits before looking again."""
 
 
 async def run_run_job(services: Services, claimed: Job) -> None:
@@ -81,6 +87,12 @@ class RunDriver:
         """The run's ``updated_at`` after this job's last step, and its tasks then."""
         self.ready: list[Started] = []
         """Tasks started for this job before it began (see ``hand_over``)."""
+        self.tasks: dict[str, run.Task] = {}
+        """The running tasks, as they were started."""
+        self.control: Subscription
+        """The conversation's bus subscription while the job drives (see ``_wait``)."""
+        self.seen_seq = 0
+        """The newest event of the conversation this job has seen or written."""
 
     def first_step(self, change: RunChange) -> None:
         """Open the run and start its first tasks in ``change``'s transaction."""
@@ -95,6 +107,7 @@ class RunDriver:
         outcomes: list[Outcome] = []
         started, self.ready = self.ready, []
         settings = self.services.settings
+        self.control = self.services.bus.subscribe(self.conversation_id)
         try:
             while True:
                 if not started:
@@ -104,6 +117,7 @@ class RunDriver:
                 if started:
                     crash_point(settings, "task.before_execute")
                 for s in started:
+                    self.tasks[s.task.id] = s.task
                     self.running[s.task.id] = asyncio.create_task(
                         invoke(self.services, self.tenant_id, s), name=f"task {s.task.id}"
                     )
@@ -112,10 +126,17 @@ class RunDriver:
                 if outcomes:
                     crash_point(settings, "task.after_execute")
         finally:
+            self.control.close()
             for execution in self.running.values():
                 execution.cancel()
 
     async def _wait(self) -> list[Outcome]:
+        """The outcomes of the executions that end next (or none, when a retry is due).
+
+        Meanwhile it watches the conversation's log: a preempted task or a cancelled run
+        has its executions cut at once (a reversible task's only: an irreversible call
+        is never cut off midway), so a model call stops streaming and spending.
+        """
         timeout = None
         if self.held:
             due = min(self.held.values()) - self.services.clock()
@@ -123,11 +144,57 @@ class RunDriver:
         if not self.running:
             await asyncio.sleep(timeout or 0)
             return []
-        await asyncio.wait(
-            self.running.values(), timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-        )
+        deadline = None if timeout is None else asyncio.get_running_loop().time() + timeout
+        while not any(execution.done() for execution in self.running.values()):
+            left = None if deadline is None else deadline - asyncio.get_running_loop().time()
+            if left is not None and left <= 0:
+                break
+            watch = asyncio.ensure_future(self.control.wait(CONTROL_WAIT_SECONDS))
+            await asyncio.wait(
+                [*self.running.values(), watch], timeout=left, return_when=asyncio.FIRST_COMPLETED
+            )
+            rung = watch.done() and watch.result()
+            watch.cancel()
+            if rung:
+                await self._cut(self.control.take(self.seen_seq))
         ended = [tid for tid, execution in self.running.items() if execution.done()]
-        return [self.running.pop(tid).result() for tid in ended]
+        return [self._outcome(tid, self.running.pop(tid)) for tid in ended]
+
+    def _outcome(self, task_id: str, execution: asyncio.Task[Outcome]) -> Outcome:
+        task = self.tasks.pop(task_id)
+        if execution.cancelled():  # cut by a preempt or a cancel: its result is set aside
+            batch = Batch(self.conversation_id, None, run_id=self.run_id)
+            stopped = TaskFailed("stopped by the user", code=CUT)
+            return Outcome(task, batch, failure=stopped)
+        return execution.result()
+
+    async def _cut(self, news: list[event.Event] | None) -> None:
+        """Cancel the executions of tasks that control events took away from this run."""
+        if news is None:  # the bus had no copy of the events: read the log
+            news = await self.services.db.read(self._log_after, self.seen_seq)
+        if news:
+            self.seen_seq = news[-1].seq
+        stopped: set[str] = set()
+        for ev in news:
+            if ev.run_id != self.run_id:
+                continue
+            data = ev.payload
+            if isinstance(data, event.RunStatusData) and data.status is run.RunStatus.CANCELLED:
+                stopped |= set(self.running)
+            elif isinstance(data, event.TaskStatusData) and data.status is run.TaskStatus.CANCELLED:
+                stopped.add(str(ev.task_id))
+        for task_id in stopped & set(self.running):
+            if self.tasks[task_id].is_reversible_by_system:
+                self.running[task_id].cancel()
+
+    def _log_after(self, conn: Connection, after: int) -> list[event.Event]:
+        found: list[event.Event] = []
+        while True:
+            page = events.read_after(conn, self.tenant_id, self.conversation_id, after)
+            found += page
+            if len(page) < events.PAGE:
+                return found
+            after = page[-1].seq
 
     async def _step(self, outcomes: list[Outcome]) -> tuple[list[Started], bool]:
         batch = Batch(self.conversation_id, None, run_id=self.run_id)
@@ -152,7 +219,9 @@ class RunDriver:
             seen.append((change.now, list(book.tasks.values())))
 
         batch.then(step)
-        await self.recorder.write(batch)
+        stored = await self.recorder.write(batch)
+        if stored:
+            self.seen_seq = max(self.seen_seq, stored[-1].seq)  # its own events are no news
         self.seen = seen[0]  # committed: what this job wrote is what the next step finds
         return started, bool(ended)
 
@@ -218,6 +287,9 @@ class RunDriver:
             _think(book, task, "A preempted step finished; its result is set aside")
             return
         failure = outcome.failure
+        if failure is not None and failure.code == CUT:  # its run was cancelled meanwhile
+            book.move(task.id, run.TaskStatus.CANCELLED, error=failure.message, announce=True)
+            return
         if failure is None:
             book.move(task.id, run.TaskStatus.COMPLETED, result=outcome.result, announce=True)
             return
