@@ -119,9 +119,8 @@ def test_handoff_puts_a_human_in_charge(slow: Server) -> None:
         repeat = client.post(f"/api/conversations/{cid}/handoff")
         events = turn(client, cid, "hello?")
         log = events_until(client, cid, lambda e: e["type"] == "handoff")
-    assert (
-        handed.json()["state"] == "handoff_pending" and repeat.json()["state"] == "handoff_pending"
-    )
+    assert handed.status_code == 201 and handed.json()["status"] == "pending"
+    assert repeat.status_code == 200 and repeat.json()["id"] == handed.json()["id"]
     assert log[-1]["data"]["reason"] == "billing"
     assert not any(e["type"] == "text_delta" for e in events), "the assistants stay quiet"
     assert any("human agent" in e["data"].get("text", "") for e in events if e["type"] == "status")

@@ -15,6 +15,7 @@ from hansa.api.idempotency import IdempotencyKeys
 from hansa.api.routes import (
     chat,
     conversations,
+    handoffs,
     health,
     projects,
     rules,
@@ -49,7 +50,19 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         lifespan=lifespan,
     )
     errors.install(app)
-    for module in (health, projects, conversations, stream, chat, runs, rules, usage, workspace):
+    routers = (
+        health,
+        projects,
+        conversations,
+        handoffs,
+        stream,
+        chat,
+        runs,
+        rules,
+        usage,
+        workspace,
+    )
+    for module in routers:
         app.include_router(module.router)
     if _STATIC.is_dir():
         app.mount("/", StaticFiles(directory=_STATIC, html=True), name="panel")

@@ -36,8 +36,10 @@ TRANSITIONS: dict[State, frozenset[State]] = {
     State.WAITING_FOR_USER: frozenset(
         {State.AI_ACTIVE, State.HANDOFF_PENDING, State.RESOLVED, State.ARCHIVED, State.IDLE}
     ),
-    State.HANDOFF_PENDING: frozenset({State.AGENT_ACTIVE, State.AI_ACTIVE, State.RESOLVED}),
-    State.AGENT_ACTIVE: frozenset({State.AI_ACTIVE, State.RESOLVED}),
+    State.HANDOFF_PENDING: frozenset(
+        {State.AGENT_ACTIVE, State.AI_ACTIVE, State.RESOLVED, State.IDLE}
+    ),
+    State.AGENT_ACTIVE: frozenset({State.AI_ACTIVE, State.RESOLVED, State.IDLE}),
     State.RESOLVED: frozenset({State.AI_ACTIVE, State.ARCHIVED}),
     State.ARCHIVED: frozenset(),
 }

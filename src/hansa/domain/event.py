@@ -189,6 +189,19 @@ class HandoffData(Wire):
 
     type: Literal["handoff"] = "handoff"
     reason: str
+    handoff_id: str | None = None
+    priority: str = "normal"
+    status: str = "pending"
+
+
+class HandoffStatusData(Wire):
+    """A handoff moved: accepted, resolved, returned."""
+
+    type: Literal["handoff_status"] = "handoff_status"
+    handoff_id: str
+    status: str
+    previous: str
+    assignee: str | None = None
 
 
 class RuleEvaluatedData(Wire):
@@ -237,6 +250,7 @@ Payload = Annotated[
     | ContextUsageData
     | AgentStateData
     | HandoffData
+    | HandoffStatusData
     | RuleEvaluatedData
     | ErrorData
     | DoneData,

@@ -25,6 +25,8 @@ class Author(StrEnum):
     USER = "user"
     ASSISTANT = "assistant"
     SYSTEM = "system"
+    HUMAN = "human"
+    """A person who took the conversation over (a handoff)."""
 
 
 class Message(Wire):

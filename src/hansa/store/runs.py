@@ -184,3 +184,20 @@ def _run(row: direct.Row) -> run.Run:
 
 def _task(row: direct.Row) -> run.Task:
     return run.Task.model_validate(row)
+
+
+_OPEN_OF_CONVERSATION = (
+    sa.select(_runs)
+    .where(
+        _runs.c.tenant_id == _B("p_tenant"),
+        _runs.c.conversation_id == _B("p_conversation"),
+        *[_runs.c.status != s.value for s in run.RUN_FINAL],
+    )
+    .order_by(_runs.c.created_at)
+)
+
+
+def open_of_conversation(conn: Connection, tenant_id: str, conversation_id: str) -> list[run.Run]:
+    """The conversation's runs that are not final, oldest first (a handful at most)."""
+    params = {"p_tenant": tenant_id, "p_conversation": conversation_id}
+    return [_run(r) for r in direct.rows(conn, _OPEN_OF_CONVERSATION, params)]

@@ -326,3 +326,36 @@ rules = sa.Table(
     sa.Column("updated_at", UtcDateTime(), nullable=False),
     sa.Index("ix_rules_trigger", "tenant_id", "trigger", "enabled", "priority"),
 )
+
+handoffs = sa.Table(
+    "handoffs",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column(
+        "conversation_id",
+        sa.String(36),
+        sa.ForeignKey("assistant_conversations.id"),
+        nullable=False,
+    ),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("reason", sa.String(500), nullable=False),
+    sa.Column("priority", sa.String(16), nullable=False),
+    sa.Column("priority_rank", sa.Integer, nullable=False),
+    sa.Column("metadata", Json, nullable=False),
+    sa.Column("snapshot", Json, nullable=False),
+    sa.Column("requested_by", Json, nullable=False),
+    sa.Column("assignee", sa.String(200)),
+    sa.Column("paused_runs", Json, nullable=False),
+    _created(),
+    sa.Column("assigned_at", UtcDateTime()),
+    sa.Column("resolved_at", UtcDateTime()),
+    sa.Index("ix_handoffs_queue", "tenant_id", "status", "priority_rank", "created_at"),
+    sa.Index(
+        "ux_handoffs_open",
+        "conversation_id",
+        unique=True,
+        sqlite_where=sa.text("status IN ('pending', 'active')"),
+        postgresql_where=sa.text("status IN ('pending', 'active')"),
+    ),
+)

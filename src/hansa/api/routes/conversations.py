@@ -10,7 +10,6 @@ from pydantic import ConfigDict, Field
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.schemas import (
     ConversationCreate,
-    Handoff,
     MessageCreate,
     conversation_out,
     message_out,
@@ -89,15 +88,6 @@ async def get_timeline(
     """The experience timeline (seed 000 §9.2), optionally of one run."""
     log = await services.db.read(events.all_of, tenant, conversation_id, run_id=runId)
     return timeline.build(log, services.roster)
-
-
-@router.post("/{conversation_id}/handoff")
-async def hand_off(
-    conversation_id: str, services: ServicesDep, tenant: TenantDep, body: Handoff | None = None
-) -> dict[str, Any]:
-    """Hand the conversation to a human agent (``handoff_pending``); repeating it is a no-op."""
-    reason = body.reason if body else Handoff().reason
-    return conversation_out(await chat.hand_off(services, tenant, conversation_id, reason))
 
 
 class ConversationPatch(Wire):

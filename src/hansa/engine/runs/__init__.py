@@ -21,8 +21,10 @@ from hansa.engine.runs.service import (
     get_task,
     on_run,
     pause,
+    pausing,
     preempt,
     resume,
+    resuming,
     store_run,
     view,
 )
@@ -43,8 +45,10 @@ __all__ = [
     "get_task",
     "on_run",
     "pause",
+    "pausing",
     "preempt",
     "resume",
+    "resuming",
     "store_run",
     "view",
 ]

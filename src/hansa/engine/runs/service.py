@@ -376,27 +376,37 @@ def _switch(change: RunChange, source: run.RunStatus, target: run.RunStatus) -> 
 RUNNING, PAUSED = run.RunStatus.RUNNING, run.RunStatus.PAUSED
 
 
+def _pause(change: RunChange) -> None:
+    if _switch(change, RUNNING, PAUSED):
+        change.batch.status(
+            "The run is paused: no new step starts until you resume it",
+            agent_id=change.services.supervisor.id,
+        )
+
+
+def _resume(change: RunChange) -> None:
+    if _switch(change, PAUSED, RUNNING):
+        _wake(change, change.batch.conversation_id)
+
+
+def pausing(services: Services, tenant_id: str, run_id: str, batch: Batch) -> Step:
+    """Pausing a running run, as a step of ``batch``'s transaction."""
+    return on_run(services, tenant_id, run_id, batch, _pause)
+
+
+def resuming(services: Services, tenant_id: str, run_id: str, batch: Batch) -> Step:
+    """Resuming a paused run, as a step of ``batch``'s transaction."""
+    return on_run(services, tenant_id, run_id, batch, _resume)
+
+
 async def pause(services: Services, tenant_id: str, run_id: str) -> None:
     """No new task starts; running ones finish. Pausing a paused run changes nothing."""
-
-    def step(change: RunChange) -> None:
-        if _switch(change, RUNNING, PAUSED):
-            change.batch.status(
-                "The run is paused: no new step starts until you resume it",
-                agent_id=services.supervisor.id,
-            )
-
-    await _change(services, tenant_id, run_id, step)
+    await _change(services, tenant_id, run_id, _pause)
 
 
 async def resume(services: Services, tenant_id: str, run_id: str) -> None:
     """Continue a paused run. Resuming a running run changes nothing."""
-
-    def step(change: RunChange) -> None:
-        if _switch(change, PAUSED, RUNNING):
-            _wake(change, change.batch.conversation_id)
-
-    await _change(services, tenant_id, run_id, step)
+    await _change(services, tenant_id, run_id, _resume)
 
 
 async def preempt(services: Services, tenant_id: str, task_id: str) -> run.Task:

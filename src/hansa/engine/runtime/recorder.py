@@ -25,7 +25,7 @@ from hansa.domain.message import Phase
 from hansa.engine.runtime.services import Services
 from hansa.store import events, messages, queue
 
-Step = Callable[[Connection], None]
+Step = Callable[[Connection], object]
 """Work for the batch's transaction, run before its events are appended: it may read,
 change state, and add messages and events to the batch."""
 

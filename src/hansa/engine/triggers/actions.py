@@ -8,10 +8,11 @@ from typing import Any
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import conversation, event, message
+from hansa.domain import conversation, event, handoff, message
 from hansa.domain.base import new_id
 from hansa.domain.rules import Action, Firing
 from hansa.engine import runs
+from hansa.engine.handoffs import service
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations
@@ -117,13 +118,13 @@ def _one(scene: Scene, rule_id: str, action: Action, applied: Applied) -> None:
             batch.then(lambda conn: _move(scene, conn, target))
             applied.ends_turn = applied.ends_turn or target in ENDS_THE_TURN
         case "handoff.create":
-            reason = str(params.get("reason") or f"rule {rule_id}")
-            batch.then(lambda conn: _move(scene, conn, conversation.State.HANDOFF_PENDING))
-            batch.event(event.HandoffData(reason=reason), agent_id=hans.id)
-            batch.status(
-                f"{hans.display_name} handed this conversation to a human colleague",
-                agent_id=hans.id,
+            ask = service.Ask(
+                reason=str(params.get("reason") or f"rule {rule_id}"),
+                priority=params.get("priority", "normal"),
+                requested_by=handoff.RequestedBy(kind="rule", id=rule_id),
             )
+            opening = service.opening(services, scene.tenant_id, scene.conversation_id, ask, batch)
+            batch.then(opening)
             applied.ends_turn = True
         case "graph.run":
             raise errors.InvalidInput("graph.run needs prompt graphs, which are not available yet")

@@ -10,36 +10,18 @@ rule, and a restart loses none.
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import job
-from hansa.domain.rules import Rule, Trigger
+from hansa.domain.rules import Rule
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.engine.triggers import actions
 from hansa.engine.triggers.fire import facts_of, fire
 from hansa.store import conversations, queue
 from hansa.store import rules as rule_rows
-
-
-def enqueue_if_ruled(
-    conn: Connection,
-    tenant_id: str,
-    trigger: Trigger,
-    conversation_id: str,
-    project_id: str | None,
-    now: Any,
-    facts: dict[str, Any] | None = None,
-) -> bool:
-    """Queue a trigger job in the caller's transaction when the tenant has rules for it."""
-    if not rule_rows.for_trigger(conn, tenant_id, trigger, project_id):
-        return False
-    work = job.TriggerJob(trigger=trigger, conversation_id=conversation_id, facts=facts or {})
-    queue.enqueue(conn, tenant_id, job.JobKind.TRIGGER, job.payload(work), now, key=conversation_id)
-    return True
 
 
 async def run_trigger_job(services: Services, claimed: job.Job) -> None:

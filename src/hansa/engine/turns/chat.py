@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -13,10 +11,11 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation, event, job, message, turn
 from hansa.domain.base import new_id
+from hansa.engine.rules.enqueue import enqueue_if_ruled
+from hansa.engine.runtime import interrupt
 from hansa.engine.runtime.follow import follow
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
-from hansa.engine.triggers import jobs
 from hansa.store import conversations, projects, queue, turns
 
 
@@ -48,9 +47,7 @@ async def create_conversation(
         if project_id is not None:
             projects.get(conn, tenant_id, project_id)
         conversations.create(conn, convo)
-        return jobs.enqueue_if_ruled(
-            conn, tenant_id, "conversation.created", convo.id, project_id, now
-        )
+        return enqueue_if_ruled(conn, tenant_id, "conversation.created", convo.id, project_id, now)
 
     if await services.db.write(create):
         services.wake_worker()
@@ -122,7 +119,17 @@ async def post_message(
                 details={"turnId": busy[0].id, "multitaskStrategy": "reject"},
             )
         if busy and strategy == "interrupt":
-            batch.put_first(_interrupt(conn, tenant_id, conversation_id, busy, now, services))
+            batch.put_first(
+                interrupt.end_turns(
+                    conn,
+                    services,
+                    tenant_id,
+                    conversation_id,
+                    busy,
+                    now,
+                    "interrupted by a newer message",
+                )
+            )
         turns.create(
             conn,
             tenant_id,
@@ -175,75 +182,6 @@ def _title(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def _interrupt(
-    conn: Connection,
-    tenant_id: str,
-    conversation_id: str,
-    busy: list[turn.Turn],
-    now: datetime,
-    services: Services,
-) -> Batch:
-    """End the busy turns (each with ``done`` ``cancelled``); returns the events saying so."""
-    stop = Batch(conversation_id, None)
-    for t in busy:
-        turns.set_status(
-            conn,
-            tenant_id,
-            t.id,
-            turn.TurnStatus.CANCELLED,
-            now,
-            error="interrupted by a newer message",
-        )
-        queue.cancel_key_job(conn, conversation_id, {"turnId": t.id}, now)
-        ended = dataclasses.replace(stop, turn_id=t.id)  # the same events, tagged by turn
-        ended.event(event.DoneData(status="cancelled"), agent_id=services.supervisor.id)
-    conversations.move(
-        conn,
-        tenant_id,
-        conversation_id,
-        conversation.State.IDLE,
-        now,
-        strict=False,
-        only_from=(conversation.State.AI_ACTIVE,),
-    )
-    return stop
-
-
-async def hand_off(
-    services: Services, tenant_id: str, conversation_id: str, reason: str
-) -> conversation.Conversation:
-    """Hand the conversation to a human agent (state ``handoff_pending``), with a snapshot."""
-    batch = Batch(conversation_id, None)
-    chief = services.supervisor
-
-    def go(conn: Connection) -> None:
-        convo = conversations.get(conn, tenant_id, conversation_id)
-        if convo.state in (conversation.State.HANDOFF_PENDING, conversation.State.AGENT_ACTIVE):
-            return  # already with a human: a repeated handoff changes nothing
-        conversations.move(
-            conn, tenant_id, conversation_id, conversation.State.HANDOFF_PENDING, services.clock()
-        )
-        batch.event(event.HandoffData(reason=reason), agent_id=chief.id)
-        batch.status(
-            f"{chief.display_name} handed this conversation to a human colleague", agent_id=chief.id
-        )
-        handoff = {"handoff": {"reason": reason}}
-        if jobs.enqueue_if_ruled(
-            conn,
-            tenant_id,
-            "handoff.requested",
-            convo.id,
-            convo.project_id,
-            services.clock(),
-            facts=handoff,
-        ):
-            batch.after_commit(services.wake_worker)
-
-    batch.then(go)
-    await Recorder(services, tenant_id, conversation_id).write(batch)
-    return await services.db.read(lambda conn: conversations.get(conn, tenant_id, conversation_id))
-
-
 def _known_agent(services: Services, agent_id: str | None) -> str | None:
     if agent_id is not None and not services.has_agent(agent_id):
         raise errors.InvalidInput(f"unknown agent {agent_id!r}", details={"field": "activeAgentId"})
@@ -275,7 +213,7 @@ async def update_conversation(
         merged = {k: v for k, v in merged.items() if v is not None}
         conversations.set_context(conn, tenant_id, conversation_id, merged, now)
         changed = {"changed": sorted(context), "context": merged}  # as of this change
-        return jobs.enqueue_if_ruled(
+        return enqueue_if_ruled(
             conn,
             tenant_id,
             "context.updated",

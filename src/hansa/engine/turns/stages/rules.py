@@ -31,4 +31,7 @@ async def rules(ctx: TurnContext) -> Then:
     )
     applied = fire(scene, found, TRIGGER, facts_of(convo, message=message))
     ctx.rule_route = applied.route
-    return Then.FINALIZE if applied.ends_turn else Then.NEXT
+    if not applied.ends_turn:
+        return Then.NEXT
+    await ctx.flush()  # the actions' steps add events (a handoff's): they come before ``done``
+    return Then.FINALIZE
