@@ -56,3 +56,5 @@ class Settings(BaseSettings):
     task_max_attempts: int = Field(default=3, ge=1, le=10)
     """Attempts of a reversible task that fails with a retryable error."""
     max_tasks_per_run: int = Field(default=50, ge=1, le=500)
+    claim_window_ms: int = Field(default=500, ge=0, le=10_000)
+    """How long external assistants may claim a message (seed 001 turn-taking)."""

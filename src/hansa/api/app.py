@@ -14,6 +14,7 @@ from hansa.api import errors
 from hansa.api.idempotency import IdempotencyKeys
 from hansa.api.routes import (
     chat,
+    claims,
     conversations,
     handoffs,
     health,
@@ -54,6 +55,7 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         health,
         projects,
         conversations,
+        claims,
         handoffs,
         stream,
         chat,

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, TypeAdapter
 
 from hansa.domain.base import Wire
+from hansa.domain.claims import ClaimTerms, Justification
 from hansa.domain.message import Author, Kind, Phase
 from hansa.domain.rules import Firing
 from hansa.domain.run import RunStatus, TaskStatus
@@ -215,6 +216,43 @@ class RuleEvaluatedData(Wire):
     """Rules evaluated that did not match."""
 
 
+class ClaimData(Wire):
+    """An assistant claims the message (seed 001 turn-taking)."""
+
+    type: Literal["assistant.intent.claim"] = "assistant.intent.claim"
+    assistant_key: str
+    justification: Justification
+    claim: ClaimTerms
+    external: bool = False
+
+
+class DeferData(Wire):
+    """An assistant that claimed gives way to a stronger claim."""
+
+    type: Literal["assistant.intent.defer"] = "assistant.intent.defer"
+    assistant_key: str
+    justification: Justification
+    deferred_to: str
+
+
+class ObserveData(Wire):
+    """Participants with no claim watch without answering (one event per turn)."""
+
+    type: Literal["assistant.action.observe"] = "assistant.action.observe"
+    assistant_keys: list[str]
+    justification: Justification
+
+
+class RespondData(Wire):
+    """The one assistant that answers the message, and why."""
+
+    type: Literal["assistant.action.respond"] = "assistant.action.respond"
+    assistant_key: str
+    justification: Justification
+    claim: ClaimTerms
+    external: bool = False
+
+
 class ErrorData(Wire):
     """A turn or run failed; ``message`` is safe to show the user."""
 
@@ -252,6 +290,10 @@ Payload = Annotated[
     | HandoffData
     | HandoffStatusData
     | RuleEvaluatedData
+    | ClaimData
+    | DeferData
+    | ObserveData
+    | RespondData
     | ErrorData
     | DoneData,
     Field(discriminator="type"),

@@ -130,24 +130,25 @@ def set_planning(
     now: datetime,
 ) -> None:
     """Keep (or, with None, drop) the open plan's state in the conversation's metadata."""
-    _set_metadata_key(conn, tenant_id, conversation_id, "planning", state, now)
+    set_metadata(conn, tenant_id, conversation_id, "planning", state, now)
 
 
 def set_context(
     conn: Connection, tenant_id: str, conversation_id: str, context: dict[str, Any], now: datetime
 ) -> None:
     """Replace the conversation's context (the ``context.*`` facts of rules)."""
-    _set_metadata_key(conn, tenant_id, conversation_id, "context", context, now)
+    set_metadata(conn, tenant_id, conversation_id, "context", context, now)
 
 
-def _set_metadata_key(
+def set_metadata(
     conn: Connection,
     tenant_id: str,
     conversation_id: str,
     key: str,
-    value: dict[str, Any] | None,
+    value: Any,
     now: datetime,
 ) -> None:
+    """Set (or, with None, remove) one key of the conversation's metadata."""
     current = get(conn, tenant_id, conversation_id)
     metadata = {k: v for k, v in current.metadata.items() if k != key}
     if value is not None:

@@ -98,6 +98,8 @@ class ConversationPatch(Wire):
 
     context: dict[str, Any] | None = None
     title: str | None = Field(default=None, min_length=1, max_length=200)
+    participants: list[str] | None = Field(default=None, max_length=50)
+    """Who takes part in turn-taking: roster agents, and external assistants by key."""
 
 
 @router.patch("/{conversation_id}")
@@ -106,6 +108,11 @@ async def patch_conversation(
 ) -> dict[str, Any]:
     """Change the context or title; a context change fires ``context.updated``."""
     changed = await chat.update_conversation(
-        services, tenant, conversation_id, context=body.context, title=body.title
+        services,
+        tenant,
+        conversation_id,
+        context=body.context,
+        title=body.title,
+        participants=body.participants,
     )
     return conversation_out(changed)

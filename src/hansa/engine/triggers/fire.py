@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from hansa.domain.conversation import Conversation
-from hansa.domain.rules import Rule, Trigger
+from hansa.domain.rules import Firing, Rule, Trigger
 from hansa.engine.rules.conditions import Evaluator
 from hansa.engine.rules.evaluate import evaluate
 from hansa.engine.triggers import actions
@@ -31,11 +31,11 @@ def facts_of(convo: Conversation, **more: Any) -> dict[str, Any]:
 
 def fire(
     scene: actions.Scene, rules: list[Rule], trigger: Trigger, facts: dict[str, Any]
-) -> actions.Applied:
+) -> tuple[list[Firing], actions.Applied]:
     """Evaluate ``rules`` for ``trigger``, record the evaluation and apply the actions in
     ``scene``'s batch; nothing at all when there are no rules."""
     if not rules:
-        return actions.Applied()
+        return [], actions.Applied()
     firings = evaluate(rules, trigger, facts, Evaluator())
     actions.record(scene, trigger, firings)
-    return actions.apply(scene, firings)
+    return firings, actions.apply(scene, firings)

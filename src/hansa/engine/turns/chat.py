@@ -195,6 +195,7 @@ async def update_conversation(
     *,
     context: dict[str, Any] | None = None,
     title: str | None = None,
+    participants: list[str] | None = None,
 ) -> conversation.Conversation:
     """Change the conversation's context (merged; a ``None`` value removes a key) or title.
 
@@ -207,6 +208,10 @@ async def update_conversation(
         convo = conversations.get(conn, tenant_id, conversation_id)
         if title is not None:
             conversations.set_title(conn, tenant_id, conversation_id, title, now)
+        if participants is not None:
+            conversations.set_metadata(
+                conn, tenant_id, conversation_id, "participants", participants or None, now
+            )
         if context is None:
             return False
         merged = {**convo.context, **context}

@@ -1,0 +1,225 @@
+"""Claim/defer turn-taking on a message: the matched ``route`` actions claim it, external
+participants may claim it within the window, one responds.
+
+Local claims resolve at once. When the conversation has external participants
+(``participants`` holds an id that is not in the roster), the claims and the open window
+(``claimWindow`` in the conversation's metadata) are committed first, then the turn waits
+until the window closes and reads every claim of the turn from the log, so two racing
+claims still give exactly one ``assistant.action.respond``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import Field
+
+from hansa import errors
+from hansa.domain import claims, event
+from hansa.domain.base import Wire
+from hansa.domain.conversation import Conversation
+from hansa.domain.rules import Firing
+from hansa.engine.runtime.recorder import Batch, Recorder
+from hansa.engine.runtime.services import Services
+from hansa.engine.triggers.actions import Scene
+from hansa.store import conversations, events
+
+WINDOW_KEY = "claimWindow"
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Who answers: a local agent (the route stage uses it) or an external assistant."""
+
+    winner: claims.Claim
+    rule_id: str | None
+
+
+def local_claims(firings: list[Firing], now: datetime, window: timedelta) -> list[claims.Claim]:
+    """One claim per matched ``route`` action, with its rule's conditions as justification."""
+    found: list[claims.Claim] = []
+    for firing in firings:
+        if not firing.matched:
+            continue
+        for action in firing.actions:
+            if action.type != "route":
+                continue
+            params = action.params
+            found.append(
+                claims.Claim(
+                    assistant_key=str(params["agentId"]),
+                    justification=claims.Justification(
+                        reason=str(params.get("reason") or f"rule {firing.rule_id}"),
+                        trigger_rule=firing.rule_id,
+                        conditions=firing.conditions,
+                        confidence=float(params.get("confidence", 1.0)),
+                    ),
+                    claim=claims.ClaimTerms(
+                        claimed_at=now, expires_at=now + window, priority=firing.priority
+                    ),
+                )
+            )
+    return found
+
+
+def external_participants(services: Services, convo: Conversation) -> list[str]:
+    """Participants that are not agents of the roster: they claim over HTTP."""
+    named = convo.metadata.get("participants") or []
+    return [str(p) for p in named if str(p) not in services.agents]
+
+
+def announce(batch: Batch, found: list[claims.Claim], agent_id: str) -> None:
+    """The claims, as events."""
+    for c in found:
+        batch.event(
+            event.ClaimData(
+                assistant_key=c.assistant_key,
+                justification=c.justification,
+                claim=c.claim,
+                external=c.external,
+            ),
+            agent_id=agent_id,
+        )
+
+
+def set_window(scene: Scene, turn_id: str, expires_at: datetime | None) -> None:
+    """Record the open window (or, with None, its end) for ``POST /claims`` to check, in
+    the scene's transaction."""
+    window = (
+        None if expires_at is None else {"turnId": turn_id, "expiresAt": expires_at.isoformat()}
+    )
+    now = scene.services.clock()
+    scene.batch.then(
+        lambda conn: conversations.set_metadata(
+            conn, scene.tenant_id, scene.conversation_id, WINDOW_KEY, window, now
+        )
+    )
+
+
+async def wait_window(expires_at: datetime, services: Services) -> None:
+    """Sleep until the window closes."""
+    left = (expires_at - services.clock()).total_seconds()
+    if left > 0:
+        await asyncio.sleep(left)
+
+
+async def turn_claims(
+    services: Services, tenant_id: str, conversation_id: str, turn_id: str, after: int
+) -> list[claims.Claim]:
+    """Every claim of the turn in the log (local and external)."""
+
+    def read(conn: Any) -> list[event.Event]:
+        return events.read_after(conn, tenant_id, conversation_id, after)
+
+    found: list[claims.Claim] = []
+    for ev in await services.db.read(read):
+        data = ev.payload
+        if ev.turn_id == turn_id and isinstance(data, event.ClaimData):
+            found.append(
+                claims.Claim(
+                    assistant_key=data.assistant_key,
+                    justification=data.justification,
+                    claim=data.claim,
+                    external=data.external,
+                )
+            )
+    return found
+
+
+def resolve(
+    batch: Batch, found: list[claims.Claim], observers: list[str], agent_id: str
+) -> Resolved:
+    """Defer every claim but the first in rank, one observe for the rest, one respond."""
+    order = claims.ranked(found)
+    winner = order[0]
+    for loser in order[1:]:
+        batch.event(
+            event.DeferData(
+                assistant_key=loser.assistant_key,
+                justification=loser.justification,
+                deferred_to=winner.assistant_key,
+            ),
+            agent_id=agent_id,
+        )
+    claimed = {c.assistant_key for c in order}
+    quiet = [key for key in observers if key not in claimed]
+    if quiet:
+        batch.event(
+            event.ObserveData(
+                assistant_keys=quiet,
+                justification=claims.Justification(reason="no rule of theirs matched"),
+            ),
+            agent_id=agent_id,
+        )
+    batch.event(
+        event.RespondData(
+            assistant_key=winner.assistant_key,
+            justification=winner.justification,
+            claim=winner.claim,
+            external=winner.external,
+        ),
+        agent_id=agent_id,
+    )
+    return Resolved(winner, winner.justification.trigger_rule)
+
+
+class ClaimWindowClosed(errors.Conflict):
+    """The claim came after the window closed, or for another turn."""
+
+    code = "claim_window_closed"
+
+
+class OutsideClaim(Wire):
+    """``POST /api/conversations/{id}/claims``: an external assistant claims a message."""
+
+    turn_id: str = Field(max_length=36)
+    assistant_key: str = Field(min_length=1, max_length=64)
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    priority: int = Field(default=0, ge=-10_000, le=10_000)
+    justification: str = Field(default="", max_length=500)
+
+
+async def claim_from_outside(
+    services: Services, tenant_id: str, conversation_id: str, asked: OutsideClaim
+) -> claims.Claim:
+    """Record an external participant's claim while the turn's window is open (409
+    ``claim_window_closed`` after it)."""
+    batch = Batch(conversation_id, asked.turn_id)
+    made: list[claims.Claim] = []
+
+    def go(conn: Any) -> None:
+        convo = conversations.get(conn, tenant_id, conversation_id)
+        if asked.assistant_key not in external_participants(services, convo):
+            raise errors.InvalidInput(
+                f"{asked.assistant_key!r} is not an external participant of this conversation",
+                details={"field": "assistantKey"},
+            )
+        window = convo.metadata.get(WINDOW_KEY) or {}
+        now = services.clock()
+        expires = window.get("expiresAt")
+        if window.get("turnId") != asked.turn_id or expires is None:
+            raise ClaimWindowClosed("the claim window of this turn is closed")
+        expires_at = datetime.fromisoformat(expires)
+        if now > expires_at:
+            raise ClaimWindowClosed("the claim window of this turn is closed")
+        made.append(
+            claims.Claim(
+                assistant_key=asked.assistant_key,
+                justification=claims.Justification(
+                    reason=asked.justification or "claimed over HTTP",
+                    confidence=asked.confidence,
+                ),
+                claim=claims.ClaimTerms(
+                    claimed_at=now, expires_at=expires_at, priority=asked.priority
+                ),
+                external=True,
+            )
+        )
+        announce(batch, made, services.supervisor.id)
+
+    batch.then(go)
+    await Recorder(services, tenant_id, conversation_id).write(batch)
+    return made[0]
