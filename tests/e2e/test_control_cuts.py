@@ -154,3 +154,27 @@ def test_an_irreversible_call_in_flight_is_never_cut(
         events_until(client, cid, run_done(run["id"]))
 
     assert target.finished == 1  # the call ran to its end; nothing was cut midway
+
+
+def test_control_events_map_onto_the_operations(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client)
+        run = _run(client, cid, waits("A", "B", seconds=LONG)[:1] + waits("B"))
+        first = _started(client, cid, run)
+        paused = client.post("/api/control", json={"event": "stream.pause", "runId": run["id"]})
+        resumed = client.post("/api/control", json={"event": "stream.resume", "runId": run["id"]})
+        preempted = client.post("/api/control", json={"event": "stream.preempt", "taskId": first})
+        events_until(client, cid, run_done(run["id"]))
+        handed = client.post(
+            "/api/control", json={"event": "stream.handoff", "conversationId": cid}
+        )
+        state = client.get(f"/api/conversations/{cid}").json()["state"]
+        missing = client.post("/api/control", json={"event": "stream.cancel"})
+        unknown = client.post("/api/control", json={"event": "stream.explode", "runId": "x"})
+
+    assert paused.json()["status"] == "paused" and resumed.json()["status"] == "running"
+    assert preempted.json() == {"event": "stream.preempt", "taskId": first, "status": "cancelled"}
+    assert handed.status_code == 200 and handed.json()["status"] == "pending"
+    assert state == "handoff_pending"
+    assert missing.status_code == 422 and "needs runId" in missing.text
+    assert unknown.status_code == 422

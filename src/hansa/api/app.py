@@ -15,6 +15,7 @@ from hansa.api.idempotency import IdempotencyKeys
 from hansa.api.routes import (
     chat,
     claims,
+    control,
     conversations,
     handoffs,
     health,
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         projects,
         conversations,
         claims,
+        control,
         handoffs,
         stream,
         chat,
