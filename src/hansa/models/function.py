@@ -2,7 +2,9 @@
 
 ``ScriptedModel`` replays a fixed list of answers; ``FunctionModel`` calls a function
 for every request, so a test can answer by purpose, by what the prompt says or by
-how many calls came before, and can raise to play a failing provider. The idea is
+how many calls came before, and can raise to play a failing provider. To ask for
+tools, ``function`` returns a ``ModelResponse`` with ``tool_calls`` (or
+``stream_function`` yields ``ToolCall``s among its text). The idea is
 pydantic-ai's ``FunctionModel`` (``pydantic_ai/models/function.py``), on Hansa's
 ``Model`` protocol::
 
@@ -29,6 +31,7 @@ from hansa.models.base import (
     RequestParams,
     StreamItem,
     TextDelta,
+    ToolCall,
     Usage,
 )
 
@@ -40,10 +43,13 @@ AnswerFunction = Callable[
 ]
 """Answers one call; sync (run in a thread) or async."""
 
+Piece = str | ToolCall
+"""What a stream function yields: a text delta, or a whole tool call."""
+
 StreamFunction = Callable[
-    [list[ChatMessage], ModelSettings, RequestParams], AsyncIterable[str] | Iterable[str]
+    [list[ChatMessage], ModelSettings, RequestParams], AsyncIterable[Piece] | Iterable[Piece]
 ]
-"""Yields one call's text deltas: an async generator, or an iterable such as a list."""
+"""Yields one call's text deltas (and tool calls): an async generator, or an iterable."""
 
 
 class FunctionModel(Model):
@@ -76,8 +82,8 @@ class FunctionModel(Model):
     ) -> ModelResponse:
         """Answer with ``function``'s result, or with ``stream_function``'s deltas joined."""
         if self.function is None:
-            parts = [d async for d in self._deltas(messages, settings, params)]
-            return self._response(messages, "".join(parts))
+            pieces = [p async for p in self._pieces(messages, settings, params)]
+            return self._response(messages, pieces)
         answer: Answer | Awaitable[Answer]
         if inspect.iscoroutinefunction(self.function):
             answer = self.function(messages, settings, params)
@@ -87,38 +93,42 @@ class FunctionModel(Model):
             answer = await answer
         if isinstance(answer, ModelResponse):
             return answer if answer.model else dataclasses.replace(answer, model=self.model_name)
-        return self._response(messages, answer)
+        return self._response(messages, [answer])
 
-    async def stream(
+    async def stream_items(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
     ) -> AsyncIterator[StreamItem]:
-        """Yield ``stream_function``'s deltas (or ``function``'s answer), then the response."""
+        """Yield ``stream_function``'s pieces (or ``function``'s answer), then the response."""
         if self.stream_function is None:
             response = await self.request(messages, settings, params)
             if response.text:
                 yield TextDelta(response.text)
+            for call in response.tool_calls:
+                yield call
             yield response
             return
-        parts: list[str] = []
-        async for delta in self._deltas(messages, settings, params):
-            if delta:
-                parts.append(delta)
-                yield TextDelta(delta)
-        yield self._response(messages, "".join(parts))
+        pieces: list[Piece] = []
+        async for piece in self._pieces(messages, settings, params):
+            if piece:
+                pieces.append(piece)
+                yield TextDelta(piece) if isinstance(piece, str) else piece
+        yield self._response(messages, pieces)
 
-    async def _deltas(
+    async def _pieces(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
-    ) -> AsyncIterator[str]:
+    ) -> AsyncIterator[Piece]:
         assert self.stream_function is not None
-        deltas = self.stream_function(messages, settings, params)
-        if isinstance(deltas, AsyncIterable):
-            async for delta in deltas:
-                yield delta
+        pieces = self.stream_function(messages, settings, params)
+        if isinstance(pieces, AsyncIterable):
+            async for piece in pieces:
+                yield piece
         else:
-            for delta in deltas:
-                yield delta
+            for piece in pieces:
+                yield piece
 
-    def _response(self, messages: list[ChatMessage], text: str) -> ModelResponse:
+    def _response(self, messages: list[ChatMessage], pieces: list[Piece]) -> ModelResponse:
+        text = "".join(p for p in pieces if isinstance(p, str))
+        calls = tuple(p for p in pieces if isinstance(p, ToolCall))
         prompt = sum(len(m.content.split()) for m in messages)
         usage = Usage(prompt_tokens=prompt, completion_tokens=len(text.split()))
-        return ModelResponse(text=text, usage=usage, model=self.model_name)
+        return ModelResponse(text=text, usage=usage, model=self.model_name, tool_calls=calls)

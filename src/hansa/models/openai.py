@@ -3,15 +3,19 @@
 The SDK is imported lazily so that Hansa imports without it; its exceptions are
 translated at this boundary into ``errors.ProviderHTTPError`` (the server
 answered with an error status) and ``errors.ProviderError`` (no answer at all).
+Tools go out as functions; streamed tool-call deltas are assembled into whole calls.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import json
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hansa import errors
+from hansa.models._tools import ToolNames, parsed_arguments
 from hansa.models.base import (
     ChatMessage,
     Model,
@@ -20,7 +24,9 @@ from hansa.models.base import (
     RequestParams,
     StreamItem,
     TextDelta,
+    ToolCall,
     Usage,
+    UseTool,
 )
 
 if TYPE_CHECKING:
@@ -61,13 +67,21 @@ class OpenAIModel(Model):
         Args:
             model_name: The model as the endpoint knows it, e.g. ``gpt-4o-mini``.
             base_url: The endpoint, e.g. ``http://127.0.0.1:8080/v1``; the SDK's default if None.
-            api_key: The key; local servers that need none get a placeholder.
+            api_key: The key; only an explicit ``base_url`` (a local server) may go without.
             timeout: Seconds before one HTTP attempt gives up.
             max_retries: How often the SDK retries connection errors, 429 and 5xx.
+
+        Raises:
+            errors.ConfigError: There is neither a key nor a ``base_url``.
         """
+        if not api_key and base_url is None:
+            raise errors.ConfigError(
+                f"openai:{model_name} needs an API key: set HANSA_OPENAI_API_KEY or"
+                " OPENAI_API_KEY (or HANSA_OPENAI_BASE_URL for a local OpenAI-compatible server)"
+            )
         self.model_name = model_name
         self._base_url = base_url
-        self._api_key = api_key or "not-needed"
+        self._api_key = api_key or "not-needed"  # a local server that checks no key
         self._timeout = timeout
         self._max_retries = max_retries
         self._client: AsyncOpenAI | None = None
@@ -89,11 +103,15 @@ class OpenAIModel(Model):
         return self._client
 
     def _arguments(
-        self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
+        self,
+        messages: list[ChatMessage],
+        settings: ModelSettings,
+        params: RequestParams,
+        names: ToolNames,
     ) -> dict[str, Any]:
         arguments: dict[str, Any] = {
             "model": self.model_name,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": [_message(m, names) for m in messages],
             "temperature": settings.temperature,
             "max_tokens": settings.max_tokens,
         }
@@ -102,6 +120,24 @@ class OpenAIModel(Model):
                 "type": "json_schema",
                 "json_schema": {"name": "output", "schema": params.output_schema},
             }
+        if params.tools:
+            arguments["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": names.wire(tool.name),
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                }
+                for tool in params.tools
+            ]
+            choice = params.tool_choice
+            arguments["tool_choice"] = (
+                {"type": "function", "function": {"name": names.wire(choice.name)}}
+                if isinstance(choice, UseTool)
+                else choice
+            )
         return arguments
 
     async def request(
@@ -111,40 +147,52 @@ class OpenAIModel(Model):
 
         Raises:
             errors.ProviderHTTPError: The endpoint answered with an error status.
-            errors.ProviderError: The endpoint could not be reached or timed out.
+            errors.ProviderError: The endpoint could not be reached or timed out, or a
+                tool call's arguments are not a JSON object.
         """
         client = self._sdk()
+        names = ToolNames(params.tools)
         with _translated_errors():
             completion = await client.chat.completions.create(
-                **self._arguments(messages, settings, params)
+                **self._arguments(messages, settings, params, names)
             )
-        text = completion.choices[0].message.content if completion.choices else None
+        message = completion.choices[0].message if completion.choices else None
+        calls: list[ToolCall] = []
+        for call in (message.tool_calls if message is not None else None) or ():
+            if call.type == "function":  # custom (free-text) tools are never offered
+                arguments = parsed_arguments(call.function.arguments, call.function.name)
+                calls.append(ToolCall(call.id, names.name(call.function.name), arguments))
         usage = completion.usage
         return ModelResponse(
-            text=text or "",
+            text=(message.content if message is not None else None) or "",
             usage=Usage(usage.prompt_tokens, usage.completion_tokens) if usage else Usage(),
             model=completion.model or self.model_name,
+            tool_calls=tuple(calls),
         )
 
-    async def stream(
+    async def stream_items(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
     ) -> AsyncIterator[StreamItem]:
-        """Yield text deltas as the endpoint sends them, then the whole response.
+        """Yield text deltas as the endpoint sends them and each tool call once whole.
 
         Usage is asked for with ``stream_options.include_usage``; a server that
-        does not send it yields zero token counts.
+        does not send it yields zero token counts. A tool call is whole once the
+        next one starts or the choice finishes.
 
         Raises:
             errors.ProviderHTTPError: The endpoint answered with an error status.
-            errors.ProviderError: The endpoint could not be reached or timed out.
+            errors.ProviderError: The endpoint could not be reached or timed out, or a
+                tool call's arguments are not a JSON object.
         """
         client = self._sdk()
+        names = ToolNames(params.tools)
         parts: list[str] = []
+        calls = _ToolCallAssembly(names)
         usage = Usage()
         model = self.model_name
         with _translated_errors():
             chunks = await client.chat.completions.create(
-                **self._arguments(messages, settings, params),
+                **self._arguments(messages, settings, params, names),
                 stream=True,
                 stream_options={"include_usage": True},
             )
@@ -153,11 +201,29 @@ class OpenAIModel(Model):
                     model = chunk.model or model
                     if chunk.usage is not None:
                         usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-                    text = chunk.choices[0].delta.content if chunk.choices else None
+                    if not chunk.choices:
+                        continue
+                    choice = chunk.choices[0]
+                    text = choice.delta.content
                     if text:
                         parts.append(text)
                         yield TextDelta(text)
-        yield ModelResponse(text="".join(parts), usage=usage, model=model)
+                    for piece in choice.delta.tool_calls or ():
+                        for call in calls.add(
+                            piece.index,
+                            piece.id,
+                            piece.function.name if piece.function else None,
+                            piece.function.arguments if piece.function else None,
+                        ):
+                            yield call
+                    if choice.finish_reason is not None:
+                        for call in calls.finish():
+                            yield call
+        for call in calls.finish():
+            yield call
+        yield ModelResponse(
+            text="".join(parts), usage=usage, model=model, tool_calls=tuple(calls.done)
+        )
 
     def cost_usd(self, usage: Usage) -> float:
         """Price ``usage`` with the table of known OpenAI models; 0.0 for any other model."""
@@ -172,6 +238,71 @@ class OpenAIModel(Model):
         if self._client is not None:
             await self._client.close()
             self._client = None
+
+
+def _message(message: ChatMessage, names: ToolNames) -> dict[str, Any]:
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": names.wire(call.name),
+                        "arguments": json.dumps(call.arguments),
+                    },
+                }
+                for call in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+@dataclass
+class _Partial:
+    id: str | None = None
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class _ToolCallAssembly:
+    """Streamed tool-call deltas, by index, into whole calls in the order they started."""
+
+    def __init__(self, names: ToolNames) -> None:
+        self._names = names
+        self._open: dict[int, _Partial] = {}
+        self.done: list[ToolCall] = []
+
+    def add(
+        self, index: int, call_id: str | None, name: str | None, arguments: str | None
+    ) -> list[ToolCall]:
+        """Take one delta; return the calls it shows complete (those with a lower index)."""
+        partial = self._open.setdefault(index, _Partial())
+        partial.id = partial.id or call_id
+        partial.name = partial.name or name or ""
+        if arguments:
+            partial.arguments.append(arguments)
+        return self._close(lambda i: i < index)
+
+    def finish(self) -> list[ToolCall]:
+        """Every call still open, now complete."""
+        return self._close(lambda i: True)
+
+    def _close(self, complete: Callable[[int], bool]) -> list[ToolCall]:
+        closed: list[ToolCall] = []
+        for index in sorted(i for i in self._open if complete(i)):
+            partial = self._open.pop(index)
+            arguments = parsed_arguments("".join(partial.arguments), partial.name)
+            call = ToolCall(
+                partial.id or f"call_{len(self.done)}", self._names.name(partial.name), arguments
+            )
+            self.done.append(call)
+            closed.append(call)
+        return closed
 
 
 @contextmanager

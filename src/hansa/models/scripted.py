@@ -2,7 +2,8 @@
 
 With no script it answers every call with a short reply derived from the last
 user message. With a script it replays the steps in order, and fails loudly on
-a call it has no step for or whose purpose differs from the next step's.
+a call it has no step for or whose purpose differs from the next step's. A step
+with ``toolCalls`` asks for tools, which must be among the call's ``params.tools``.
 """
 
 from __future__ import annotations
@@ -11,7 +12,9 @@ import asyncio
 import json
 from collections import deque
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
@@ -24,8 +27,20 @@ from hansa.models.base import (
     RequestParams,
     StreamItem,
     TextDelta,
+    ToolCall,
     Usage,
 )
+
+
+class ScriptToolCall(BaseModel):
+    """A tool call a scripted step makes."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    id: str | None = None
+    """The call's id; ``call_<n>`` (counting the model's calls) if not given."""
 
 
 class ScriptStep(BaseModel):
@@ -34,6 +49,8 @@ class ScriptStep(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
     text: str = ""
+    tool_calls: list[ScriptToolCall] = Field(default_factory=list, alias="toolCalls")
+    """Tools the answer asks for (a step with tool calls and no text only asks for tools)."""
     purpose: str | None = Field(default=None, description="If set, the call's purpose must match.")
     error: str | None = Field(default=None, description="Raise a ProviderError with this text.")
     delay_seconds: float = Field(default=0.0, ge=0, le=60, alias="delaySeconds")
@@ -79,6 +96,7 @@ class ScriptedModel(Model):
         self._chunk_chars = chunk_chars
         self._default_delay = delay_seconds
         self.calls: list[list[ChatMessage]] = []
+        self._tool_calls_made = 0
 
     @classmethod
     def from_file(cls, path: Path) -> ScriptedModel:
@@ -96,10 +114,10 @@ class ScriptedModel(Model):
         """Scripted steps not yet used (0 when unscripted)."""
         return len(self._steps) if self._steps is not None else 0
 
-    def _answer(self, messages: list[ChatMessage], params: RequestParams) -> tuple[str, float]:
+    def _answer(self, messages: list[ChatMessage], params: RequestParams) -> _Answer:
         self.calls.append(messages)
         if self._steps is None:
-            return default_reply(messages), self._default_delay
+            return _Answer(default_reply(messages), (), self._default_delay)
         if not self._steps:
             raise errors.ScriptExhausted(f"scripted model has no step left for a {params.purpose}")
         step = self._steps[0]
@@ -107,34 +125,60 @@ class ScriptedModel(Model):
             raise errors.ScriptExhausted(
                 f"scripted model expected a {step.purpose} call, got a {params.purpose} call"
             )
+        offered = [tool.name for tool in params.tools] if params.offers_tools else []
+        for call in step.tool_calls:
+            if call.name not in offered:
+                raise errors.ScriptExhausted(
+                    f"scripted model's step calls the tool {call.name!r}, but the"
+                    f" {params.purpose} call offered {offered or 'no tools'}"
+                )
         self._steps.popleft()
         if step.error is not None:
             raise errors.ProviderError(step.error)
-        return step.text, step.delay_seconds
+        calls = []
+        for call in step.tool_calls:
+            self._tool_calls_made += 1
+            call_id = call.id or f"call_{self._tool_calls_made}"
+            calls.append(ToolCall(call_id, call.name, dict(call.arguments)))
+        return _Answer(step.text, tuple(calls), step.delay_seconds)
 
     @staticmethod
-    def _usage(messages: list[ChatMessage], text: str) -> Usage:
+    def _response(messages: list[ChatMessage], answer: _Answer, model: str) -> ModelResponse:
         prompt = sum(len(m.content.split()) for m in messages)
-        return Usage(prompt_tokens=prompt, completion_tokens=len(text.split()))
+        completion = len(answer.text.split()) + sum(
+            len(json.dumps(c.arguments).split()) + 1 for c in answer.tool_calls
+        )
+        usage = Usage(prompt_tokens=prompt, completion_tokens=completion)
+        return ModelResponse(answer.text, usage, model, answer.tool_calls)
 
     async def request(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
     ) -> ModelResponse:
         """Answer in one piece."""
-        text, delay = self._answer(messages, params)
-        if delay:
-            await asyncio.sleep(delay)
-        return ModelResponse(text=text, usage=self._usage(messages, text), model=self.model_name)
+        answer = self._answer(messages, params)
+        if answer.delay:
+            await asyncio.sleep(answer.delay)
+        return self._response(messages, answer, self.model_name)
 
-    async def stream(
+    async def stream_items(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
     ) -> AsyncIterator[StreamItem]:
-        """Yield the answer in chunks of a few characters, then the whole response."""
-        text, delay = self._answer(messages, params)
+        """Yield the text in chunks of a few characters, the tool calls, then the response."""
+        answer = self._answer(messages, params)
+        text = answer.text
         starts = range(0, len(text), self._chunk_chars)
-        pause = delay / max(len(starts), 1)
+        pause = answer.delay / max(len(starts), 1)
         for start in starts:
             if pause:
                 await asyncio.sleep(pause)
             yield TextDelta(text[start : start + self._chunk_chars])
-        yield ModelResponse(text=text, usage=self._usage(messages, text), model=self.model_name)
+        for call in answer.tool_calls:
+            yield call
+        yield self._response(messages, answer, self.model_name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    text: str
+    tool_calls: tuple[ToolCall, ...]
+    delay: float

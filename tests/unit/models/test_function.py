@@ -14,6 +14,8 @@ from hansa.models.base import (
     ModelSettings,
     RequestParams,
     TextDelta,
+    ToolCall,
+    ToolDefinition,
     Usage,
 )
 from hansa.models.function import Answer, FunctionModel
@@ -119,3 +121,45 @@ async def test_what_the_function_raises_reaches_the_caller_before_any_delta() ->
 def test_a_model_without_any_function_is_refused() -> None:
     with pytest.raises(TypeError, match="needs a function"):
         FunctionModel()
+
+
+WAIT = ToolDefinition("wait", "Wait a number of seconds.", {"type": "object"})
+CALL = ToolCall("call_1", "wait", {"seconds": 1})
+
+
+@pytest.mark.anyio
+async def test_a_function_asks_for_tools_with_a_response_that_carries_them() -> None:
+    def act(messages: list[ChatMessage], settings: ModelSettings, params: RequestParams) -> Answer:
+        if messages[-1].role == "tool":
+            return f"The wait said {messages[-1].content}."
+        return ModelResponse(text="Waiting.", tool_calls=(CALL,))
+
+    model = FunctionModel(act)
+    params = RequestParams(tools=(WAIT,))
+
+    items = [item async for item in model.stream_items(MESSAGES, SETTINGS, params)]
+    followed = [
+        *MESSAGES,
+        ChatMessage.calling([CALL], "Waiting."),
+        ChatMessage.tool_result(CALL.id, "ok"),
+    ]
+    answer = await model.request(followed, SETTINGS, params)
+
+    assert items[:2] == [TextDelta("Waiting."), CALL]
+    assert isinstance(items[2], ModelResponse) and items[2].tool_calls == (CALL,)
+    assert (answer.text, answer.tool_calls) == ("The wait said ok.", ())
+
+
+@pytest.mark.anyio
+async def test_a_stream_function_may_yield_tool_calls_among_its_text() -> None:
+    model = FunctionModel(stream_function=lambda m, s, p: ["Wait", "ing.", CALL])
+
+    items = [item async for item in model.stream_items(MESSAGES, SETTINGS, PLAN)]
+    text_only = await _items(model)
+    whole = await model.request(MESSAGES, SETTINGS, PLAN)
+
+    assert items[:3] == [TextDelta("Wait"), TextDelta("ing."), CALL]
+    assert text_only[:2] == [TextDelta("Wait"), TextDelta("ing.")] and len(text_only) == 3
+    for response in (items[3], text_only[2], whole):
+        assert isinstance(response, ModelResponse)
+        assert (response.text, response.tool_calls) == ("Waiting.", (CALL,))

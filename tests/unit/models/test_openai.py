@@ -168,4 +168,4 @@ async def test_closed_port_is_a_provider_error() -> None:
 def test_cost_of_a_million_tokens_each_way(name: str, expected: float) -> None:
     usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000)
 
-    assert OpenAIModel(name).cost_usd(usage) == pytest.approx(expected)
+    assert OpenAIModel(name, api_key="k").cost_usd(usage) == pytest.approx(expected)

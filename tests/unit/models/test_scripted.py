@@ -6,8 +6,16 @@ from pathlib import Path
 import pytest
 
 from hansa import errors
-from hansa.models.base import ChatMessage, ModelResponse, ModelSettings, RequestParams, TextDelta
-from hansa.models.scripted import ScriptedModel, ScriptStep, default_reply
+from hansa.models.base import (
+    ChatMessage,
+    ModelResponse,
+    ModelSettings,
+    RequestParams,
+    TextDelta,
+    ToolCall,
+    ToolDefinition,
+)
+from hansa.models.scripted import ScriptedModel, ScriptStep, ScriptToolCall, default_reply
 
 MESSAGES = [
     ChatMessage("system", "You are the chief of staff."),
@@ -121,3 +129,91 @@ def test_from_file_rejects_missing_or_bad_scripts(tmp_path: Path, content: str |
 
     with pytest.raises(errors.ConfigError, match="cannot read model script"):
         ScriptedModel.from_file(script)
+
+
+WEBHOOK = ToolDefinition("webhook.call", "Call an outside HTTP endpoint.", {"type": "object"})
+WITH_TOOLS = RequestParams(tools=(WEBHOOK,))
+
+
+@pytest.mark.anyio
+async def test_a_step_with_tool_calls_asks_for_them_with_ids_counted_across_the_script() -> None:
+    model = ScriptedModel(
+        [
+            ScriptStep(tool_calls=[ScriptToolCall(name="webhook.call", arguments={"url": "u"})]),
+            ScriptStep(
+                text="Calling again.",
+                tool_calls=[
+                    ScriptToolCall(name="webhook.call", id="mine"),
+                    ScriptToolCall(name="webhook.call"),
+                ],
+            ),
+        ]
+    )
+
+    first = await model.request(MESSAGES, SETTINGS, WITH_TOOLS)
+    second = await model.request(MESSAGES, SETTINGS, WITH_TOOLS)
+
+    assert (first.text, first.tool_calls) == (
+        "",
+        (ToolCall("call_1", "webhook.call", {"url": "u"}),),
+    )
+    assert second.text == "Calling again."
+    assert [c.id for c in second.tool_calls] == ["mine", "call_3"]
+
+
+@pytest.mark.anyio
+async def test_stream_items_yield_the_text_then_the_calls_and_stream_keeps_them_for_the_end() -> (
+    None
+):
+    call = ScriptToolCall(name="webhook.call", arguments={"url": "u"})
+    model = ScriptedModel(
+        [
+            ScriptStep(text="On it.", tool_calls=[call]),
+            ScriptStep(text="On it.", tool_calls=[call]),
+        ],
+        chunk_chars=3,
+    )
+
+    items = [item async for item in model.stream_items(MESSAGES, SETTINGS, WITH_TOOLS)]
+    text_only = [item async for item in model.stream(MESSAGES, SETTINGS, WITH_TOOLS)]
+
+    expected = ToolCall("call_1", "webhook.call", {"url": "u"})
+    assert items[:3] == [TextDelta("On "), TextDelta("it."), expected]
+    assert isinstance(items[3], ModelResponse) and items[3].tool_calls == (expected,)
+    assert [type(i) for i in text_only] == [TextDelta, TextDelta, ModelResponse]
+    final = text_only[-1]
+    assert isinstance(final, ModelResponse) and final.tool_calls[0].name == "webhook.call"
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    "params",
+    [REPLY, RequestParams(tools=(WEBHOOK,), tool_choice="none")],
+    ids=["no tools", "tool_choice none"],
+)
+async def test_a_step_calling_a_tool_the_call_did_not_offer_fails_loudly(
+    params: RequestParams,
+) -> None:
+    model = ScriptedModel([ScriptStep(tool_calls=[ScriptToolCall(name="webhook.call")])])
+
+    with pytest.raises(errors.ScriptExhausted, match="calls the tool 'webhook.call'"):
+        await model.request(MESSAGES, SETTINGS, params)
+    assert model.remaining == 1
+
+
+@pytest.mark.anyio
+async def test_a_script_file_may_carry_tool_calls_and_still_require_the_purpose(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "script.json"
+    steps = [
+        {"purpose": "reply", "toolCalls": [{"name": "webhook.call", "arguments": {"url": "u"}}]}
+    ]
+    script.write_text(json.dumps(steps))
+    model = ScriptedModel.from_file(script)
+
+    with pytest.raises(errors.ScriptExhausted, match="expected a reply call, got a plan call"):
+        await model.request(MESSAGES, SETTINGS, RequestParams(tools=(WEBHOOK,), purpose="plan"))
+    reply = await model.request(MESSAGES, SETTINGS, WITH_TOOLS)
+
+    assert reply.tool_calls == (ToolCall("call_1", "webhook.call", {"url": "u"}),)
