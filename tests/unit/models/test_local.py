@@ -6,6 +6,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from pydantic import BaseModel
 
 from hansa import errors
 from hansa.models.base import (
@@ -15,6 +16,10 @@ from hansa.models.base import (
     RequestParams,
     StreamItem,
     TextDelta,
+    ToolCall,
+    ToolChoice,
+    ToolDefinition,
+    UseTool,
 )
 from hansa.models.local import LocalModel, gguf_path
 
@@ -115,3 +120,85 @@ def test_missing_model_path_is_a_config_error(tmp_path: Path) -> None:
         LocalModel(model_path=missing)
 
     assert str(missing) in str(info.value)
+
+
+class _Page(BaseModel):
+    title: str
+    slug: str
+
+
+class _CreatePage(BaseModel):
+    page: _Page
+    publish: bool = False
+
+
+CREATE_PAGE = ToolDefinition(
+    "create_page", "Create a page in the CMS.", _CreatePage.model_json_schema()
+)
+WEBHOOK = ToolDefinition(
+    "webhook.call",
+    "Call an outside HTTP endpoint.",
+    {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
+)
+ASK_FOR_PAGE = [
+    ChatMessage("system", "You are a website assistant."),
+    ChatMessage("user", "Create a page called Pricing."),
+]
+TOOL_SETTINGS = ModelSettings(temperature=0.0, max_tokens=96)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+@pytest.mark.parametrize("choice", ["required", UseTool("create_page")], ids=str)
+async def test_a_required_tool_call_follows_the_tools_schema(
+    model: LocalModel, choice: ToolChoice
+) -> None:
+    params = RequestParams(tools=(CREATE_PAGE, WEBHOOK), tool_choice=choice)
+
+    reply = await model.request(ASK_FOR_PAGE, TOOL_SETTINGS, params)
+
+    assert reply.text == ""
+    (call,) = reply.tool_calls
+    assert call.id.startswith("call_")
+    if call.name == "create_page":  # the grammar holds the form, nested $defs included
+        _CreatePage.model_validate(call.arguments)
+    else:
+        assert call.name == "webhook.call" and isinstance(call.arguments["url"], str)
+    assert reply.usage.prompt_tokens > 0 and reply.usage.completion_tokens > 0
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_with_tools_on_auto_the_answer_is_text_or_one_call_and_streams_whole(
+    model: LocalModel,
+) -> None:
+    params = RequestParams(tools=(CREATE_PAGE,))
+
+    *pieces, final = [
+        item async for item in model.stream_items(ASK_FOR_PAGE, TOOL_SETTINGS, params)
+    ]
+
+    assert isinstance(final, ModelResponse)
+    if final.tool_calls:
+        assert pieces == list(final.tool_calls) and len(pieces) == 1
+        _CreatePage.model_validate(final.tool_calls[0].arguments)
+    else:
+        assert pieces == ([TextDelta(final.text)] if final.text else [])
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_tool_result_in_the_conversation_is_read_and_tool_choice_none_is_plain_text(
+    model: LocalModel,
+) -> None:
+    call = ToolCall("call_9", "create_page", {"page": {"title": "Pricing", "slug": "pricing"}})
+    conversation = [
+        *ASK_FOR_PAGE,
+        ChatMessage.calling([call]),
+        ChatMessage.tool_result("call_9", '{"url": "/pricing"}'),
+    ]
+    params = RequestParams(tools=(CREATE_PAGE,), tool_choice="none")
+
+    reply = await model.request(conversation, SETTINGS, params)
+
+    assert reply.text.strip() and reply.tool_calls == ()
