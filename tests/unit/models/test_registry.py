@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from hansa import errors
+from hansa.models.anthropic import AnthropicModel
 from hansa.models.local import LocalModel, gguf_path
 from hansa.models.openai import OpenAIModel
 from hansa.models.registry import infer_model
@@ -68,7 +69,7 @@ def test_unknown_provider_suggests_the_near_miss() -> None:
         infer_model("opanai:gpt-4o")
 
     assert "unknown model provider 'opanai'" in str(info.value)
-    assert "known: local, scripted, openai" in str(info.value)
+    assert "known: local, scripted, openai, anthropic" in str(info.value)
 
 
 def test_unknown_provider_without_near_miss_has_no_hint() -> None:
@@ -76,3 +77,36 @@ def test_unknown_provider_without_near_miss_has_no_hint() -> None:
         infer_model("zzz")
 
     assert "Did you mean" not in str(info.value)
+
+
+def test_openai_without_key_or_base_url_is_a_config_error_when_built() -> None:
+    with pytest.raises(errors.ConfigError, match="HANSA_OPENAI_API_KEY or OPENAI_API_KEY"):
+        infer_model("openai:gpt-4o-mini", openai_api_key=None)
+
+
+@pytest.mark.anyio
+async def test_anthropic_with_model_name_and_key() -> None:
+    model = infer_model(
+        "anthropic:claude-haiku-4-5",
+        anthropic_api_key="k",
+        anthropic_base_url="http://127.0.0.1:9",
+    )
+
+    assert isinstance(model, AnthropicModel)
+    assert (model.provider, model.model_name) == ("anthropic", "claude-haiku-4-5")
+    await model.aclose()
+
+
+def test_anthropic_without_key_is_a_config_error_when_built() -> None:
+    with pytest.raises(errors.ConfigError, match="HANSA_ANTHROPIC_API_KEY or ANTHROPIC_API_KEY"):
+        infer_model("anthropic:claude-haiku-4-5", anthropic_base_url="http://127.0.0.1:9")
+
+
+def test_anthropic_without_model_name_is_a_config_error() -> None:
+    with pytest.raises(errors.ConfigError, match="anthropic:<model>"):
+        infer_model("anthropic", anthropic_api_key="k")
+
+
+def test_near_miss_of_anthropic() -> None:
+    with pytest.raises(errors.ConfigError, match="Did you mean 'anthropic'"):
+        infer_model("antropic:claude-haiku-4-5")
