@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -16,13 +16,24 @@ class Settings(BaseSettings):
     database_url: str = "sqlite:///./.hansa/hansa.db"
     """SQLite file by default; ``postgresql://…`` for a shared engine."""
     model: str = "local"
-    """``local`` (embedded SmolLM2), ``scripted[:script.json]`` or ``openai:<model>``."""
+    """``local`` (embedded SmolLM2), ``scripted[:script.json]``, ``openai:<model>`` or
+    ``anthropic:<model>``."""
     config: Path | None = None
     """A ``hansa.toml`` overriding agents and routing rules."""
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     openai_base_url: str | None = None
-    openai_api_key: str | None = None
+    """An OpenAI-compatible endpoint; a local server there may run without a key."""
+    openai_api_key: str | None = Field(
+        default=None, validation_alias=AliasChoices("HANSA_OPENAI_API_KEY", "OPENAI_API_KEY")
+    )
+    """``HANSA_OPENAI_API_KEY``, else the standard ``OPENAI_API_KEY``."""
+    anthropic_base_url: str | None = None
+    anthropic_api_key: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("HANSA_ANTHROPIC_API_KEY", "ANTHROPIC_API_KEY"),
+    )
+    """``HANSA_ANTHROPIC_API_KEY``, else the standard ``ANTHROPIC_API_KEY``."""
     local_model_path: str | None = None
     outbound_allow: str = ""
     """Comma-separated ``host:port`` targets that webhook calls may reach on private networks."""
