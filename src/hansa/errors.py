@@ -10,7 +10,10 @@
     │   ├── Conflict              wrong state or duplicate (409)
     │   │   └── TransitionError       a move its lifecycle's table has no edge for
     │   │                             (domain/transitions.py)
-    │   └── ScopeDenied           the law of allowed scope (403, engine/laws.py)
+    │   ├── ScopeDenied           the law of allowed scope (403, engine/laws.py)
+    │   ├── Unauthenticated       no key, or an unknown or revoked one (401, domain/principal.py)
+    │   └── Forbidden             the role does not allow it (403, domain/principal.py)
+    │       └── OriginDenied          another site, or a foreign Host (403)
     ├── ConfigError               Hansa is set up wrongly (bad settings, missing extra)
     ├── ProviderError             a model provider failed
     │   └── ProviderHTTPError     ... with an HTTP status and body

@@ -359,3 +359,21 @@ handoffs = sa.Table(
         postgresql_where=sa.text("status IN ('pending', 'active')"),
     ),
 )
+
+api_keys = sa.Table(
+    "api_keys",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    # the agent an agent token is bound to (a registered agent of the tenant)
+    sa.Column("agent_id", sa.String(64)),
+    # sha256 of the secret, hex: the secret itself is shown once and never stored
+    sa.Column("token_hash", sa.String(64), nullable=False),
+    sa.Column("hint", sa.String(16), nullable=False),
+    _created(),
+    sa.Column("revoked_at", UtcDateTime()),
+    sa.Index("ux_api_keys_token_hash", "token_hash", unique=True),
+    sa.Index("ix_api_keys_tenant", "tenant_id", "created_at"),
+)

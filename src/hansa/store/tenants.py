@@ -1,0 +1,28 @@
+"""Tenants: created with their first key (the default tenant by the migration step)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from hansa.store import direct, tables
+
+_tenants = tables.tenants
+
+_EXISTS = sa.select(_tenants.c.id).where(_tenants.c.id == sa.bindparam("p_id"))
+_INSERT = _tenants.insert()
+
+
+def ensure(conn: Connection, tenant_id: str, now: datetime) -> bool:
+    """Create the tenant unless it exists; True when it was created."""
+    if direct.scalar(conn, _EXISTS, {"p_id": tenant_id}) is not None:
+        return False
+    direct.execute(conn, _INSERT, {"id": tenant_id, "name": tenant_id, "created_at": now})
+    return True
+
+
+def exists(conn: Connection, tenant_id: str) -> bool:
+    """Whether the tenant exists."""
+    return direct.scalar(conn, _EXISTS, {"p_id": tenant_id}) is not None
