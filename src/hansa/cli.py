@@ -1,25 +1,34 @@
-"""The command line: ``hansa serve | migrate | agents | chat``."""
+"""The command line: ``hansa serve | worker | migrate | keys | agents | chat | control``."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import httpx
 import typer
 from httpx_sse import connect_sse
 from rich.console import Console
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.settings import Settings
+
+T = TypeVar("T")
 
 app = typer.Typer(help="Hansa: multi-agent assistants that plan, act and show their work.")
 console = Console(highlight=False)
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 UrlOpt = Annotated[str, typer.Option("--url", help="The Hansa server.", envvar="HANSA_URL")]
+KeyOpt = Annotated[
+    str | None,
+    typer.Option("--key", help="An API key (none needed in local mode).", envvar="HANSA_API_KEY"),
+]
+DbOpt = Annotated[str | None, typer.Option(help="SQLite file or PostgreSQL URL.")]
 
 
 def _settings(**flags: Any) -> Settings:
@@ -28,6 +37,17 @@ def _settings(**flags: Any) -> Settings:
         return Settings(**given)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from exc
+
+
+def _shown(database_url: str) -> str:
+    """The database URL as printed: its password never is."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(database_url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "(an unreadable database URL)"
 
 
 @app.command()
@@ -59,9 +79,10 @@ def serve(
     except errors.ConfigError as exc:
         console.print(f"[red]hansa: {exc.message}[/red]")
         raise typer.Exit(2) from exc
+    _refuse_open_network(settings)
     console.print(
         f"Hansa on http://{settings.host}:{settings.port} — model {settings.model}, "
-        f"database {settings.database_url}"
+        f"database {_shown(settings.database_url)}"
     )
     uvicorn.run(
         create_app(settings, model=chosen),
@@ -97,7 +118,7 @@ def worker(
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         async with running(settings, model=chosen, workers=1):
-            console.print(f"hansa worker on {settings.database_url}")
+            console.print(f"hansa worker on {_shown(settings.database_url)}")
             await stop.wait()
 
     asyncio.run(go())
@@ -121,13 +142,115 @@ def migrate(
             await db.dispose()
 
     asyncio.run(go())
-    console.print(f"migrated {settings.database_url}")
+    console.print(f"migrated {_shown(settings.database_url)}")
+
+
+def _refuse_open_network(settings: Settings) -> None:
+    """Beyond loopback, every request needs a key: refuse to start before one exists."""
+    from hansa.api.auth import is_loopback
+    from hansa.store import keys
+
+    if is_loopback(settings.host) or _on_database(settings.database_url, keys.any_active):
+        return
+    console.print(
+        f"[red]hansa: refusing to listen on {settings.host} without an API key: anyone who "
+        "can reach the port could use Hansa. Create one first (with the same "
+        "--database-url), then send it as Authorization: Bearer <key>:[/red]\n"
+        "  hansa keys create --tenant default --role admin",
+        soft_wrap=True,
+    )
+    raise typer.Exit(2)
+
+
+def _on_database(database_url: str | None, fn: Callable[[Connection], T]) -> T:
+    """Migrate the database, then run ``fn`` in one transaction on it."""
+    from hansa.store import migrate as migrations
+    from hansa.store.db import Database
+
+    settings = _settings(database_url=database_url)
+
+    async def go() -> T:
+        db = Database(settings.database_url)
+        try:
+            await migrations.migrate(db)
+            return await db.write(fn)
+        finally:
+            await db.dispose()
+
+    return asyncio.run(go())
+
+
+keys_app = typer.Typer(help="API keys, on the database directly: create, list, revoke.")
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("create")
+def keys_create(
+    tenant: Annotated[str, typer.Option(help="The tenant (created with its first key).")],
+    role: Annotated[str, typer.Option(help="admin or member.")],
+    name: Annotated[str, typer.Option(help="What the key is for.")] = "",
+    database_url: DbOpt = None,
+) -> None:
+    """Create a key; it is printed once, as the last line, and stored only as a hash."""
+    import re
+
+    from hansa.domain.base import new_id, utcnow
+    from hansa.domain.principal import TENANT_ID_PATTERN, Role
+    from hansa.store import keys
+
+    if not re.fullmatch(TENANT_ID_PATTERN, tenant):
+        raise typer.BadParameter("letters, digits, _ . - (at most 36)", param_hint="--tenant")
+    if role not in (Role.ADMIN, Role.MEMBER):
+        raise typer.BadParameter("admin or member", param_hint="--role")
+    key, secret = _on_database(
+        database_url,
+        lambda conn: keys.issue(conn, tenant, Role(role), name, utcnow(), key_id=new_id()),
+    )
+    console.print(
+        f"created {role} key {key.id} for tenant {tenant}; it is shown only now:", soft_wrap=True
+    )
+    typer.echo(secret)
+
+
+@keys_app.command("list")
+def keys_list(
+    tenant: Annotated[str | None, typer.Option(help="Only this tenant's keys.")] = None,
+    database_url: DbOpt = None,
+) -> None:
+    """List keys (never their secrets), revoked ones marked."""
+    from hansa.store import keys
+
+    for k in _on_database(database_url, lambda conn: keys.list_for(conn, tenant)):
+        state = f"revoked {k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "live"
+        agent = f" agent={k.agent_id}" if k.agent_id else ""
+        console.print(
+            f"{k.id}  {k.tenant_id:<16} {k.role.value:<6} {k.hint:<11} {state:<22}{agent} {k.name}",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+@keys_app.command("revoke")
+def keys_revoke(
+    key_id: Annotated[str, typer.Argument(help="The key's id (from hansa keys list).")],
+    database_url: DbOpt = None,
+) -> None:
+    """Revoke a key at once: requests with it get 401."""
+    from hansa.domain.base import utcnow
+    from hansa.store import keys
+
+    try:
+        key = _on_database(database_url, lambda conn: keys.revoke(conn, None, key_id, utcnow()))
+    except errors.NotFound as exc:
+        console.print(f"[red]hansa: {exc.message}[/red]")
+        raise typer.Exit(1) from exc
+    console.print(f"revoked {key.id} ({key.role.value}, tenant {key.tenant_id})")
 
 
 @app.command()
-def agents(url: UrlOpt = DEFAULT_URL) -> None:
+def agents(url: UrlOpt = DEFAULT_URL, key: KeyOpt = None) -> None:
     """List the agents of a running server."""
-    for a in _get(url, "/api/agents"):
+    for a in _get(url, "/api/agents", key):
         console.print(
             f"[bold]{a['id']:<20}[/bold] {a['displayName']:<28} [dim]{a['roleSummary']}[/dim]",
             soft_wrap=True,
@@ -140,9 +263,11 @@ def chat(
     conversation: Annotated[str | None, typer.Option(help="Continue this conversation.")] = None,
     agent: Annotated[str | None, typer.Option(help="The active agent, e.g. growthLead.")] = None,
     url: UrlOpt = DEFAULT_URL,
+    key: KeyOpt = None,
 ) -> None:
     """Send a message and watch the turn live: thinking, status chips, text, done."""
-    with httpx.Client(base_url=url, timeout=httpx.Timeout(10.0, read=None)) as client:
+    timeout = httpx.Timeout(10.0, read=None)
+    with httpx.Client(base_url=url, timeout=timeout, headers=_auth(key)) as client:
         if conversation is None:
             created = _ok(client.post("/api/conversations", json={"activeAgentId": agent}))
             conversation = str(created["id"])
@@ -177,11 +302,12 @@ def control(
     ],
     target: Annotated[str, typer.Argument(help="The run, task or conversation id.")],
     url: UrlOpt = DEFAULT_URL,
+    key: KeyOpt = None,
 ) -> None:
     """Steer work in progress: pause or resume a run, cancel it, preempt a task, hand off."""
     if action not in CONTROL:
         raise typer.BadParameter(f"action must be one of {', '.join(CONTROL)}")
-    with httpx.Client(base_url=url, timeout=30) as client:
+    with httpx.Client(base_url=url, timeout=30, headers=_auth(key)) as client:
         body = _ok(client.post(CONTROL[action].format(id=target)))
     console.print(f"{action}: {body.get('status') or body.get('state')}")
 
@@ -230,9 +356,13 @@ def _ok(response: httpx.Response) -> Any:
     return response.json()
 
 
-def _get(url: str, path: str) -> Any:
+def _auth(key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _get(url: str, path: str, key: str | None = None) -> Any:
     try:
-        return _ok(httpx.get(url + path, timeout=10))
+        return _ok(httpx.get(url + path, timeout=10, headers=_auth(key)))
     except httpx.HTTPError as exc:
         console.print(f"[red]hansa: cannot reach {url}: {exc}[/red]")
         raise typer.Exit(1) from exc

@@ -7,18 +7,22 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI
-from fastapi.staticfiles import StaticFiles
+from fastapi import Depends, FastAPI
 
-from hansa.api import errors
+from hansa.api import auth, errors, policy
+from hansa.api.guard import Guard
 from hansa.api.idempotency import IdempotencyKeys
+from hansa.api.panel import panel
 from hansa.api.routes import (
+    agents,
     chat,
     claims,
     control,
     conversations,
     handoffs,
     health,
+    keys,
+    me,
     projects,
     rules,
     runs,
@@ -50,10 +54,14 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         summary="Multi-agent assistants that plan, act and show their work.",
         version="0.1.0",
         lifespan=lifespan,
+        dependencies=[Depends(policy.authorize)],  # what each role may do, on every route
     )
     errors.install(app)
     routers = (
         health,
+        me,
+        keys,
+        agents,
         projects,
         conversations,
         claims,
@@ -69,7 +77,8 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
     for module in routers:
         app.include_router(module.router)
     if _STATIC.is_dir():
-        app.mount("/", StaticFiles(directory=_STATIC, html=True), name="panel")
+        app.mount("/", panel(_STATIC), name="panel")
     app.add_middleware(IdempotencyKeys)  # inside the body limit: it reads whole bodies
     app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(Guard, loopback=auth.is_loopback(settings.host))  # outermost: who asks
     return app

@@ -46,13 +46,16 @@ class IdempotencyKeys:
             )
             return
         body = await _read(receive)
+        principal = scope.get("state", {}).get("principal")  # set by api/guard.py
+        tenant = principal.tenant_id if principal is not None else DEFAULT_TENANT_ID
+        who = principal.id.encode() if principal is not None else b""  # replays to its caller
         digest = hashlib.sha256(
-            b"\n".join([scope["path"].encode(), scope.get("query_string", b""), body])
+            b"\n".join([scope["path"].encode(), scope.get("query_string", b""), body, who])
         ).hexdigest()
         db = scope["app"].state.services.db
         try:
             earlier = await db.write(
-                lambda conn: idempotency.reserve(conn, DEFAULT_TENANT_ID, key, digest, utcnow())
+                lambda conn: idempotency.reserve(conn, tenant, key, digest, utcnow())
             )
         except IntegrityError:  # a concurrent request reserved it between our read and insert
             earlier = idempotency.Stored(digest, 0, None)
@@ -62,12 +65,10 @@ class IdempotencyKeys:
         status, out_headers, chunks = await _capture(self.app, scope, body)
         payload = b"".join(chunks)
         if status >= 500:
-            await db.write(lambda conn: idempotency.release(conn, DEFAULT_TENANT_ID, key))
+            await db.write(lambda conn: idempotency.release(conn, tenant, key))
         else:
             text = payload.decode("utf-8", "replace")
-            await db.write(
-                lambda conn: idempotency.complete(conn, DEFAULT_TENANT_ID, key, status, text)
-            )
+            await db.write(lambda conn: idempotency.complete(conn, tenant, key, status, text))
         await send({"type": "http.response.start", "status": status, "headers": out_headers})
         await send({"type": "http.response.body", "body": payload})
 

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 from pydantic import ConfigDict, Field
 
-from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.deps import PrincipalDep, ServicesDep, TenantDep
 from hansa.api.schemas import (
     ConversationCreate,
     MessageCreate,
@@ -15,7 +15,8 @@ from hansa.api.schemas import (
     message_out,
 )
 from hansa.domain.base import Wire
-from hansa.engine.turns import chat, timeline
+from hansa.domain.principal import Kind
+from hansa.engine.turns import agent_message, chat, timeline
 from hansa.store import conversations, events, messages
 
 router = APIRouter(prefix="/api/conversations")
@@ -63,9 +64,16 @@ async def list_messages(
 
 @router.post("/{conversation_id}/messages", status_code=202)
 async def post_message(
-    conversation_id: str, body: MessageCreate, services: ServicesDep, tenant: TenantDep
+    conversation_id: str, body: MessageCreate, services: ServicesDep, principal: PrincipalDep
 ) -> dict[str, Any]:
-    """Store the message and start its turn in the background."""
+    """Store the message and start its turn in the background (an agent's token: the
+    agent's own message, which starts no turn)."""
+    tenant = principal.tenant_id
+    if principal.kind is Kind.AGENT:
+        said = await agent_message.post_as_agent(
+            services, tenant, conversation_id, principal.id, body.content
+        )
+        return {"messageId": said.message_id, "turnId": None, "seq": said.seq}
     posted = await chat.post_message(
         services,
         tenant,

@@ -1,13 +1,10 @@
-"""Health and the agent roster."""
+"""Health and the caller's tenant."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
-from hansa.api.deps import ServicesDep, TenantDep
-from hansa.api.schemas import agent_out
+from hansa.api.deps import TenantDep
 from hansa.store.db import DEFAULT_TENANT_ID
 
 router = APIRouter()
@@ -23,9 +20,3 @@ async def healthz() -> dict[str, str]:
 async def tenant(tenant: TenantDep) -> dict[str, str]:
     """The caller's tenant."""
     return {"id": tenant, "name": "Default tenant" if tenant == DEFAULT_TENANT_ID else tenant}
-
-
-@router.get("/api/agents")
-async def list_agents(services: ServicesDep) -> list[dict[str, Any]]:
-    """The roster, Hans first."""
-    return [agent_out(a) for a in services.roster]

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
-from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.deps import PrincipalDep, ServicesDep, TenantDep
 from hansa.api.schemas import (
     ExecuteRequest,
     RunApprove,
@@ -17,6 +17,7 @@ from hansa.api.schemas import (
     task_out,
 )
 from hansa.domain import run
+from hansa.domain.principal import Forbidden
 from hansa.engine import runs
 from hansa.engine.runs.one_shot import execute
 from hansa.engine.runtime.services import Services
@@ -125,12 +126,17 @@ async def confirm_task(
 
 @router.post("/api/assistant/execute")
 async def assistant_execute(
-    body: ExecuteRequest, services: ServicesDep, tenant: TenantDep
+    body: ExecuteRequest, services: ServicesDep, principal: PrincipalDep
 ) -> JSONResponse:
-    """Run one task under the laws; 202 with ``awaiting_confirmation`` for an irreversible one."""
+    """Run one task under the laws; 202 with ``awaiting_confirmation`` for an irreversible one.
+    An agent's token runs tasks only as that agent, within its capabilities."""
+    if not principal.may_act_as(body.created_by_agent_id):
+        raise Forbidden(
+            f"this token acts only as {principal.id!r}", details={"field": "createdByAgentId"}
+        )
     task = await execute(
         services,
-        tenant,
+        principal.tenant_id,
         conversation_id=body.conversation_id,
         project_id=body.project_id,
         agent_id=body.created_by_agent_id,

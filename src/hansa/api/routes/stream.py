@@ -70,7 +70,7 @@ async def stream_events(
 async def websocket_events(websocket: WebSocket, conversation_id: str, after: int = 0) -> None:
     """The same events as JSON text frames; the client may send ``{"type": "message", ...}``."""
     services: Services = websocket.app.state.services
-    tenant = current_tenant()
+    tenant = current_tenant(websocket)
     try:
         await services.db.read(lambda conn: conversations.get(conn, tenant, conversation_id))
     except errors.NotFound:

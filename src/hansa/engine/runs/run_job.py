@@ -33,7 +33,7 @@ from hansa.domain.job import Job, RunJob
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
-from hansa.engine.runs import scheduler
+from hansa.engine.runs import agents, scheduler
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.invoke import Outcome, Started, invoke
 from hansa.engine.runs.scheduler import Book
@@ -259,7 +259,10 @@ class RunDriver:
         return started
 
     def _start(self, book: Book, task: run.Task, project: ProjectContext) -> Started | None:
-        agent = self.services.agent(task.created_by)
+        agent = agents.find(self.services, book.change.conn, self.tenant_id, task.created_by)
+        if agent is None:  # a registered agent removed meanwhile: nobody may act for it
+            self._fail(book, task, f"the agent {task.created_by!r} is not registered")
+            return None
         outputs = book.outputs()
         registry = self.services.registry
         try:

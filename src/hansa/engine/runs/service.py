@@ -15,7 +15,7 @@ from hansa.domain.base import new_id
 from hansa.domain.plan import Plan
 from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
-from hansa.engine.runs import run_job, scheduler
+from hansa.engine.runs import agents, run_job, scheduler
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runtime.recorder import Batch, Recorder, Step
 from hansa.engine.runtime.services import Services
@@ -68,12 +68,12 @@ def judge_drafts(
     """The laws' verdict on each draft, at plan time (step references allowed)."""
     verdicts = []
     for draft in drafts:
-        if not services.has_agent(draft.created_by):
+        agent = agents.find(services, conn, tenant_id, draft.created_by)
+        if agent is None:
             raise errors.InvalidInput(
                 f"unknown agent {draft.created_by!r}", details={"field": "createdByAgentId"}
             )
         project = build_project_context(conn, tenant_id, draft.project_id)
-        agent = services.agent(draft.created_by)
         verdict = laws.judge(
             services.registry, draft.task_type, draft.parameters, agent, project, resolved=False
         )

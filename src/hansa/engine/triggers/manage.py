@@ -12,6 +12,7 @@ from hansa.engine.rules.conditions import Evaluator
 from hansa.engine.rules.evaluate import check, evaluate
 from hansa.engine.runtime.services import Services
 from hansa.engine.triggers import jobs
+from hansa.store import conversations, projects
 from hansa.store import rules as rule_rows
 
 EDITABLE = ("name", "priority", "enabled", "conditions", "actions", "stop", "schedule")
@@ -20,6 +21,14 @@ EDITABLE = ("name", "priority", "enabled", "conditions", "actions", "stop", "sch
 
 def _check(services: Services, spec: RuleSpec) -> None:
     check(spec, {t.name for t in services.registry.all()}, set(services.agents))
+
+
+def _owned(conn: Any, tenant_id: str, rule: Rule) -> None:
+    """The project and the timer's conversation a rule names are the tenant's (else 404)."""
+    if rule.project_id is not None:
+        projects.get(conn, tenant_id, rule.project_id)
+    if rule.schedule is not None:
+        conversations.get(conn, tenant_id, rule.schedule.conversation_id)
 
 
 async def create(services: Services, tenant_id: str, spec: RuleSpec) -> Rule:
@@ -31,6 +40,7 @@ async def create(services: Services, tenant_id: str, spec: RuleSpec) -> Rule:
     )
 
     def store(conn: Any) -> None:
+        _owned(conn, tenant_id, rule)
         rule_rows.create(conn, rule)
         jobs.schedule_timer(conn, services, rule)
 
@@ -73,9 +83,9 @@ async def change(services: Services, tenant_id: str, rule_id: str, changes: dict
         spec = RuleSpec.model_validate(merged)
         _check(services, spec)
         updated = current.model_copy(update=spec.model_dump())
-        stored = rule_rows.replace(
-            conn, Rule.model_validate(updated.model_dump()), services.clock()
-        )
+        valid = Rule.model_validate(updated.model_dump())
+        _owned(conn, tenant_id, valid)
+        stored = rule_rows.replace(conn, valid, services.clock())
         jobs.schedule_timer(conn, services, stored)  # e.g. enabled again
         return stored
 

@@ -1,0 +1,93 @@
+"""Agents: the roster, and the agents a tenant registers (seed 001) with their tokens."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter
+from pydantic import ConfigDict, Field, StringConstraints
+from sqlalchemy import Connection
+
+from hansa import errors
+from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.routes.keys import key_out
+from hansa.api.schemas import agent_out
+from hansa.domain.agent import AgentDefinition, Category
+from hansa.domain.base import Wire, new_id
+from hansa.domain.principal import ApiKey, Role
+from hansa.store import keys, principals
+
+router = APIRouter(prefix="/api/agents", tags=["agents"])
+
+Capability = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")]
+
+REGISTERED_ORDERING = 1000
+"""Registered agents come after the roster, and the panel does not offer them as a
+recipient (they answer through their own tokens, not through Hans)."""
+
+
+class AgentRegistration(Wire):
+    """``POST /api/agents``: an agent that acts from outside with a token of its own."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_]{0,63}$")
+    display_name: str = Field(min_length=1, max_length=80)
+    role: str = Field(default="External agent", min_length=1, max_length=80)
+    role_summary: str = Field(default="An agent registered by the tenant.", max_length=500)
+    capabilities: list[Capability] = Field(default_factory=list, max_length=50)
+    """What it may do: the law of allowed scope holds its tasks to these."""
+    color: str = Field(default="#64748b", pattern=r"^#[0-9a-fA-F]{6}$")
+
+
+class TokenCreate(Wire):
+    """``POST /api/agents/{id}/tokens``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(default="", max_length=200)
+
+
+@router.get("")
+async def list_agents(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
+    """The roster, Hans first, then the agents the tenant registered."""
+    registered = await services.db.read(principals.list_for, tenant)
+    return [agent_out(a) for a in [*services.roster, *registered]]
+
+
+@router.post("", status_code=201)
+async def register_agent(
+    body: AgentRegistration, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Register an agent of the tenant (409 for an id of the roster or one taken)."""
+    if services.has_agent(body.id):
+        raise errors.Conflict(f"{body.id!r} is an agent of the roster", details={"id": body.id})
+    agent = AgentDefinition(
+        id=body.id,
+        display_name=body.display_name,
+        role=body.role,
+        role_summary=body.role_summary or body.role,
+        category=Category.UTILITY,
+        capabilities=tuple(dict.fromkeys(body.capabilities)),
+        visible=False,
+        ordering=REGISTERED_ORDERING,
+        color=body.color,
+    )
+    await services.db.write(lambda conn: principals.register(conn, tenant, agent))
+    return agent_out(agent)
+
+
+@router.post("/{agent_id}/tokens", status_code=201)
+async def create_token(
+    agent_id: str, services: ServicesDep, tenant: TenantDep, body: TokenCreate | None = None
+) -> dict[str, Any]:
+    """A token that acts as this registered agent only; its secret is shown once."""
+    now = services.clock()
+    name = (body.name if body else "") or f"token of {agent_id}"
+
+    def issue(conn: Connection) -> tuple[ApiKey, str]:
+        principals.get(conn, tenant, agent_id)  # 404 for the roster's and other tenants'
+        return keys.issue(conn, tenant, Role.AGENT, name, now, key_id=new_id(), agent_id=agent_id)
+
+    key, secret = await services.db.write(issue)
+    return key_out(key, secret)
