@@ -46,4 +46,7 @@ export const api = {
   task: (id) => get(`/api/tasks/${enc(id)}`),
   confirm: (id, parametersHash) => post(`/api/tasks/${enc(id)}/confirm`, { parametersHash }),
   eventsUrl: (id) => `/api/conversations/${enc(id)}/events`,
+  me: () => get("/api/me"),
+  openSession: (key) => post("/api/session", { key }),
+  closeSession: () => call("DELETE", "/api/session"),
 };

@@ -10,6 +10,7 @@ import { ConfirmDialog } from "./dialog.js";
 import { h } from "./dom.js";
 import { Feed } from "./feed.js";
 import { Runs } from "./runs.js";
+import { askForKey, needsKey } from "./signin.js";
 import { follow } from "./stream.js";
 import { TopBar } from "./topbar.js";
 
@@ -271,7 +272,17 @@ async function boot() {
   const id = hashId();
   const conversation = id && early.id === id ? early.conversation : id ? api.conversation(id) : null;
   conversation?.catch(() => {}); // handled by openConversation
-  for (const a of await (early.agents || api.agents()).catch(() => [])) state.agents.set(a.id, a);
+  let agents = [];
+  try {
+    agents = await (early.agents || api.agents());
+  } catch {
+    if (await needsKey()) {
+      early.controller?.abort();
+      askForKey();
+      return;
+    }
+  }
+  for (const a of agents) state.agents.set(a.id, a);
   agentList.render([...state.agents.values()], "chief");
   await route(hashId() === id ? conversation : null);
   const [projects, conversations, taskTypes, tenant] = await Promise.allSettled([
