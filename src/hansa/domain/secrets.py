@@ -1,0 +1,217 @@
+"""Which values are secrets, and how every surface shows them: as ``***``, never in clear.
+
+Secrets are write-only. One rule serves the API, events, thinking entries, logs and the
+command line:
+
+- a value is secret when its key names a credential: ``appPassword``, ``consumerKey``,
+  ``consumerSecret``, ``Authorization``, ``Cookie``, ``X-Api-Key``, ``access_token``… (see
+  :func:`is_secret_name`), at any depth of a project's config or a task's parameters;
+- in a URL, the user info (``https://user:pass@host``) and the values of query or fragment
+  parameters with such names (``?api_key=…``, ``&sig=…``) are secret;
+- in free text, ``name=value`` pairs with such names, ``Bearer``/``Basic`` credentials and
+  the URLs it holds are masked the same way.
+
+A secret inside a URL's path (some services put one there) cannot be told apart from a
+page's address and is not masked.
+
+Pure functions: no I/O and no cryptography (sealing at rest is ``store/secrets.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import unquote_plus
+
+from hansa import errors
+
+MASK = "***"
+"""What a secret looks like on every surface; sent back unchanged, it keeps the stored one."""
+
+_EXACT = frozenset(
+    {
+        "auth",
+        "authorization",
+        "bearer",
+        "cookie",
+        "jwt",
+        "key",
+        "pass",
+        "passwd",
+        "pwd",
+        "sig",
+        "setcookie",
+    }
+)
+_SUFFIXES = (
+    "accesskey",
+    "apikey",
+    "authorization",
+    "consumerkey",
+    "cookie",
+    "credential",
+    "credentials",
+    "passwd",
+    "password",
+    "privatekey",
+    "secret",
+    "sessionid",
+    "signature",
+    "token",
+)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s\"'<>`]+", re.IGNORECASE)
+_AUTHORITY = re.compile(r"([a-z][a-z0-9+.-]{0,15}://)([^/?#]*)(.*)", re.IGNORECASE | re.DOTALL)
+_URL_PAIR = re.compile(r"([?&#;])([^=&#;]{1,128})=([^&#;]*)")
+_TEXT_PAIR = re.compile(r"\b([A-Za-z][A-Za-z0-9_.-]{0,63})=([^\s&;,\"'<>]+)")
+_SCHEME = re.compile(r"\b(Bearer|Basic|Digest|Token)\s+[A-Za-z0-9._~+/=-]{6,}", re.IGNORECASE)
+_ADDRESS_KEY = re.compile(r"(url|uri|host|endpoint|domain)$")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a key, header or query parameter called ``name`` holds a credential.
+
+    Case, ``-`` and ``_`` do not matter: ``X-Api-Key``, ``api_key`` and ``apiKey`` are one name.
+    """
+    flat = re.sub(r"[^a-z0-9]", "", name.lower())
+    return flat in _EXACT or flat.endswith(_SUFFIXES)
+
+
+def mask_url(url: str) -> str:
+    """``url`` with its user info and credential-like query values masked, the rest as written."""
+    parts = _AUTHORITY.fullmatch(url)
+    if parts is None:
+        return _URL_PAIR.sub(_pair, url)
+    scheme, authority, rest = parts.groups()
+    if "@" in authority:
+        authority = f"{MASK}@{authority.rpartition('@')[2]}"
+    return scheme + authority + _URL_PAIR.sub(_pair, rest)
+
+
+def _pair(match: re.Match[str]) -> str:
+    lead, name, _ = match.groups()
+    return f"{lead}{name}={MASK}" if is_secret_name(unquote_plus(name)) else match.group(0)
+
+
+def _text_pair(match: re.Match[str]) -> str:
+    name = match.group(1)
+    return f"{name}={MASK}" if is_secret_name(name) else match.group(0)
+
+
+def mask_text(text: str) -> str:
+    """``text`` (a summary, an error, a log line) with the credentials it carries masked."""
+    if not text:
+        return text
+    text = _SCHEME.sub(lambda m: f"{m.group(1)} {MASK}", text)
+    text = _URL.sub(lambda m: mask_url(m.group(0)), text)
+    return _TEXT_PAIR.sub(_text_pair, text)
+
+
+def mask(value: Any) -> Any:
+    """``value`` (a config, parameters, a result) as it may be shown: every secret masked.
+
+    Values under a secret key become :data:`MASK` (an empty or missing one stays as it is, so
+    a reader can tell a secret is set); every other string goes through :func:`mask_text`.
+    """
+    return _mask(value, secret=False)
+
+
+def _mask(value: Any, *, secret: bool) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _mask(v, secret=secret or is_secret_name(str(k))) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v, secret=secret) for v in value]
+    if secret:
+        return value if value is None or value == "" else MASK
+    if isinstance(value, str):
+        return mask_text(value)
+    return value
+
+
+def map_secrets(value: Any, change: Callable[[str], str]) -> Any:
+    """``value`` with ``change`` applied to every string held under a secret key."""
+    return _map(value, change, secret=False)
+
+
+def _map(value: Any, change: Callable[[str], str], *, secret: bool) -> Any:
+    if isinstance(value, Mapping):
+        return {
+            k: _map(v, change, secret=secret or is_secret_name(str(k))) for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_map(v, change, secret=secret) for v in value]
+    if secret and isinstance(value, str) and value:
+        return change(value)
+    return value
+
+
+def keep_secrets(
+    new: Mapping[str, Any], stored: Mapping[str, Any], where: str, *, partial: bool = False
+) -> dict[str, Any]:
+    """``new`` with each secret it masks (``***``) or leaves out taken from ``stored``.
+
+    That is how a config or a step's parameters are changed without sending the secrets
+    again. A secret is never carried over to a new address: when a ``…Url`` (or host,
+    endpoint, domain) changes, the secrets beside it and below it must be sent again.
+
+    Args:
+        new: What the caller sent.
+        stored: What is stored now (secrets possibly sealed: they are copied, never read).
+        where: The field's name for messages (``config``, ``parameters``).
+        partial: ``new`` changes only the top-level keys it names; the others stay.
+
+    Raises:
+        errors.InvalidInput: A masked or omitted secret would follow a changed address.
+    """
+    merged = _keep(new, stored, where, [])
+    if partial:
+        moved = _moved(new, stored, where)
+        for key in stored.keys() - new.keys():
+            if moved and (is_secret_name(key) or map_secrets(stored[key], _flag) != stored[key]):
+                _refuse_moved(moved, f"{where}.{key}")
+            merged[key] = stored[key]
+    return merged
+
+
+def _flag(text: str) -> str:
+    return text + "\0"  # any change tells map_secrets found a secret
+
+
+def _moved(new: Mapping[str, Any], stored: Mapping[str, Any], where: str) -> list[str]:
+    return [
+        f"{where}.{k}"
+        for k, v in new.items()
+        if _ADDRESS_KEY.search(k.lower()) and k in stored and stored[k] != v
+    ]
+
+
+def _keep(
+    new: Mapping[str, Any], stored: Mapping[str, Any], where: str, moved: list[str]
+) -> dict[str, Any]:
+    moved = moved + _moved(new, stored, where)
+    merged: dict[str, Any] = {}
+    for key, value in new.items():
+        old = stored.get(key)
+        if is_secret_name(key) and value == MASK:
+            if old not in (None, "", MASK):
+                _refuse_moved(moved, f"{where}.{key}")
+                merged[key] = old
+        elif isinstance(value, Mapping):
+            before = old if isinstance(old, Mapping) else {}
+            merged[key] = _keep(value, before, f"{where}.{key}", moved)
+        else:
+            merged[key] = value
+    for key, old in stored.items():
+        if key not in new and is_secret_name(key) and old not in (None, ""):
+            _refuse_moved(moved, f"{where}.{key}")
+            merged[key] = old
+    return merged
+
+
+def _refuse_moved(moved: list[str], field: str) -> None:
+    if moved:
+        raise errors.InvalidInput(
+            f"{field} must be sent again because {', '.join(moved)} changed: a stored secret "
+            "never follows a new address",
+            details={"field": field},
+        )
