@@ -26,6 +26,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse
 from starlette.routing import Route
 
+from hansa.tasks.connectors.outbound import OutboundPolicy
+
 Handler = Callable[[Request], Awaitable[JSONResponse]]
 
 PAGE_STATUSES = {"publish", "future", "draft", "pending", "private"}
@@ -47,6 +49,8 @@ class FakeSite:
     """``"METHOD /path"`` of every request, in order."""
     fail_with: int | None = None
     """When set, every request answers with this status."""
+    fail_message: str = "There has been a critical error."
+    """The ``message`` of those answers."""
     delay: float = 0.0
     """Seconds to wait before answering."""
     base_url: str = ""
@@ -76,9 +80,7 @@ def _guarded(site: FakeSite, shop: bool, handler: Handler) -> Handler:
         if site.delay:
             await asyncio.sleep(site.delay)
         if site.fail_with is not None:
-            return _error(
-                site.fail_with, "internal_server_error", "There has been a critical error."
-            )
+            return _error(site.fail_with, "internal_server_error", site.fail_message)
         given = _credentials(request)
         if shop:
             if given != (site.consumer_key, site.consumer_secret):
@@ -235,3 +237,9 @@ def closed_port_url() -> str:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def allowing(*urls: str) -> OutboundPolicy:
+    """The outbound guard admitting these local addresses, as ``HANSA_OUTBOUND_ALLOW`` would."""
+    allow = ",".join(url.split("://", 1)[1].split("/", 1)[0] for url in urls)
+    return OutboundPolicy.parse(allow)

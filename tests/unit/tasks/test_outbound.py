@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from hansa.tasks.base import TaskFailed
-from hansa.tasks.connectors.outbound import OutboundPolicy, call
+from hansa.tasks.connectors.outbound import OutboundPolicy, call, stays_inside
 
 
 class _Server(ThreadingHTTPServer):
@@ -345,3 +345,48 @@ async def test_a_name_that_resolves_to_loopback_is_refused(
 @pytest.mark.anyio
 async def test_broken_urls_are_refused(url: str) -> None:
     assert (await _refused(OutboundPolicy(), url)).code in ("bad_url", "outbound_denied")
+
+
+@pytest.mark.anyio
+async def test_credential_headers_go_over_plain_http_only_to_a_listed_target() -> None:
+    with pytest.raises(TaskFailed) as caught:
+        await call(
+            OutboundPolicy(),
+            url="http://hooks.example.com/ping",
+            method="GET",
+            headers={"X-Api-Key": "k"},
+            idempotency_key="k",
+        )
+    assert caught.value.code == "outbound_denied"
+    assert "over plain http" in caught.value.message
+
+
+@pytest.mark.anyio
+async def test_errors_never_quote_a_urls_credentials() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    policy = OutboundPolicy(allow=frozenset({("127.0.0.1", port)}))
+    failure = await _refused(policy, f"http://127.0.0.1:{port}/hook?api_key=SECRET1")
+    assert failure.code == "connection_failed"
+    assert "SECRET1" not in failure.message and "api_key=***" in failure.message
+    refused = await _refused(OutboundPolicy(), "ftp://u:SECRET2@example.com/?token=SECRET3")
+    assert "SECRET2" not in refused.message and "SECRET3" not in refused.message
+
+
+@pytest.mark.parametrize(
+    ("url", "inside"),
+    [
+        ("https://hooks.example.com/x", False),
+        ("https://93.184.215.14/x", False),
+        ("https://listed.example.com/x", True),
+        ("https://listed.example.com:8443/x", False),
+        ("http://169.254.169.254/latest", True),
+        ("http://127.0.0.1:9/", True),
+        ("http://2130706433/", True),
+        ("ftp://hooks.example.com/", True),
+    ],
+)
+def test_what_stays_inside_the_vetted_targets(url: str, inside: bool) -> None:
+    policy = OutboundPolicy.parse("listed.example.com:443")
+    assert stays_inside(policy, url) is inside

@@ -14,7 +14,7 @@ from hansa.tasks.base import TaskFailed
 from hansa.tasks.connectors.woocommerce import WooCommerceShop
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fake_wordpress import FakeSite, closed_port_url, serve  # noqa: E402
+from fake_wordpress import FakeSite, allowing, closed_port_url, serve  # noqa: E402
 
 PRODUCT = {"name": "Blue mug", "price": "12.50", "description": "<p>Holds tea.</p>"}
 
@@ -27,7 +27,9 @@ def site() -> Iterator[FakeSite]:
 
 @pytest.fixture
 async def shop(site: FakeSite) -> AsyncIterator[WooCommerceShop]:
-    async with WooCommerceShop(site.base_url, site.consumer_key, site.consumer_secret) as connector:
+    async with WooCommerceShop(
+        site.base_url, site.consumer_key, site.consumer_secret, policy=allowing(site.base_url)
+    ) as connector:
         yield connector
 
 
@@ -88,7 +90,9 @@ async def test_concurrent_attempts_with_one_key_make_one_product(
 
 @pytest.mark.anyio
 async def test_wrong_secret_is_permission_denied(site: FakeSite) -> None:
-    async with WooCommerceShop(site.base_url, site.consumer_key, "cs_wrong") as shop:
+    async with WooCommerceShop(
+        site.base_url, site.consumer_key, "cs_wrong", policy=allowing(site.base_url)
+    ) as shop:
         with pytest.raises(TaskFailed) as failed:
             await shop.create_product(**PRODUCT, status="draft", idempotency_key="k1")
     assert (failed.value.code, failed.value.retryable) == ("permission_denied", False)
@@ -126,7 +130,8 @@ async def test_invalid_status_is_rejected_with_the_shops_message(shop: WooCommer
 
 @pytest.mark.anyio
 async def test_unreachable_shop_is_a_retryable_connection_failure() -> None:
-    async with WooCommerceShop(closed_port_url(), "ck", "cs") as shop:
+    closed = closed_port_url()
+    async with WooCommerceShop(closed, "ck", "cs", policy=allowing(closed)) as shop:
         with pytest.raises(TaskFailed) as failed:
             await shop.delete_product("1")
     assert (failed.value.code, failed.value.retryable) == ("connection_failed", True)
@@ -148,6 +153,6 @@ async def test_from_config_builds_a_working_connector(site: FakeSite) -> None:
         "consumerKey": site.consumer_key,
         "consumerSecret": site.consumer_secret,
     }
-    async with WooCommerceShop.from_config(config) as shop:
+    async with WooCommerceShop.from_config(config, policy=allowing(site.base_url)) as shop:
         created = await shop.create_product(**PRODUCT, status="draft", idempotency_key="k1")
     assert created["sku"] == "k1"

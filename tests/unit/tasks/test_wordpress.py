@@ -12,7 +12,7 @@ from hansa.tasks.base import TaskFailed
 from hansa.tasks.connectors.wordpress import WordPressCms
 
 sys.path.insert(0, str(Path(__file__).parent))
-from fake_wordpress import FakeSite, closed_port_url, serve  # noqa: E402
+from fake_wordpress import FakeSite, allowing, closed_port_url, serve  # noqa: E402
 
 PAGE = {"title": "About us", "slug": "about-us", "html": "<p>Hello</p>", "status": "draft"}
 
@@ -25,7 +25,9 @@ def site() -> Iterator[FakeSite]:
 
 @pytest.fixture
 async def cms(site: FakeSite) -> AsyncIterator[WordPressCms]:
-    async with WordPressCms(site.base_url, site.username, site.app_password) as connector:
+    async with WordPressCms(
+        site.base_url, site.username, site.app_password, policy=allowing(site.base_url)
+    ) as connector:
         yield connector
 
 
@@ -88,7 +90,9 @@ async def test_update_without_changes_returns_the_page(cms: WordPressCms) -> Non
 
 @pytest.mark.anyio
 async def test_wrong_password_is_permission_denied(site: FakeSite) -> None:
-    async with WordPressCms(site.base_url, site.username, "wrong") as cms:
+    async with WordPressCms(
+        site.base_url, site.username, "wrong", policy=allowing(site.base_url)
+    ) as cms:
         with pytest.raises(TaskFailed) as failed:
             await cms.create_page(**PAGE, idempotency_key="k1")
     assert failed.value.code == "permission_denied"
@@ -139,7 +143,13 @@ async def test_other_client_errors_are_rejected_with_the_sites_message(cms: Word
 @pytest.mark.anyio
 async def test_a_slow_site_is_a_retryable_timeout(site: FakeSite) -> None:
     site.delay = 0.5
-    async with WordPressCms(site.base_url, site.username, site.app_password, timeout=0.1) as cms:
+    async with WordPressCms(
+        site.base_url,
+        site.username,
+        site.app_password,
+        policy=allowing(site.base_url),
+        timeout=0.1,
+    ) as cms:
         with pytest.raises(TaskFailed) as failed:
             await cms.get_page("1")
     assert (failed.value.code, failed.value.retryable) == ("timeout", True)
@@ -147,7 +157,8 @@ async def test_a_slow_site_is_a_retryable_timeout(site: FakeSite) -> None:
 
 @pytest.mark.anyio
 async def test_unreachable_site_is_a_retryable_connection_failure() -> None:
-    async with WordPressCms(closed_port_url(), "editor", "secret") as cms:
+    closed = closed_port_url()
+    async with WordPressCms(closed, "editor", "secret", policy=allowing(closed)) as cms:
         with pytest.raises(TaskFailed) as failed:
             await cms.get_page("1")
     assert (failed.value.code, failed.value.retryable) == ("connection_failed", True)
@@ -156,7 +167,12 @@ async def test_unreachable_site_is_a_retryable_connection_failure() -> None:
 
 @pytest.mark.anyio
 async def test_an_html_answer_is_a_bad_response(site: FakeSite) -> None:
-    async with WordPressCms(f"{site.base_url}/blog", site.username, site.app_password) as cms:
+    async with WordPressCms(
+        f"{site.base_url}/blog",
+        site.username,
+        site.app_password,
+        policy=allowing(site.base_url),
+    ) as cms:
         with pytest.raises(TaskFailed) as failed:
             await cms.get_page("1")
     assert (failed.value.code, failed.value.retryable) == ("bad_response", False)
@@ -165,7 +181,12 @@ async def test_an_html_answer_is_a_bad_response(site: FakeSite) -> None:
 
 @pytest.mark.anyio
 async def test_a_missing_route_is_not_found_with_the_sites_message(site: FakeSite) -> None:
-    async with WordPressCms(f"{site.base_url}/gone", site.username, site.app_password) as cms:
+    async with WordPressCms(
+        f"{site.base_url}/gone",
+        site.username,
+        site.app_password,
+        policy=allowing(site.base_url),
+    ) as cms:
         with pytest.raises(TaskFailed) as failed:
             await cms.get_page("1")
     assert failed.value.code == "not_found"
@@ -195,7 +216,7 @@ async def test_from_config_builds_a_working_connector(site: FakeSite) -> None:
         "username": site.username,
         "appPassword": site.app_password,
     }
-    async with WordPressCms.from_config(config) as cms:
+    async with WordPressCms.from_config(config, policy=allowing(site.base_url)) as cms:
         created = await cms.create_page(**PAGE, idempotency_key="k1")
     assert created["pageId"] in {str(page_id) for page_id in site.pages}
 

@@ -1,92 +1,50 @@
-"""Outbound HTTP for ``webhook.call`` that refuses server-side request forgery.
+"""Outbound HTTP that refuses server-side request forgery: the one guard of every connector.
 
-Every connection goes through ``_VettingBackend.connect_tcp``: it resolves the host itself,
-checks every address, and connects to a checked address (never re-resolving, so DNS
+``webhook.call`` (:func:`call`) and the WordPress and WooCommerce connectors
+(:class:`OutboundClient`) connect through ``_VettingBackend.connect_tcp``: it resolves the host
+itself, checks every address, and connects to a checked address (never re-resolving, so DNS
 rebinding cannot swap in another one). The URL, Host header and TLS server name stay the
-original ones. Redirects are followed here, one hop at a time, so each hop is checked too.
+original ones. Loopback, private, link-local (cloud metadata) and other non-public targets are
+refused unless ``HANSA_OUTBOUND_ALLOW`` lists them; credentials go only over https unless it
+does; proxies and ``.netrc`` from the environment are ignored; bodies are capped both ways.
+Webhook redirects are followed here, one hop at a time, so each hop is checked too; connectors
+follow none.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
-import re
 import socket
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import anyio
 import httpcore
 import httpx
 
+from hansa.domain.secrets import is_secret_name, mask_url
 from hansa.tasks.base import Result, TaskFailed
-
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
+from hansa.tasks.connectors import addresses
 
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
-_NUMERIC_V4 = re.compile(r"(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]+)){0,3}", re.IGNORECASE)
-_HOSTNAME = re.compile(r"[a-z0-9_-]+(\.[a-z0-9_-]+)*")
-_LOCALHOST = (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))
-_CGNAT = ipaddress.ip_network("100.64.0.0/10")
-_V4_COMPATIBLE = ipaddress.ip_network("::/96")
-_NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _UNSENT_HEADERS = ("host", "content-length", "transfer-encoding", "connection")
 _CREDENTIAL_HEADERS = ("authorization", "proxy-authorization", "cookie")
-
-
-def _literal_ip(host: str) -> IPAddress | None:
-    """The address a numeric host means, in every spelling resolvers accept (``127.1``…)."""
-    try:
-        return ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        pass
-    if _NUMERIC_V4.fullmatch(host):
-        try:
-            return ipaddress.IPv4Address(socket.inet_aton(host))
-        except OSError:
-            return None
-    return None
-
-
-def _canonical(host: str) -> str:
-    name = host.strip().lower().strip("[]").rstrip(".")
-    ip = _literal_ip(name)
-    return str(ip) if ip is not None else name
-
-
-def _deny_reason(ip: IPAddress) -> str | None:
-    if isinstance(ip, ipaddress.IPv6Address):
-        embedded = ip.ipv4_mapped or ip.sixtofour
-        if embedded is None and (ip in _NAT64 or (ip in _V4_COMPATIBLE and int(ip) > 1)):
-            embedded = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-        if embedded is not None:
-            reason = _deny_reason(embedded)
-            return f"{reason} (written as IPv6)" if reason else None
-    for reason, hit in (
-        ("a loopback address", ip.is_loopback),
-        ("the unspecified address", ip.is_unspecified),
-        ("a link-local address (this includes the cloud metadata service)", ip.is_link_local),
-        ("a multicast address", ip.is_multicast),
-        ("a carrier-grade NAT address", ip in _CGNAT),
-        ("a private address", ip.is_private),
-        ("a reserved address", ip.is_reserved),
-        ("not a public address", not ip.is_global),
-    ):
-        if hit:
-            return reason
-    return None
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 @dataclass(frozen=True)
 class OutboundPolicy:
-    """What ``webhook.call`` may reach, and how much it may send, wait for and read."""
+    """What connectors and ``webhook.call`` may reach, and how much they may send, wait for
+    and read."""
 
     allow: frozenset[tuple[str, int]] = frozenset()
     """``(host, port)`` targets admitted even though they are loopback or private."""
     timeout_seconds: float = 10
-    """Deadline for the whole call, redirects included."""
+    """Deadline for a whole webhook call, redirects included (connectors set their own)."""
     max_response_bytes: int = 1_048_576
     """Largest response body read; more fails with ``response_too_large``."""
     max_request_bytes: int = 1_048_576
@@ -98,7 +56,7 @@ class OutboundPolicy:
 
     def __post_init__(self) -> None:
         # Match on canonical spellings: "LOCALHOST." is "localhost", "[::1]" is "::1".
-        canonical = frozenset((_canonical(host), port) for host, port in self.allow)
+        canonical = frozenset((addresses.canonical(host), port) for host, port in self.allow)
         object.__setattr__(self, "allow", canonical)
 
     @classmethod
@@ -124,31 +82,27 @@ class OutboundPolicy:
                 raise ValueError(f"{bad} is not host:port with a port from 1 to 65535")
             if ":" in host and not host.startswith("["):
                 raise ValueError(f"{bad}: write an IPv6 address in brackets, like [::1]:8080")
-            name = _canonical(host)
-            if _literal_ip(name) is None and not _HOSTNAME.fullmatch(name):
+            name = addresses.canonical(host)
+            if addresses.literal_ip(name) is None and not addresses.HOSTNAME.fullmatch(name):
                 raise ValueError(f"{bad} does not name a valid host")
             allow.add((name, int(port_text)))
         return cls(allow=frozenset(allow))
 
 
-async def _vet(policy: OutboundPolicy, host: str, port: int) -> list[IPAddress]:
+async def _vet(policy: OutboundPolicy, host: str, port: int) -> list[addresses.IPAddress]:
     """The addresses ``host`` may be reached at; TaskFailed if any of them is refused."""
-    name = _canonical(host)
-    literal = _literal_ip(name)
-    if literal is not None:
-        addresses = [literal]
-    elif name == "localhost" or name.endswith(".localhost"):
-        addresses = list(_LOCALHOST)  # RFC 6761: always loopback, never asked of DNS
-    else:
+    name = addresses.canonical(host)
+    found = addresses.fixed_addresses(name)
+    if found is None:
         try:
             infos = await anyio.getaddrinfo(name, port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
             raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
-        addresses = list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in infos))
+        found = list(dict.fromkeys(ipaddress.ip_address(info[4][0]) for info in infos))
     if (name, port) in policy.allow:
-        return addresses
-    for ip in addresses:
-        reason = _deny_reason(ip)
+        return found
+    for ip in found:
+        reason = addresses.deny_reason(ip)
         if reason and (str(ip), port) not in policy.allow:
             shown = host if str(ip) == name else f"{host} (which resolves to {ip})"
             raise TaskFailed(
@@ -156,7 +110,7 @@ async def _vet(policy: OutboundPolicy, host: str, port: int) -> list[IPAddress]:
                 "list the target in HANSA_OUTBOUND_ALLOW to admit it",
                 code="outbound_denied",
             )
-    return addresses
+    return found
 
 
 class _VettingBackend(httpcore.AsyncNetworkBackend):
@@ -203,7 +157,7 @@ def _spelled_out(url: str) -> str:
     """``url`` with a legacy IPv4 host (``0177.0.0.1``, refused by httpx) written plainly."""
     parts = urlsplit(url)
     host = parts.hostname or ""
-    ip = _literal_ip(host)
+    ip = addresses.literal_ip(host)
     if not isinstance(ip, ipaddress.IPv4Address) or str(ip) == host:
         return url
     userinfo, at, hostport = parts.netloc.rpartition("@")
@@ -217,8 +171,8 @@ def _refuse_disguised(url: str) -> None:
         written = (urlsplit(url).hostname or "").strip("[]").rstrip(".").lower()
     except ValueError:
         return  # not a URL at all: _target says so
-    ip = _literal_ip(written)
-    reason = _deny_reason(ip) if ip is not None and str(ip) != written else None
+    ip = addresses.literal_ip(written)
+    reason = addresses.deny_reason(ip) if ip is not None and str(ip) != written else None
     if reason:
         raise TaskFailed(
             f"refused to call {written}: it is {ip}, {reason}, written another way, "
@@ -232,15 +186,51 @@ def _target(policy: OutboundPolicy, url: str) -> httpx.URL:
     try:
         parsed = httpx.URL(_spelled_out(url))
     except (httpx.InvalidURL, ValueError) as exc:
-        raise TaskFailed(f"not a valid URL: {url!r} ({exc})", code="bad_url") from exc
+        raise TaskFailed(f"not a valid URL: {mask_url(url)!r} ({exc})", code="bad_url") from exc
     if parsed.scheme not in policy.allowed_schemes:
         schemes = " and ".join(policy.allowed_schemes)
-        message = f"refused to call {url!r}: only {schemes} URLs may be called"
+        message = f"refused to call {mask_url(url)!r}: only {schemes} URLs may be called"
         raise TaskFailed(message, code="outbound_denied")
-    name = _canonical(parsed.host)
-    if _literal_ip(name) is None and not _HOSTNAME.fullmatch(name):
-        raise TaskFailed(f"not a valid URL: {url!r} (bad host)", code="bad_url")
+    name = addresses.canonical(parsed.host)
+    if addresses.literal_ip(name) is None and not addresses.HOSTNAME.fullmatch(name):
+        raise TaskFailed(f"not a valid URL: {mask_url(url)!r} (bad host)", code="bad_url")
     return parsed
+
+
+def _listed(policy: OutboundPolicy, target: httpx.URL) -> bool:
+    port = target.port or _DEFAULT_PORTS.get(target.scheme, 0)
+    return (addresses.canonical(target.host), port) in policy.allow
+
+
+def _credentials_over(policy: OutboundPolicy, target: httpx.URL) -> None:
+    """Credentials go over https only, unless the operator listed the target."""
+    if target.scheme != "https" and not _listed(policy, target):
+        raise TaskFailed(
+            f"refused to send credentials to {target.host} over plain http: use an https "
+            "address (or list the target in HANSA_OUTBOUND_ALLOW)",
+            code="outbound_denied",
+        )
+
+
+def stays_inside(policy: OutboundPolicy, url: str) -> bool:
+    """Whether a call to ``url`` can carry nothing past what the operator vetted.
+
+    True when the target is listed in the policy, or when the guard refuses it before any
+    connection (a literal internal address, a disguised one, a bad URL). False for every
+    other host: what is sent there leaves for good.
+    """
+    try:
+        target = _target(policy, url)
+    except TaskFailed:
+        return True
+    if _listed(policy, target):
+        return True
+    fixed = addresses.fixed_addresses(addresses.canonical(target.host))
+    port = target.port or _DEFAULT_PORTS[target.scheme]
+    return fixed is not None and any(
+        addresses.deny_reason(ip) is not None and (str(ip), port) not in policy.allow
+        for ip in fixed
+    )
 
 
 def _encode(body: Any) -> tuple[bytes, str | None]:
@@ -255,12 +245,7 @@ def _encode(body: Any) -> tuple[bytes, str | None]:
 
 
 async def _read(response: httpx.Response, limit: int) -> Result:
-    data = bytearray()
-    async for chunk in response.aiter_bytes():  # counted as it arrives, whatever the headers say
-        data += chunk
-        if len(data) > limit:
-            message = f"the response is larger than {limit} bytes"
-            raise TaskFailed(message, code="response_too_large")
+    data = await _capped(response, limit)
     content_type = response.headers.get("content-type", "")
     body: Any = data.decode(response.encoding or "utf-8", errors="replace")
     media = content_type.split(";")[0].strip().lower()
@@ -318,6 +303,8 @@ async def call(
     sent = httpx.Headers(headers or {})
     for name in _UNSENT_HEADERS:
         sent.pop(name, None)
+    if any(is_secret_name(name) for name in sent) or target.userinfo:
+        _credentials_over(policy, target)
     if content_type and "content-type" not in sent:
         sent["Content-Type"] = content_type
     sent["Idempotency-Key"] = idempotency_key
@@ -326,18 +313,17 @@ async def call(
         with anyio.fail_after(policy.timeout_seconds):
             return await _follow(policy, target, verb, sent, content)
     except (TimeoutError, httpx.TimeoutException) as exc:
-        raise TaskFailed(f"{url} did not answer in time", code="timeout", retryable=True) from exc
+        message = f"{mask_url(url)} did not answer in time"
+        raise TaskFailed(message, code="timeout", retryable=True) from exc
     except httpx.TransportError as exc:
-        message = f"could not reach {url}: {exc}"
+        message = f"could not reach {mask_url(url)}: {type(exc).__name__}"
         raise TaskFailed(message, code="connection_failed", retryable=True) from exc
 
 
 async def _follow(
     policy: OutboundPolicy, target: httpx.URL, verb: str, sent: httpx.Headers, content: bytes
 ) -> Result:
-    async with httpx.AsyncClient(
-        transport=_VettedTransport(policy), timeout=policy.timeout_seconds, trust_env=False
-    ) as client:
+    async with _client(policy, policy.timeout_seconds) as client:
         for _ in range(policy.max_redirects + 1):
             request = client.build_request(verb, target, headers=sent, content=content or None)
             response = await client.send(request, stream=True, follow_redirects=False)
@@ -355,4 +341,113 @@ async def _follow(
                     sent.pop(name, None)
             target = hop
     limit = policy.max_redirects
-    raise TaskFailed(f"more than {limit} redirects from {target}", code="too_many_redirects")
+    shown = mask_url(str(target))
+    raise TaskFailed(f"more than {limit} redirects from {shown}", code="too_many_redirects")
+
+
+def _client(policy: OutboundPolicy, timeout: float) -> httpx.AsyncClient:
+    return httpx.AsyncClient(
+        transport=_VettedTransport(policy),
+        timeout=timeout,
+        trust_env=False,
+        follow_redirects=False,
+    )
+
+
+async def _capped(response: httpx.Response, limit: int) -> bytes:
+    data = bytearray()
+    async for chunk in response.aiter_bytes():  # counted as it arrives, whatever the headers say
+        data += chunk
+        if len(data) > limit:
+            message = f"the response is larger than {limit} bytes"
+            raise TaskFailed(message, code="response_too_large")
+    return bytes(data)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A connector's answer, read whole within the size cap."""
+
+    status_code: int
+    headers: httpx.Headers
+    content: bytes
+
+    @property
+    def is_success(self) -> bool:
+        """A 2xx status."""
+        return 200 <= self.status_code < 300
+
+    def json(self) -> Any:
+        """The body as JSON; ValueError when it is not."""
+        return json.loads(self.content)
+
+
+class OutboundClient:
+    """The HTTP client of the WordPress and WooCommerce connectors, under the webhook guard.
+
+    Every request is checked like ``webhook.call``'s (vetted addresses, no proxies from the
+    environment, capped bodies); redirects are not followed (the caller sees the 3xx);
+    Basic credentials go over https only unless the target is listed.
+
+    Args:
+        policy: Admitted targets and limits.
+        timeout: Deadline of one request, reading its answer included.
+    """
+
+    def __init__(self, policy: OutboundPolicy, *, timeout: float) -> None:
+        self._policy = policy
+        self._timeout = timeout
+        self._client = _client(policy, timeout)
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        json: Any = None,
+        auth: tuple[str, str] | None = None,
+    ) -> Reply:
+        """Send one request and read its answer.
+
+        Raises:
+            TaskFailed: ``outbound_denied``, ``bad_url``, ``request_too_large``,
+                ``response_too_large``.
+            httpx.TimeoutException: No whole answer within the deadline.
+            httpx.TransportError: No connection.
+        """
+        target = _target(self._policy, url)
+        if auth is not None:
+            _credentials_over(self._policy, target)
+        request = self._client.build_request(method, target, params=params, json=json)
+        request.headers["Accept-Encoding"] = "identity"  # the cap counts what we hold
+        if len(request.content) > self._policy.max_request_bytes:
+            limit = self._policy.max_request_bytes
+            raise TaskFailed(f"the body is larger than {limit} bytes", code="request_too_large")
+        try:
+            with anyio.fail_after(self._timeout):
+                response = await self._client.send(
+                    request, auth=httpx.BasicAuth(*auth) if auth else None, stream=True
+                )
+                try:
+                    content = await _capped(response, self._policy.max_response_bytes)
+                finally:
+                    await response.aclose()
+        except TimeoutError as exc:
+            raise httpx.ReadTimeout("no whole answer in time", request=request) from exc
+        return Reply(response.status_code, response.headers, content)

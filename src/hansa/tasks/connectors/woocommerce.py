@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import httpx
-
 from hansa.tasks.base import Result, ShopConnector, TaskFailed
+from hansa.tasks.connectors.outbound import OutboundPolicy
 from hansa.tasks.connectors.wordpress import (
     RestConnector,
     WordPressRest,
@@ -46,7 +45,7 @@ class WooCommerceShop(RestConnector, ShopConnector):
         base_url: The WordPress site's root address, e.g. ``https://shop.example.com``.
         consumer_key: The REST API consumer key (``ck_…``), with read/write access.
         consumer_secret: Its consumer secret (``cs_…``).
-        client: A client to use; the caller closes it. By default one is created and owned.
+        policy: What the outbound guard admits (by default: public https sites only).
         timeout: Seconds to wait for each request.
     """
 
@@ -56,7 +55,7 @@ class WooCommerceShop(RestConnector, ShopConnector):
         consumer_key: str,
         consumer_secret: str,
         *,
-        client: httpx.AsyncClient | None = None,
+        policy: OutboundPolicy | None = None,
         timeout: float = 15,
     ) -> None:
         self._rest = WordPressRest(
@@ -64,13 +63,13 @@ class WooCommerceShop(RestConnector, ShopConnector):
             consumer_key,
             consumer_secret,
             credentials="consumer key and secret",
-            client=client,
+            policy=policy,
             timeout=timeout,
         )
 
     @classmethod
     def from_config(
-        cls, config: Mapping[str, Any], *, client: httpx.AsyncClient | None = None
+        cls, config: Mapping[str, Any], *, policy: OutboundPolicy | None = None
     ) -> WooCommerceShop:
         """Build from a project's ``{"baseUrl", "consumerKey", "consumerSecret"}`` settings.
 
@@ -80,7 +79,7 @@ class WooCommerceShop(RestConnector, ShopConnector):
         base_url, key, secret = required_settings(
             config, ("baseUrl", "consumerKey", "consumerSecret"), "WooCommerce"
         )
-        return cls(base_url, key, secret, client=client)
+        return cls(base_url, key, secret, policy=policy)
 
     async def create_product(
         self, *, name: str, price: str, description: str, status: str, idempotency_key: str

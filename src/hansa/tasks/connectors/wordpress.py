@@ -2,13 +2,16 @@
 
 ``WordPressRest`` is the authenticated transport, shared with the WooCommerce
 connector because WooCommerce serves its API from the same WordPress site. It
-sends HTTP Basic credentials (WordPress offers application passwords over HTTPS
-only, unless the site is marked as a local environment) and turns every failure
-into a ``TaskFailed`` a user can read: HTTP 401/403 is ``permission_denied``, 404
-``not_found``, any other 4xx ``rejected`` (quoting WordPress's ``message``); 429
-and 5xx are ``site_error``, no answer in time ``timeout`` and no connection
-``connection_failed``, all three retryable; a redirect is ``connector_config``
-and a success that is not JSON ``bad_response``.
+goes through the outbound guard (``outbound.OutboundClient``: vetted addresses,
+no redirects, capped bodies; a loopback or private site only when
+``HANSA_OUTBOUND_ALLOW`` lists it), sends HTTP Basic credentials over https only
+(unless the site is listed there too) and turns every failure into a
+``TaskFailed`` a user can read: HTTP 401/403 is ``permission_denied``, 404
+``not_found``, any other 4xx ``rejected`` (with a short, cleaned excerpt of
+WordPress's ``message``); 429 and 5xx are ``site_error``, no answer in time
+``timeout`` and no connection ``connection_failed``, all three retryable; a
+redirect is ``connector_config``, a refused target ``outbound_denied`` and a
+success that is not JSON ``bad_response``.
 
 Idempotency: WordPress core keeps no idempotency key on a page, so
 ``WordPressCms.create_page`` uses the slug instead. It first looks the slug up
@@ -25,12 +28,16 @@ import re
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import urlsplit
 
 import httpx
 
+from hansa.domain.secrets import mask_text
 from hansa.tasks.base import CmsConnector, Result, TaskFailed, page_slug
+from hansa.tasks.connectors.outbound import OutboundClient, OutboundPolicy, Reply
 
-_DETAIL_LIMIT = 300
+_DETAIL_LIMIT = 120
+_UNPRINTABLE = re.compile(r"[^\x20-\x7e\u00a0-\uffff]")
 
 
 def required_settings(config: Mapping[str, Any], keys: tuple[str, ...], system: str) -> list[str]:
@@ -48,6 +55,33 @@ def required_settings(config: Mapping[str, Any], keys: tuple[str, ...], system: 
     return [str(config[k]).strip() for k in keys]
 
 
+def site_problem(base_url: str) -> str | None:
+    """What is wrong with a site address, or None when it is ``http(s)://host[:port][/path]``.
+
+    No user info (credentials have settings of their own), no query or fragment, nothing
+    a request could be steered with. The address itself is never quoted back.
+    """
+    text = base_url.strip()
+    if any(c.isspace() or not c.isprintable() or c == "\\" for c in text):
+        return "must not contain spaces, control characters or backslashes"
+    try:
+        parts = urlsplit(text)
+        parts.port  # noqa: B018 (parsing it is the check: a bad port raises)
+    except ValueError:
+        return "is not a valid address"
+    if parts.scheme not in ("http", "https"):
+        return "must start with https:// (or http://)"
+    if "@" in parts.netloc:
+        return "must not carry a user name or password (the connection has settings for them)"
+    if "?" in text or "#" in text:
+        return "must not carry a query (?…) or a fragment (#…)"
+    if not parts.hostname:
+        return "names no host"
+    if ".." in parts.path.split("/"):
+        return "must not climb out of its path (..)"
+    return None
+
+
 def check_id(value: str, thing: str) -> str:
     """``value`` if it is a numeric WordPress id; keeps odd ids out of the URL path."""
     if not value.isdigit():
@@ -63,8 +97,11 @@ class WordPressRest:
         username: The Basic-auth user (a WordPress user name or a WooCommerce consumer key).
         password: The Basic-auth secret (an application password or a consumer secret).
         credentials: What the credentials are called, for messages ("consumer key and secret").
-        client: A client to use; the caller closes it. By default one is created and owned.
+        policy: What the outbound guard admits (by default: public https sites only).
         timeout: Seconds to wait for each request.
+
+    Raises:
+        TaskFailed: ``connector_config`` when the address is not a plain site address.
     """
 
     def __init__(
@@ -74,27 +111,22 @@ class WordPressRest:
         password: str,
         *,
         credentials: str,
-        client: httpx.AsyncClient | None = None,
+        policy: OutboundPolicy | None = None,
         timeout: float = 15,
     ) -> None:
-        root = base_url.strip().rstrip("/").removesuffix("/wp-json")
-        if not root.startswith(("http://", "https://")):
-            raise TaskFailed(
-                f"the site address {base_url!r} must start with https:// (or http://)",
-                code="connector_config",
-            )
-        self.base_url = root
+        problem = site_problem(base_url)
+        if problem is not None:
+            raise TaskFailed(f"the site address {problem}", code="connector_config")
+        self.base_url = base_url.strip().rstrip("/").removesuffix("/wp-json")
         """The site root, without a trailing slash."""
-        self._auth = httpx.BasicAuth(username, password)
+        self._auth = (username, password)
         self._credentials = credentials
         self._timeout = timeout
-        self._owns_client = client is None
-        self._client = client if client is not None else httpx.AsyncClient()
+        self._client = OutboundClient(policy or OutboundPolicy(), timeout=timeout)
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this object created it."""
-        if self._owns_client:
-            await self._client.aclose()
+        """Close the HTTP client."""
+        await self._client.aclose()
 
     async def fetch_one(self, method: str, route: str, what: str, **kwargs: Any) -> dict[str, Any]:
         """Send a request whose answer is one JSON object (see ``request``)."""
@@ -133,8 +165,8 @@ class WordPressRest:
         """
         url = f"{self.base_url}/wp-json/{route}"
         try:
-            response = await self._client.request(
-                method, url, params=params, json=json, auth=self._auth, timeout=self._timeout
+            response = await self._client.send(
+                method, url, params=params, json=json, auth=self._auth
             )
         except httpx.TimeoutException as exc:
             raise TaskFailed(
@@ -155,7 +187,7 @@ class WordPressRest:
         except ValueError as exc:
             raise self._bad_response() from exc
 
-    def _failure(self, response: httpx.Response, what: str) -> TaskFailed:
+    def _failure(self, response: Reply, what: str) -> TaskFailed:
         status = response.status_code
         detail = _detail(response)
         said = f"; the site said: {detail}" if detail else ""
@@ -175,9 +207,8 @@ class WordPressRest:
                 retryable=True,
             )
         if status < 400:
-            target = response.headers.get("location", "another address")
             return TaskFailed(
-                f"the site redirects its API to {target} (HTTP {status}); "
+                f"the site redirects its API elsewhere (HTTP {status}); "
                 "set the connection's address to the site's final address",
                 code="connector_config",
             )
@@ -191,16 +222,19 @@ class WordPressRest:
         )
 
 
-def _detail(response: httpx.Response) -> str:
-    """WordPress's ``message`` field as plain text, or nothing for a non-JSON error page."""
+def _detail(response: Reply) -> str:
+    """A short excerpt of WordPress's ``message`` field, as plain printable text with any
+    credential it names masked; nothing for a non-JSON error page. What a site answers is
+    not ours to pass on whole: it ends up in events and in the panel."""
     try:
         message = response.json().get("message")
     except (ValueError, AttributeError):
         return ""
     if not isinstance(message, str):
         return ""
-    text = " ".join(re.sub(r"<[^>]+>", " ", message).split())
-    return text if len(text) <= _DETAIL_LIMIT else f"{text[:_DETAIL_LIMIT]}…"
+    text = " ".join(_UNPRINTABLE.sub(" ", re.sub(r"<[^>]*>?", " ", message)).split())
+    text = text if len(text) <= _DETAIL_LIMIT else f"{text[:_DETAIL_LIMIT]}…"
+    return mask_text(text)
 
 
 def _text(field: Any) -> str:
@@ -227,7 +261,7 @@ class RestConnector:
     _rest: WordPressRest
 
     async def aclose(self) -> None:
-        """Close the HTTP client if this connector created it."""
+        """Close the HTTP client."""
         await self._rest.aclose()
 
     async def __aenter__(self) -> Self:
@@ -249,7 +283,7 @@ class WordPressCms(RestConnector, CmsConnector):
         base_url: The site's root address, e.g. ``https://example.com``.
         username: The WordPress user the application password belongs to.
         app_password: The application password (Users → Profile → Application Passwords).
-        client: A client to use; the caller closes it. By default one is created and owned.
+        policy: What the outbound guard admits (by default: public https sites only).
         timeout: Seconds to wait for each request.
     """
 
@@ -259,7 +293,7 @@ class WordPressCms(RestConnector, CmsConnector):
         username: str,
         app_password: str,
         *,
-        client: httpx.AsyncClient | None = None,
+        policy: OutboundPolicy | None = None,
         timeout: float = 15,
     ) -> None:
         self._rest = WordPressRest(
@@ -267,13 +301,13 @@ class WordPressCms(RestConnector, CmsConnector):
             username,
             app_password,
             credentials="user name and application password",
-            client=client,
+            policy=policy,
             timeout=timeout,
         )
 
     @classmethod
     def from_config(
-        cls, config: Mapping[str, Any], *, client: httpx.AsyncClient | None = None
+        cls, config: Mapping[str, Any], *, policy: OutboundPolicy | None = None
     ) -> WordPressCms:
         """Build from a project's ``{"baseUrl", "username", "appPassword"}`` settings.
 
@@ -283,7 +317,7 @@ class WordPressCms(RestConnector, CmsConnector):
         base_url, username, app_password = required_settings(
             config, ("baseUrl", "username", "appPassword"), "WordPress"
         )
-        return cls(base_url, username, app_password, client=client)
+        return cls(base_url, username, app_password, policy=policy)
 
     async def create_page(
         self, *, title: str, slug: str, html: str, status: str, idempotency_key: str
