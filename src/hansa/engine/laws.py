@@ -19,7 +19,7 @@ from hansa import errors
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
 from hansa.engine.text import map_strings
-from hansa.tasks.base import TaskType
+from hansa.tasks.base import Judging, TaskType
 from hansa.tasks.registry import TaskRegistry
 
 REF = re.compile(r"\{\{\s*([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z0-9_.]+)\s*\}\}")
@@ -122,8 +122,13 @@ def judge(
     project: ProjectContext,
     *,
     resolved: bool = True,
+    trusted: frozenset[tuple[str, int]] = frozenset(),
 ) -> Verdict:
-    """Scope, clarity and reversibility of one task; ``resolved`` False allows step refs."""
+    """Scope, clarity and reversibility of one task; ``resolved`` False allows step refs.
+
+    ``trusted`` names the outbound targets the operator vetted (``HANSA_OUTBOUND_ALLOW``):
+    a step that may send to any other is irreversible.
+    """
     task_type = registry.get(task_type_name)
     refusal = scope_refusal(task_type, agent, project)
     candidate = parameters if resolved else placeholders(parameters)
@@ -140,7 +145,9 @@ def judge(
             else:
                 invalid.append(f"{where}: {problem['msg']}")
     reversible = (
-        task_type.reversible(params) if params is not None else (task_type.is_reversible_by_system)
+        task_type.reversible(params, Judging(parameters, trusted))
+        if params is not None
+        else task_type.is_reversible_by_system
     )
     checks = [
         {"law": Law.ALLOWED_SCOPE.value, "ok": refusal is None, "reason": refusal or "allowed"},

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import abc
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -98,6 +98,17 @@ Executor = Callable[[P, TaskContext], Awaitable[Result]]
 
 
 @dataclass(frozen=True)
+class Judging:
+    """What a step's reversibility may depend on besides its validated parameters."""
+
+    written: Mapping[str, Any] = field(default_factory=dict)
+    """The parameters as written: at plan time, step references (``{{ref.field}}``) not yet
+    filled in."""
+    trusted: frozenset[tuple[str, int]] = frozenset()
+    """``(host, port)`` targets the operator vetted (``HANSA_OUTBOUND_ALLOW``)."""
+
+
+@dataclass(frozen=True)
 class TaskType(Generic[P]):
     """One registered action."""
 
@@ -115,13 +126,14 @@ class TaskType(Generic[P]):
     issue's, which wires these executors."""
     retryable: bool = True
     """Whether failures marked retryable may be retried (never for irreversible types)."""
-    reversible_when: Callable[[P], bool] | None = None
-    """For types whose reversibility depends on the parameters (a GET webhook is harmless)."""
+    reversible_when: Callable[[P, Judging], bool] | None = None
+    """For types whose reversibility depends on the parameters (a GET webhook to a vetted
+    target, carrying no earlier result, is harmless)."""
 
-    def reversible(self, params: P) -> bool:
+    def reversible(self, params: P, judging: Judging | None = None) -> bool:
         """Whether the system can reverse this execution."""
         if self.reversible_when is not None:
-            return self.reversible_when(params)
+            return self.reversible_when(params, judging or Judging(params.model_dump()))
         return self.is_reversible_by_system
 
     def schema(self) -> dict[str, Any]:

@@ -57,13 +57,64 @@ def test_step_references_are_allowed_at_plan_time_and_resolved_later() -> None:
 
 def test_reversibility_comes_from_the_task_type_and_its_parameters() -> None:
     agent = AGENTS["notificationAgent"]
+    vetted = frozenset({("x.org", 443)})
     get = laws.judge(
-        REGISTRY, "webhook.call", {"url": "https://x.org", "method": "GET"}, agent, OPEN
+        REGISTRY,
+        "webhook.call",
+        {"url": "https://x.org", "method": "GET"},
+        agent,
+        OPEN,
+        trusted=vetted,
     )
     post = laws.judge(
-        REGISTRY, "webhook.call", {"url": "https://x.org", "method": "POST"}, agent, OPEN
+        REGISTRY,
+        "webhook.call",
+        {"url": "https://x.org", "method": "POST"},
+        agent,
+        OPEN,
+        trusted=vetted,
     )
     assert get.reversible and not post.reversible
     delete = laws.judge(REGISTRY, "delete_page", {"pageId": "p"}, AGENTS["webEngineer"], OPEN)
     assert not delete.reversible
     assert any(c["law"] == "no_return" and "confirmation" in c["reason"] for c in delete.checks)
+
+
+def _get(params: dict[str, object], trusted: frozenset[tuple[str, int]]) -> laws.Verdict:
+    return laws.judge(
+        REGISTRY,
+        "webhook.call",
+        {"method": "GET", **params},
+        AGENTS["notificationAgent"],
+        OPEN,
+        resolved=False,
+        trusted=trusted,
+    )
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"url": "https://hooks.example.com/ping?d={{audit.html}}"},
+        {"url": "https://hooks.example.com/{{ copy.slug }}"},
+        {"url": "https://hooks.example.com/ping", "headers": {"X-Data": "{{audit.score}}"}},
+    ],
+)
+def test_a_get_carrying_an_earlier_result_needs_confirmation(params: dict[str, object]) -> None:
+    verdict = _get(params, frozenset({("hooks.example.com", 443)}))
+    assert verdict.missing == () and verdict.invalid == ()
+    assert not verdict.reversible, "what a GET sends in its address leaves for good"
+    assert any(c["law"] == "no_return" and "confirmation" in c["reason"] for c in verdict.checks)
+
+
+def test_a_get_to_a_target_the_operator_did_not_vet_needs_confirmation() -> None:
+    url = {"url": "https://hooks.example.com:8443/ping"}
+    assert _get(url, frozenset({("hooks.example.com", 8443)})).reversible
+    assert not _get(url, frozenset()).reversible
+    assert not _get(url, frozenset({("hooks.example.com", 443)})).reversible, "another port"
+    assert not _get({"url": "http://93.184.215.14/ping"}, frozenset()).reversible
+
+
+def test_a_get_the_guard_refuses_outright_sends_nothing_and_stays_reversible() -> None:
+    for url in ("http://169.254.169.254/latest", "http://127.0.0.1:9/x", "http://2130706433/"):
+        assert _get({"url": url}, frozenset()).reversible, url

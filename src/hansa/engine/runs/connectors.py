@@ -50,3 +50,8 @@ def connectors_for(services: Services, tenant_id: str, project: ProjectContext) 
     else:
         found["shop"] = WorkspaceShop(workspace, project.project_id, WORKSPACE_PRODUCTS)
     return found
+
+
+def trusted_targets(services: Services) -> frozenset[tuple[str, int]]:
+    """The outbound targets the operator vetted: a step sending only there is reversible."""
+    return outbound_policy(services).allow

@@ -17,6 +17,7 @@ from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runs import agents, run_job, scheduler
 from hansa.engine.runs.change import RunChange
+from hansa.engine.runs.connectors import trusted_targets
 from hansa.engine.runtime.recorder import Batch, Recorder, Step
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations, messages, runs
@@ -75,7 +76,13 @@ def judge_drafts(
             )
         project = build_project_context(conn, tenant_id, draft.project_id)
         verdict = laws.judge(
-            services.registry, draft.task_type, draft.parameters, agent, project, resolved=False
+            services.registry,
+            draft.task_type,
+            draft.parameters,
+            agent,
+            project,
+            resolved=False,
+            trusted=trusted_targets(services),
         )
         verdicts.append(verdict)
     return verdicts

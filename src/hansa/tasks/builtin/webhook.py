@@ -1,4 +1,11 @@
-"""Call a webhook, refusing private and loopback targets (see connectors/outbound.py)."""
+"""Call a webhook, refusing private and loopback targets (see connectors/outbound.py).
+
+A POST, PUT, PATCH or DELETE cannot be taken back, so it waits for the user's confirmation.
+So does a GET whose target the operator has not vetted (``HANSA_OUTBOUND_ALLOW``) or whose
+URL or headers carry an earlier step's result (``{{ref.field}}``): what a GET sends (in its
+address) leaves for good too, and a plan drafted from page content could otherwise read
+results out through one.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from hansa.tasks.base import Params, Result, TaskContext, TaskType
+from hansa.domain.secrets import mask_url
+from hansa.tasks.base import Judging, Params, Result, TaskContext, TaskType
 from hansa.tasks.connectors import outbound
 from hansa.tasks.registry import Register
 
@@ -20,7 +28,7 @@ class WebhookCall(Params):
 
 async def _call(p: WebhookCall, ctx: TaskContext) -> Result:
     policy: outbound.OutboundPolicy = ctx.connector("outbound")
-    await ctx.report("create", "webhook", p.url, "start")
+    await ctx.report("create", "webhook", mask_url(p.url), "start")
     result = await outbound.call(
         policy,
         url=p.url,
@@ -32,8 +40,19 @@ async def _call(p: WebhookCall, ctx: TaskContext) -> Result:
     return {"statusCode": result["statusCode"], "body": result["body"]}
 
 
+def _harmless(p: WebhookCall, judging: Judging) -> bool:
+    """A GET that sends nothing beyond what the operator vetted, and no earlier result."""
+    if p.method != "GET":
+        return False
+    written = judging.written
+    carried = [written.get("url"), *dict(written.get("headers") or {}).values()]
+    if any(isinstance(v, str) and "{{" in v for v in carried):
+        return False
+    return outbound.stays_inside(outbound.OutboundPolicy(allow=judging.trusted), p.url)
+
+
 def register(add: Register) -> None:
-    """Register webhook.call: a GET is harmless; anything else cannot be taken back."""
+    """Register webhook.call: only a GET kept inside vetted targets is reversible."""
     add(
         TaskType(
             "webhook.call",
@@ -42,6 +61,6 @@ def register(add: Register) -> None:
             _call,
             "webhooks",
             is_reversible_by_system=False,
-            reversible_when=lambda p: p.method == "GET",
+            reversible_when=_harmless,
         )
     )
