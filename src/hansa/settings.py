@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from pathlib import Path
 
-from pydantic import AliasChoices, Field
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -36,7 +38,13 @@ class Settings(BaseSettings):
     """``HANSA_ANTHROPIC_API_KEY``, else the standard ``ANTHROPIC_API_KEY``."""
     local_model_path: str | None = None
     outbound_allow: str = ""
-    """Comma-separated ``host:port`` targets that webhook calls may reach on private networks."""
+    """Comma-separated ``host:port`` targets that connectors and webhooks may reach on private
+    networks; credentials may go to them over plain http, and a GET webhook to one needs no
+    confirmation."""
+    secret_key: SecretStr | None = None
+    """Fernet keys sealing stored secrets (connector passwords, credential headers); several,
+    comma-separated, to rotate: the first seals, all open. Make one with ``python -c "from
+    cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"``."""
 
     workers: int = Field(default=1, ge=0, le=1)
     """In-process workers of ``hansa serve`` (0: HTTP only; run ``hansa worker`` elsewhere)."""
@@ -69,3 +77,24 @@ class Settings(BaseSettings):
     max_tasks_per_run: int = Field(default=50, ge=1, le=500)
     claim_window_ms: int = Field(default=500, ge=0, le=10_000)
     """How long external assistants may claim a message (seed 001 turn-taking)."""
+
+    @field_validator("secret_key")
+    @classmethod
+    def _fernet_keys(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is None:
+            return None
+        keys = [k.strip() for k in value.get_secret_value().split(",") if k.strip()]
+        for n, key in enumerate(keys, 1):
+            try:
+                ok = len(base64.urlsafe_b64decode(key.encode())) == 32
+            except (binascii.Error, ValueError):
+                ok = False
+            if not ok:
+                raise ValueError(
+                    f"HANSA_SECRET_KEY: key {n} is not a Fernet key (urlsafe base64 of 32 bytes)"
+                )
+        return value if keys else None
+
+    def secret_keys(self) -> str | None:
+        """``HANSA_SECRET_KEY`` in clear, for the store's ``SecretBox`` only."""
+        return None if self.secret_key is None else self.secret_key.get_secret_value()

@@ -1,17 +1,11 @@
 """Built-in task types through the real server: workspace entities, content blocks,
-products, audits, and the WordPress connector selected by project config."""
+products and audits (the WordPress connector: test_outside_systems.py)."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import httpx
 
-from harness import Server, events_until, execute_task, new_conversation, run_done
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit" / "tasks"))
-from fake_wordpress import FakeSite, serve  # noqa: E402
+from harness import Server, events_until, execute_task, new_conversation
 
 
 def test_workspace_entities_form_a_tree_with_edges_and_report_operations(server: Server) -> None:
@@ -120,51 +114,6 @@ def test_content_blocks_products_and_audits(server: Server) -> None:
     assert product["productId"] and product["url"]
     assert {f["code"] for f in audit["findings"]} >= {"missing_meta_description", "thin_content"}
     assert taken["status"] == "failed" and taken["details"]["error"]["code"] == "slug_taken"
-
-
-def test_a_wordpress_project_creates_its_page_on_the_site(server: Server) -> None:
-    site = FakeSite()
-    with serve(site) as live, server.client() as client:
-        config = {
-            "wordpress": {
-                "baseUrl": live.base_url,
-                "username": live.username,
-                "appPassword": live.app_password,
-            }
-        }
-        pid = client.post(
-            "/api/projects",
-            json={"name": "Aquaverter", "cmsPlatform": "wordpress", "config": config},
-        ).json()["id"]
-        cid = new_conversation(client, projectId=pid)
-        run = client.post(
-            "/api/runs",
-            json={
-                "conversationId": cid,
-                "projectId": pid,
-                "title": "WP",
-                "tasks": [
-                    {
-                        "stepGroup": "A",
-                        "taskType": "create_page",
-                        "createdByAgentId": "webEngineer",
-                        "parameters": {
-                            "title": "Services",
-                            "slug": "services",
-                            "contentHtml": "<h1>Services</h1>",
-                        },
-                    }
-                ],
-            },
-        ).json()
-        client.post(f"/api/runs/{run['id']}/approve")
-        events_until(client, cid, run_done(run["id"]))
-        task = client.get(f"/api/runs/{run['id']}").json()["groups"][0]["tasks"][0]
-    assert task["status"] == "completed"
-    (stored,) = site.pages.values()
-    assert stored["slug"] == "services"
-    assert task["result"]["pageId"] == str(next(iter(site.pages)))
-    assert task["result"]["url"].startswith(live.base_url)
 
 
 def test_products_are_served_as_products_and_pages_as_pages(server: Server) -> None:

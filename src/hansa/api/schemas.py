@@ -7,7 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from hansa.domain import agent, conversation, llm_call, message, project, run
+from hansa.domain import agent, conversation, llm_call, message, project, run, secrets
 
 
 class Body(BaseModel):
@@ -76,14 +76,14 @@ class ChatRequest(Body):
 
 
 def project_out(p: project.Project) -> dict[str, Any]:
-    """A project as JSON."""
+    """A project as JSON; its secrets are write-only (``***``)."""
     return {
         "id": p.id,
         "name": p.name,
         "domain": p.domain,
         "cmsPlatform": p.cms_platform,
         "allowedTaskTypes": None if p.allowed_task_types is None else list(p.allowed_task_types),
-        "config": p.config,
+        "config": secrets.mask(p.config),
         "createdAt": p.created_at.isoformat(),
     }
 
@@ -195,7 +195,7 @@ class ExecuteRequest(Body):
 
 
 def task_out(t: run.Task) -> dict[str, Any]:
-    """A task with every seed 000 §8.1 field, plus its parameters hash."""
+    """A task with every seed 000 §8.1 field, plus its parameters hash; secrets masked."""
     return {
         "id": t.id,
         "runId": t.run_id,
@@ -207,17 +207,17 @@ def task_out(t: run.Task) -> dict[str, Any]:
         "createdByAgentId": t.created_by,
         "status": t.status.value,
         "taskType": t.task_type,
-        "parameters": t.parameters,
+        "parameters": secrets.mask(t.parameters),
         "parametersHash": t.parameters_hash,
-        "summary": t.summary,
+        "summary": secrets.mask_text(t.summary),
         "isReversibleBySystem": t.is_reversible_by_system,
         "irreversibleConfirmedAt": (
             t.irreversible_confirmed_at.isoformat() if t.irreversible_confirmed_at else None
         ),
         "attempts": t.attempts,
         "scheduledAt": t.scheduled_at.isoformat() if t.scheduled_at else None,
-        "result": t.result,
-        "error": t.error,
+        "result": secrets.mask(t.result),
+        "error": secrets.mask(t.error),
         "createdAt": t.created_at.isoformat(),
         "updatedAt": t.updated_at.isoformat(),
         "metadata": t.metadata,
@@ -264,5 +264,5 @@ def run_card(
             for m in thinking
             if not m.metadata.get("group")
         ],
-        "metadata": r.metadata,
+        "metadata": secrets.mask(r.metadata),
     }

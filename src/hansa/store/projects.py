@@ -1,4 +1,5 @@
-"""Projects of a tenant."""
+"""Projects of a tenant. Their config's secrets are sealed here when a key is set
+(``store/secrets.py``) and merged on update: a masked or omitted secret keeps the stored one."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import project
+from hansa.domain import project, secrets
 from hansa.store import direct, tables
 from hansa.store.db import growing
+from hansa.store.secrets import SecretBox, holds_clear, is_sealed
 
 _proj = tables.projects
 _B = sa.bindparam
@@ -21,10 +23,13 @@ _INSERT = _proj.insert()
 _MINE = (_proj.c.id == _B("p_id"), _proj.c.tenant_id == _B("p_tenant"))
 _GET = sa.select(_proj).where(*_MINE)
 _ALL = sa.select(_proj).where(_proj.c.tenant_id == _B("p_tenant")).order_by(_proj.c.created_at)
+_CONFIGS = sa.select(_proj.c.id, _proj.c.config)
+_SET_CONFIG = sa.update(_proj).where(_proj.c.id == _B("p_id")).values(config=_B("p_config"))
+_PLAIN = SecretBox()
 
 
-def create(conn: Connection, proj: project.Project) -> None:
-    """Insert a project."""
+def create(conn: Connection, proj: project.Project, box: SecretBox = _PLAIN) -> None:
+    """Insert a project, its config's secrets sealed by ``box``."""
     direct.execute(
         conn,
         _INSERT,
@@ -35,7 +40,7 @@ def create(conn: Connection, proj: project.Project) -> None:
             "domain": proj.domain,
             "cms_platform": proj.cms_platform,
             "allowed_task_types": _types(proj.allowed_task_types),
-            "config": proj.config,
+            "config": box.seal(secrets.keep_secrets(proj.config, {}, "config")),
             "created_at": proj.created_at,
             "updated_at": proj.created_at,
         },
@@ -57,11 +62,23 @@ def list_all(conn: Connection, tenant_id: str) -> list[project.Project]:
 
 
 def update(
-    conn: Connection, tenant_id: str, project_id: str, changes: dict[str, Any], now: datetime
+    conn: Connection,
+    tenant_id: str,
+    project_id: str,
+    changes: dict[str, Any],
+    now: datetime,
+    box: SecretBox = _PLAIN,
 ) -> project.Project:
-    """Apply ``changes`` (snake_case field names) and return the project."""
-    get(conn, tenant_id, project_id)
+    """Apply ``changes`` (snake_case field names) and return the project.
+
+    A new ``config`` keeps each stored secret it masks (``***``) or leaves out, unless the
+    address beside it changed (``secrets.keep_secrets``); its secrets are sealed by ``box``.
+    """
+    current = get(conn, tenant_id, project_id)
     values = dict(changes)
+    if values.get("config") is not None:
+        merged = secrets.keep_secrets(values["config"], current.config, "config")
+        values["config"] = box.seal(merged)
     if "allowed_task_types" in values:
         values["allowed_task_types"] = _types(values["allowed_task_types"])
     # the columns vary with the call: built here, run by Connection.execute
@@ -71,6 +88,23 @@ def update(
         .values(**values, updated_at=now)
     )
     return get(conn, tenant_id, project_id)
+
+
+def secrets_at_rest(conn: Connection, box: SecretBox) -> tuple[int, int]:
+    """Seal every project's clear secrets when ``box`` seals (start-up, a new key).
+
+    Returns:
+        How many projects still hold secrets in clear, and how many hold sealed ones.
+    """
+    clear = sealed = 0
+    for row in direct.rows(conn, _CONFIGS, {}):
+        config = row["config"] or {}
+        if box.sealing and holds_clear(config):
+            config = box.seal(config)
+            direct.execute(conn, _SET_CONFIG, {"p_id": row["id"], "p_config": config})
+        clear += holds_clear(config)
+        sealed += is_sealed(config)
+    return clear, sealed
 
 
 def _types(value: tuple[str, ...] | list[str] | None) -> list[str] | None:

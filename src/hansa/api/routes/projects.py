@@ -1,4 +1,10 @@
-"""Projects: the context agents work in (seed 000 §7)."""
+"""Projects: the context agents work in (seed 000 §7).
+
+Connector secrets in ``config`` are write-only: answers show them as ``***``, a PATCH that
+sends ``***`` (or leaves one out) keeps the stored one, and they are sealed at rest when
+``HANSA_SECRET_KEY`` is set. A site address (``config.wordpress.baseUrl``…) must be a plain
+``http(s)://host[/path]`` (422 otherwise).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.schemas import ProjectCreate, ProjectPatch, project_out
 from hansa.domain.base import new_id
 from hansa.domain.project import Project
-from hansa.store import projects
+from hansa.engine.runs.connectors import check_config
+from hansa.store import projects, secrets
 
 router = APIRouter(prefix="/api/projects")
 
@@ -20,6 +27,7 @@ async def create_project(
     body: ProjectCreate, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """Create a project."""
+    check_config(body.config)
     proj = Project(
         id=new_id(),
         tenant_id=tenant,
@@ -32,7 +40,8 @@ async def create_project(
         config=body.config,
         created_at=services.clock(),
     )
-    await services.db.write(lambda conn: projects.create(conn, proj))
+    box = secrets.box(services.settings.secret_keys())
+    await services.db.write(lambda conn: projects.create(conn, proj, box))
     return project_out(proj)
 
 
@@ -55,8 +64,11 @@ async def patch_project(
 ) -> dict[str, Any]:
     """Change the fields given."""
     changes = body.model_dump(exclude_unset=True)
+    if changes.get("config") is not None:
+        check_config(changes["config"])
     now = services.clock()
+    box = secrets.box(services.settings.secret_keys())
     proj = await services.db.write(
-        lambda conn: projects.update(conn, tenant, project_id, changes, now)
+        lambda conn: projects.update(conn, tenant, project_id, changes, now, box)
     )
     return project_out(proj)

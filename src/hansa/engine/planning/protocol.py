@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from hansa import errors
-from hansa.domain import event, message
+from hansa.domain import event, message, secrets
 from hansa.domain.base import new_id
 from hansa.domain.plan import Plan, PlanningState
 from hansa.engine import laws, runs
@@ -157,7 +157,7 @@ def show(req: PlanningRequest, full: Plan, state: PlanningState) -> Planned:
                 f"I can't plan this as asked: {exc.message}. Nothing was changed.", refused=True
             )
             return
-        plan = full.model_dump(mode="json", by_alias=True)
+        plan = secrets.mask(full.model_dump(mode="json", by_alias=True))
         change.batch.event(event.PlanData(plan=plan, run_id=run_id), agent_id=hans.id)
         change.batch.message(
             message.Kind.ASSISTANT,

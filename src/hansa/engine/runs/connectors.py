@@ -1,24 +1,32 @@
-"""Choose a task's connectors from its project's configuration."""
+"""Choose a task's connectors from its project's configuration, and close them after it."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
+from hansa import errors
 from hansa.domain.project import ProjectContext
 from hansa.engine.runs.store_workspace import StoreWorkspace
 from hansa.engine.runtime.services import Services
+from hansa.store import secrets
 from hansa.tasks.connectors.outbound import OutboundPolicy
+from hansa.tasks.connectors.woocommerce import WooCommerceShop
+from hansa.tasks.connectors.wordpress import WordPressCms, site_problem
 from hansa.tasks.connectors.workspace_cms import WorkspaceCms, WorkspaceShop
 
 WORKSPACE_PAGES = "/api/workspace/pages/"
 """Where pages of the built-in CMS are served (they are real, just not on the project's site)."""
 WORKSPACE_PRODUCTS = "/api/workspace/products/"
 """Where products of the built-in shop are served."""
+SITE_SECTIONS = ("wordpress", "woocommerce")
+"""The project config sections that name a site (``baseUrl``) and its credentials."""
 
 
 def outbound_policy(services: Services) -> OutboundPolicy:
-    """The webhook policy from settings (``HANSA_OUTBOUND_ALLOW``)."""
+    """The outbound guard's policy from settings (``HANSA_OUTBOUND_ALLOW``)."""
     return _parsed(services.settings.outbound_allow)
 
 
@@ -27,31 +35,71 @@ def _parsed(allow: str) -> OutboundPolicy:
     return OutboundPolicy.parse(allow)  # a frozen value: one per setting is enough
 
 
-def connectors_for(services: Services, tenant_id: str, project: ProjectContext) -> dict[str, Any]:
-    """``workspace``, ``cms``, ``shop`` and ``outbound`` for one task execution.
+def check_config(config: Mapping[str, Any]) -> None:
+    """Refuse a project config whose site address could steer a connector's requests.
+
+    Raises:
+        errors.InvalidInput: ``config.<section>.baseUrl`` is not ``http(s)://host[/path]``
+            (no user info, query or fragment), or a section is not an object.
+    """
+    for section in SITE_SECTIONS:
+        if section not in config:
+            continue
+        settings = config[section]
+        if not isinstance(settings, Mapping):
+            raise errors.InvalidInput(
+                f"config.{section} must be an object", details={"field": f"config.{section}"}
+            )
+        base_url = settings.get("baseUrl")
+        if base_url is None:
+            continue
+        field = f"config.{section}.baseUrl"
+        problem = "must be a string" if not isinstance(base_url, str) else site_problem(base_url)
+        if problem is not None:
+            raise errors.InvalidInput(f"{field} {problem}", details={"field": field})
+
+
+@contextlib.asynccontextmanager
+async def connectors_for(
+    services: Services, tenant_id: str, project: ProjectContext
+) -> AsyncIterator[dict[str, Any]]:
+    """``workspace``, ``cms``, ``shop`` and ``outbound`` for one task execution, closed after.
 
     ``config.wordpress`` ({baseUrl, username, appPassword}) selects the WordPress REST
     connector, ``config.woocommerce`` ({baseUrl, consumerKey, consumerSecret}) the
-    WooCommerce one; otherwise pages and products live in the Hansa workspace.
+    WooCommerce one, both behind the outbound guard; otherwise pages and products live in
+    the Hansa workspace. Sealed secrets are opened here, and only here.
+
+    Raises:
+        errors.TaskFailed: ``connector_config`` for incomplete settings.
+        secrets.SecretUnreadable: A secret sealed with a key that is not configured.
     """
     workspace = StoreWorkspace(services, tenant_id)
+    policy = outbound_policy(services)
     config = project.config
-    found: dict[str, Any] = {"workspace": workspace, "outbound": outbound_policy(services)}
-    if isinstance(config.get("wordpress"), dict):
-        from hansa.tasks.connectors.wordpress import WordPressCms
-
-        found["cms"] = WordPressCms.from_config(config["wordpress"])
-    else:
-        found["cms"] = WorkspaceCms(workspace, project.project_id, WORKSPACE_PAGES)
-    if isinstance(config.get("woocommerce"), dict):
-        from hansa.tasks.connectors.woocommerce import WooCommerceShop
-
-        found["shop"] = WooCommerceShop.from_config(config["woocommerce"])
-    else:
-        found["shop"] = WorkspaceShop(workspace, project.project_id, WORKSPACE_PRODUCTS)
-    return found
+    found: dict[str, Any] = {"workspace": workspace, "outbound": policy}
+    async with contextlib.AsyncExitStack() as stack:
+        box = secrets.box(services.settings.secret_keys())
+        if isinstance(config.get("wordpress"), dict):
+            settings = box.open(config["wordpress"])
+            cms = WordPressCms.from_config(settings, policy=policy)
+            found["cms"] = await stack.enter_async_context(cms)
+        else:
+            found["cms"] = WorkspaceCms(workspace, project.project_id, WORKSPACE_PAGES)
+        if isinstance(config.get("woocommerce"), dict):
+            settings = box.open(config["woocommerce"])
+            shop = WooCommerceShop.from_config(settings, policy=policy)
+            found["shop"] = await stack.enter_async_context(shop)
+        else:
+            found["shop"] = WorkspaceShop(workspace, project.project_id, WORKSPACE_PRODUCTS)
+        yield found
 
 
 def trusted_targets(services: Services) -> frozenset[tuple[str, int]]:
     """The outbound targets the operator vetted: a step sending only there is reversible."""
     return outbound_policy(services).allow
+
+
+def secret_box(services: Services) -> secrets.SecretBox:
+    """Seals step secrets before they are stored and opens them before a step runs."""
+    return secrets.box(services.settings.secret_keys())

@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from hansa import errors
-from hansa.domain import event, run
+from hansa.domain import event, run, secrets
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
 from hansa.engine.llm import CallScope, RecordedCall
@@ -73,24 +73,16 @@ class _Reports:
 
 
 async def invoke(services: Services, tenant_id: str, started: Started) -> Outcome:
-    """Run the executor under the task time limit; every failure becomes a ``TaskFailed``."""
+    """Run the executor under the task time limit; every failure becomes a ``TaskFailed``.
+
+    The connectors live as long as the execution: their HTTP clients are closed after it.
+    """
     task = started.task
     outcome = Outcome(task, Batch(task.conversation_id, None, run_id=task.run_id))
-    reports = _Reports(outcome)
-    ctx = TaskContext(
-        tenant_id=tenant_id,
-        project_id=task.project_id,
-        task_id=task.id,
-        idempotency_key=task.idempotency_key,
-        project_config=started.project.config,
-        connectors=connectors_for(services, tenant_id, started.project),
-        outputs=started.outputs,
-        report=reports,
-        generate=_generator(services, tenant_id, outcome),
-    )
     try:
         outcome.result = await asyncio.wait_for(
-            started.task_type.executor(started.params, ctx), services.settings.task_timeout_seconds
+            _execute(services, tenant_id, started, outcome),
+            services.settings.task_timeout_seconds,
         )
     except TaskFailed as exc:
         outcome.failure = exc
@@ -105,6 +97,25 @@ async def invoke(services: Services, tenant_id: str, started: Started) -> Outcom
             f"an unexpected error stopped the step ({type(exc).__name__})", code="internal_error"
         )
     return outcome
+
+
+async def _execute(
+    services: Services, tenant_id: str, started: Started, outcome: Outcome
+) -> dict[str, Any]:
+    task = started.task
+    async with connectors_for(services, tenant_id, started.project) as connectors:
+        ctx = TaskContext(
+            tenant_id=tenant_id,
+            project_id=task.project_id,
+            task_id=task.id,
+            idempotency_key=task.idempotency_key,
+            project_config=secrets.mask(started.project.config),  # secrets reach connectors only
+            connectors=connectors,
+            outputs=started.outputs,
+            report=_Reports(outcome),
+            generate=_generator(services, tenant_id, outcome),
+        )
+        return await started.task_type.executor(started.params, ctx)
 
 
 def _generator(services: Services, tenant_id: str, outcome: Outcome) -> Any:

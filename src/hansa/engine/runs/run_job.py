@@ -35,7 +35,7 @@ from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runs import agents, scheduler
 from hansa.engine.runs.change import RunChange
-from hansa.engine.runs.connectors import trusted_targets
+from hansa.engine.runs.connectors import secret_box, trusted_targets
 from hansa.engine.runs.invoke import Outcome, Started, invoke
 from hansa.engine.runs.scheduler import Book
 from hansa.engine.runtime.faults import crash_point
@@ -267,7 +267,7 @@ class RunDriver:
         outputs = book.outputs()
         registry = self.services.registry
         try:
-            params = laws.resolve_refs(task.parameters, outputs)
+            params = laws.resolve_refs(secret_box(self.services).open(task.parameters), outputs)
             trusted = trusted_targets(self.services)
             verdict = laws.judge(registry, task.task_type, params, agent, project, trusted=trusted)
             verdict.raise_for_refusal()

@@ -10,17 +10,18 @@ from typing import Any
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import event, message, run
+from hansa.domain import event, message, run, secrets
 from hansa.domain.base import new_id
 from hansa.domain.plan import Plan
 from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runs import agents, run_job, scheduler
 from hansa.engine.runs.change import RunChange
-from hansa.engine.runs.connectors import trusted_targets
+from hansa.engine.runs.connectors import secret_box, trusted_targets
 from hansa.engine.runtime.recorder import Batch, Recorder, Step
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations, messages, runs
+from hansa.store.secrets import SecretBox
 
 
 @dataclass(frozen=True)
@@ -120,7 +121,8 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
         verdict.raise_for_refusal()
     now = change.now
     plan = new.plan
-    metadata: dict[str, Any] = {"plan": plan.model_dump(mode="json", by_alias=True)} if plan else {}
+    shown = secrets.mask(plan.model_dump(mode="json", by_alias=True)) if plan else None
+    metadata: dict[str, Any] = {"plan": shown} if plan else {}
     hans = services.supervisor.id
     new_run = run.Run(
         id=change.run_id,
@@ -134,7 +136,8 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
         updated_at=now,
         metadata=metadata,
     )
-    tasks = [_new_task(new_run, d, v, now) for d, v in zip(drafts, verdicts, strict=True)]
+    box = secret_box(services)
+    tasks = [_new_task(new_run, d, v, now, box) for d, v in zip(drafts, verdicts, strict=True)]
     runs.create(conn, new_run, tasks)
     batch = change.batch
     batch.event(event.RunCreatedData(title=new.title, status=new_run.status), agent_id=hans)
@@ -146,7 +149,9 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
     return new_run
 
 
-def _new_task(r: run.Run, draft: TaskDraft, verdict: laws.Verdict, now: datetime) -> run.Task:
+def _new_task(
+    r: run.Run, draft: TaskDraft, verdict: laws.Verdict, now: datetime, box: SecretBox
+) -> run.Task:
     return run.Task(
         id=new_id(),
         run_id=r.id,
@@ -158,8 +163,8 @@ def _new_task(r: run.Run, draft: TaskDraft, verdict: laws.Verdict, now: datetime
         created_by=draft.created_by,
         status=run.TaskStatus.OPEN,
         task_type=draft.task_type,
-        parameters=draft.parameters,
-        summary=draft.summary,
+        parameters=box.seal(draft.parameters),
+        summary=secrets.mask_text(draft.summary),
         is_reversible_by_system=verdict.reversible,
         irreversible_confirmed_at=None,
         confirmed_hash=None,
@@ -225,14 +230,22 @@ def apply_edits(change: RunChange, edits: list[dict[str, Any]]) -> None:
 
 
 def _edit(change: RunChange, task: run.Task, edit: dict[str, Any]) -> None:
-    params = {**task.parameters, **dict(edit.get("parameters") or {})}
+    sent = dict(edit.get("parameters") or {})
+    params = secrets.keep_secrets(sent, task.parameters, "parameters", partial=True)
+    box = secret_box(change.services)
     owner = str(edit.get("createdByAgentId") or task.created_by)
-    summary = str(edit["summary"]) if "summary" in edit else task.summary
+    summary = secrets.mask_text(str(edit["summary"])) if "summary" in edit else task.summary
     draft = TaskDraft(
-        task.step_group, task.task_type, params, owner, summary, project_id=task.project_id
+        task.step_group,
+        task.task_type,
+        box.open(params),
+        owner,
+        summary,
+        project_id=task.project_id,
     )
     (verdict,) = judge_drafts(change.services, change.conn, change.tenant_id, [draft])
     verdict.raise_for_refusal()
+    params = box.seal(params)
     changes: dict[str, Any] = {
         "parameters": params,
         "created_by": owner,

@@ -18,7 +18,7 @@ from hansa.engine.runtime.services import Services
 from hansa.models.base import Model
 from hansa.models.registry import infer_model
 from hansa.settings import Settings
-from hansa.store import agents
+from hansa.store import agents, projects, secrets
 from hansa.store.db import Database
 from hansa.store.migrate import migrate
 from hansa.tasks.registry import default_registry
@@ -46,6 +46,7 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
     try:
         await _with_retries(settings, lambda: migrate(db))
         await db.write(lambda conn: agents.replace_roster(conn, None, roster))
+        await _secrets_at_rest(settings, db)
     except BaseException:
         await db.dispose()
         raise
@@ -62,6 +63,24 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
         router=router,
         registry=default_registry(),
     )
+
+
+async def _secrets_at_rest(settings: Settings, db: Database) -> None:
+    """Seal what a new key can seal; warn about secrets kept in clear or out of reach."""
+    box = secrets.box(settings.secret_keys())
+    clear, sealed = await db.write(lambda conn: projects.secrets_at_rest(conn, box))
+    if clear:
+        log.warning(
+            "%d project(s) store connector secrets in clear: set HANSA_SECRET_KEY "
+            "(docs/security.md, Secrets) to seal them",
+            clear,
+        )
+    if sealed and not box.sealing:
+        log.warning(
+            "%d project(s) hold sealed secrets but HANSA_SECRET_KEY is not set: "
+            "their connectors will fail until it is",
+            sealed,
+        )
 
 
 async def _with_retries(settings: Settings, step: Callable[[], Awaitable[None]]) -> None:
