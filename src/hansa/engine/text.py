@@ -3,7 +3,7 @@ the strings of nested parameters."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
 T = TypeVar("T")
@@ -15,14 +15,41 @@ are data, and a bad one must not stall a turn); past it the pattern counts as no
 
 def map_strings(value: T, change: Callable[[str], Any]) -> T:
     """``value`` with every string, however deeply nested in dicts and lists, replaced by
-    ``change(it)`` (the same shape: a dict stays a dict)."""
-    # a module function, not a closure calling itself: that would be a reference cycle
-    # per call, left for the cyclic collector
-    found: Any = value
-    if isinstance(found, str):
-        found = change(found)
-    elif isinstance(found, dict):
-        found = {k: map_strings(v, change) for k, v in found.items()}
-    elif isinstance(found, list):
-        found = [map_strings(v, change) for v in found]
-    return cast(T, found)
+    ``change(it)`` (the same shape: a dict stays a dict), in document order.
+
+    Iterative, so no nesting depth can exhaust the stack.
+    """
+    given: Any = value
+    if isinstance(given, str):
+        return cast(T, change(given))
+    root = _shell(given)
+    if root is given:
+        return value
+    # each frame: the children still to visit, and the copy they go into
+    stack: list[tuple[Iterator[tuple[Any, Any]], Any]] = [(_children(given), root)]
+    while stack:
+        children, copy = stack[-1]
+        for key, child in children:
+            if isinstance(child, str):
+                copy[key] = change(child)
+                continue
+            copy[key] = inner = _shell(child)
+            if inner is not child:  # a dict or a list: visit it before its next sibling
+                stack.append((_children(child), inner))
+                break
+        else:
+            stack.pop()
+    return cast(T, root)
+
+
+def _shell(value: Any) -> Any:
+    """An empty copy of a dict or a list (a list already of its length); else ``value``."""
+    if isinstance(value, dict):
+        return {}
+    if isinstance(value, list):
+        return [None] * len(value)
+    return value
+
+
+def _children(value: dict[Any, Any] | list[Any]) -> Iterator[tuple[Any, Any]]:
+    return iter(value.items()) if isinstance(value, dict) else enumerate(value)

@@ -1,3 +1,5 @@
+import time
+
 import pytest
 
 from hansa.engine.planning import answers, playbooks
@@ -119,3 +121,87 @@ def test_a_word_after_the_verb_that_is_not_a_name_is_not_taken_for_one() -> None
     assert AUDIT is not None
     text = "Check the SEO of the Pricing page"
     assert answers.extract(AUDIT, AUDIT.new_plan(), text, first=True) == {}
+
+
+# The review's inputs (H3) and their relatives: each took seconds, some hours, before
+# the patterns were made linear. Messages are at most 20,000 characters.
+ADVERSARIAL = [
+    " " * 19_990,
+    "1. a" + " " * 10_000 + "b",
+    "1. a" + " " * 19_990 + "b",
+    "Please create a new webpage called Services 1. a" + " " * 19_900 + "b",
+    "yes" + " " * 19_990 + "x",
+    "yes" + "," * 19_990 + "x",
+    "yes please" + " " * 19_980 + "x",
+    "language: a" + " " * 19_980 + "x",
+    "a, " + " " * 19_980 + "x",
+    "a, ab" + " " * 19_980 + "x",
+    "1. " * 6_600,
+    "\t2. " * 5_000,
+    "layout " + " " * 19_990 + "bb",
+    "the " * 5_000,
+    ", ab" * 5_000,
+    "called " + "A" * 19_990,
+]
+
+
+@pytest.mark.parametrize("text", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
+def test_no_message_makes_the_answer_parsers_slow(text: str) -> None:
+    # a bound on complexity, not a benchmark: linear parsing takes a few milliseconds here,
+    # the quadratic patterns took from 0.5 s to hours on these inputs
+    found = [p for p in (playbooks.find(t) for t in _REQUESTS) if p is not None]
+    started = time.perf_counter()
+    answers.is_approval(text)
+    answers.is_cancel(text)
+    for playbook in found:
+        answers.extract(playbook, playbook.new_plan(), text, first=True)
+        answers.extract(playbook, playbook.new_plan(), text, first=False)
+    assert time.perf_counter() - started < 0.1
+
+
+_REQUESTS = (
+    "Please create a new webpage called Services",
+    "Please add a new product called Softener XL for 499",
+    "Please audit the Pricing page for SEO",
+    "Please delete the Old offers page",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1. English 2. homeowners", {"language": "English", "audience": "homeowners"}),
+        ("1) English\n2) homeowners", {"language": "English", "audience": "homeowners"}),
+        ("1.\n  English; 2. homeowners.", {"language": "English", "audience": "homeowners"}),
+        ("1. English 2.x", {"language": "English 2.x"}),
+        ("1. ", {}),  # a blank answer is still the first question's: nothing is guessed
+        (
+            "language is English, target audience: homeowners",
+            {"language": "English", "audience": "homeowners"},
+        ),
+        ("the page title should be Our Team", {"title": "Our Team"}),
+        ("language:   ", {}),
+    ],
+)
+def test_numbered_and_labelled_answers(text: str, expected: dict[str, str]) -> None:
+    assert PAGE is not None
+    plan = PAGE.new_plan()
+    asked = [r for r in plan.requirements if r.name in ("language", "audience", "seo_angle")]
+    plan = plan.model_copy(update={"requirements": asked})
+    assert answers.extract(PAGE, plan, text, first=False) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "approves"),
+    [
+        ("yes", True),
+        ("Yes, please proceed!", True),
+        ("ok   go ahead", True),
+        ("looks good, start", True),
+        ("yes please, do it", False),  # as before: "please" is followed by the verb alone
+        ("yes, but make it blue", False),
+        ("yes" + " " * 300, False),  # past SHORT_ANSWER_CHARS nothing is a bare "yes"
+    ],
+)
+def test_approval(text: str, approves: bool) -> None:
+    assert answers.is_approval(text) is approves
