@@ -44,6 +44,8 @@ class AgentDefinition(Wire):
     ordering: int = 0
     color: str = "#64748b"
     model_settings: AgentModelSettings = AgentModelSettings()
+    instructions: str = Field(default="", max_length=4000)
+    """How this agent works, added to its prompts (``hansa.toml``: ``instructions``)."""
 
     @property
     def initials(self) -> str:

@@ -198,9 +198,15 @@ def roster_from_config(config: dict[str, Any]) -> list[AgentDefinition]:
     if not isinstance(overrides, dict):
         raise errors.ConfigError("[agents] in the config must be a table of agent tables")
     for agent_id, fields in overrides.items():
-        base = agents[agent_id].model_dump() if agent_id in agents else {"ordering": len(agents)}
+        base: dict[str, Any] = (
+            agents[agent_id].model_dump() if agent_id in agents else {"ordering": len(agents)}
+        )
         try:
-            agents[agent_id] = AgentDefinition.model_validate({**base, **fields, "id": agent_id})
+            given = dict(fields)
+            if "model" in given:  # shorthand: [agents.x] model = "provider:model"
+                settings = {**base.get("model_settings", {}), "model": given.pop("model")}
+                given["model_settings"] = {**settings, **given.get("model_settings", {})}
+            agents[agent_id] = AgentDefinition.model_validate({**base, **given, "id": agent_id})
         except ValidationError as exc:
             raise errors.ConfigError(f"agent {agent_id!r} in the config is invalid: {exc}") from exc
     if "chief" not in agents:

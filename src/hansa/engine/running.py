@@ -57,7 +57,7 @@ async def running(
         if worker is not None and task is not None:
             worker.stop()
             await task
-        await services.model.aclose()
+        await services.models.aclose()
         await services.db.dispose()
 
 

@@ -69,7 +69,8 @@ async def draft_plan(req: PlanningRequest) -> Plan | None:
         node_id="planner",
         agent_id=req.supervisor.id,
     )
-    call = RecordedCall(req.services.model, scope, req.services.clock)
+    model = req.services.model_for(req.supervisor, req.project)
+    call = RecordedCall(model, scope, req.services.clock)
     prompt = [ChatMessage("system", _instructions(req)), ChatMessage("user", req.text)]
     params = RequestParams(output_schema=DRAFT_SCHEMA, purpose="plan")
     parts: list[str] = []

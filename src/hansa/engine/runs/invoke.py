@@ -130,7 +130,8 @@ def _generator(services: Services, tenant_id: str, outcome: Outcome) -> Any:
             node_id=task.id,
             agent_id=agent.id,
         )
-        call = RecordedCall(services.model, scope, services.clock)
+        model = services.model_for(agent)
+        call = RecordedCall(model, scope, services.clock)
         prompt = [
             ChatMessage(
                 "system",

@@ -12,8 +12,10 @@ from hansa.bus.base import Bus
 from hansa.domain.agent import SUPERVISOR_ID, AgentDefinition
 from hansa.domain.base import utcnow
 from hansa.domain.job import Job
+from hansa.domain.project import ProjectContext
 from hansa.engine.routing import Router
 from hansa.models.base import Model
+from hansa.models.pool import ModelPool
 from hansa.settings import Settings
 from hansa.store.db import Database
 from hansa.tasks.registry import TaskRegistry
@@ -48,7 +50,8 @@ class Services:
     settings: Settings
     db: Database
     bus: Bus
-    model: Model
+    models: ModelPool
+    """The process's models; ``model_for`` chooses one per call."""
     roster: list[AgentDefinition]
     """The agents in display order; the supervisor is found by id, never by position."""
     router: Router
@@ -77,6 +80,22 @@ class Services:
     def has_agent(self, agent_id: str) -> bool:
         """True when ``agent_id`` is in the roster."""
         return agent_id in self.agents
+
+    def model_for(
+        self,
+        agent: AgentDefinition,
+        project: ProjectContext | None = None,
+        action: str | None = None,
+    ) -> Model:
+        """The model of one call: the action's, else the agent's, else the project's
+        (``config.llm.model``), else the server's default."""
+        project_model = None
+        if project is not None:
+            llm = project.config.get("llm")
+            project_model = llm.get("model") if isinstance(llm, dict) else None
+        return self.models.choose(
+            action, agent.model_settings.model, project_model, self.settings.model
+        )
 
     def names(self) -> dict[str, str]:
         """Display names by agent id."""

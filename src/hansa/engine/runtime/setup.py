@@ -12,11 +12,13 @@ import sqlalchemy as sa
 from hansa import errors
 from hansa.bus.memory import MemoryBus
 from hansa.bus.postgres import PostgresBus
+from hansa.domain.agent import AgentDefinition
 from hansa.engine.roster import load_config, roster_from_config
 from hansa.engine.routing import Router, rules_from_config
 from hansa.engine.runtime.services import Services
 from hansa.models.base import Model
-from hansa.models.registry import infer_model
+from hansa.models.pool import ModelPool
+from hansa.models.registry import ProviderOptions, infer_model
 from hansa.settings import Settings
 from hansa.store import agents, projects, secrets
 from hansa.store.db import Database
@@ -26,14 +28,30 @@ from hansa.tasks.registry import default_registry
 log = logging.getLogger(__name__)
 
 
-def build_model(settings: Settings) -> Model:
-    """The model named by the settings."""
-    return infer_model(
-        settings.model,
+def provider_options(settings: Settings) -> ProviderOptions:
+    """The providers' endpoints and keys, from the settings."""
+    return ProviderOptions(
         openai_base_url=settings.openai_base_url,
         openai_api_key=settings.openai_api_key,
+        anthropic_base_url=settings.anthropic_base_url,
+        anthropic_api_key=settings.anthropic_api_key,
         local_model_path=settings.local_model_path,
     )
+
+
+def build_model(settings: Settings) -> Model:
+    """The model named by the settings."""
+    return infer_model(settings.model, **provider_options(settings))
+
+
+def build_pool(settings: Settings, roster: list[AgentDefinition], model: Model | None) -> ModelPool:
+    """The process's models: the server default (``model`` if given), and every agent's own
+    model, built now, so that a missing key or file is a start-up error."""
+    pool = ModelPool({settings.model: model} if model else None, **provider_options(settings))
+    for spec in {settings.model, *(a.model_settings.model for a in roster)}:
+        if spec:
+            pool.get(spec)
+    return pool
 
 
 async def build_services(settings: Settings, *, model: Model | None = None) -> Services:
@@ -41,7 +59,7 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
     config = load_config(settings.config)
     roster = roster_from_config(config)
     router = Router(rules_from_config(config), {a.id for a in roster})
-    model = model or build_model(settings)
+    models = build_pool(settings, roster, model)
     db = Database(settings.database_url)
     try:
         await _with_retries(settings, lambda: migrate(db))
@@ -49,6 +67,7 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
         await _secrets_at_rest(settings, db)
     except BaseException:
         await db.dispose()
+        await models.aclose()
         raise
     bus: MemoryBus = MemoryBus()
     if db.dialect == "postgresql":
@@ -58,7 +77,7 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
         settings=settings,
         db=db,
         bus=bus,
-        model=model,
+        models=models,
         roster=roster,
         router=router,
         registry=default_registry(),

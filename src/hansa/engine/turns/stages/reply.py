@@ -41,7 +41,8 @@ async def reply(ctx: TurnContext) -> Then:
         node_id="reply",
         agent_id=agent.id,
     )
-    ctx.call = RecordedCall(ctx.services.model, scope, ctx.services.clock)
+    model = ctx.services.model_for(agent, ctx.project_context)
+    ctx.call = RecordedCall(model, scope, ctx.services.clock)
     model_settings = ModelSettings(
         temperature=agent.model_settings.temperature, max_tokens=agent.model_settings.max_tokens
     )
