@@ -125,7 +125,8 @@ class Panel:
 
     def conversation_id(self) -> str:
         """The conversation the panel shows (kept in the URL hash)."""
-        self.page.wait_for_function("location.hash.startsWith('#c=')")
+        # not wait_for_function: Playwright evals its predicate, which the panel's CSP refuses
+        self.page.wait_for_url(re.compile(r"#c="))
         return str(self.page.evaluate("location.hash.slice(3)"))
 
     def answer(self, containing: str) -> Locator:

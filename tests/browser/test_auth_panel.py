@@ -128,7 +128,7 @@ def test_another_origin_can_neither_write_with_the_cookie_nor_frame_the_panel(
     try:
         page.goto(f"http://127.0.0.1:{attacker.server_address[1]}/")
         expect(page).to_have_title("sent")
-        page.wait_for_function("document.body.dataset.framed === '1'")
+        page.wait_for_selector("body[data-framed]", state="attached")
         (framed,) = [f for f in page.frames if f is not page.main_frame]
     finally:
         attacker.shutdown()

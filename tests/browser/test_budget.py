@@ -25,7 +25,10 @@ window.__firstRender = null;
 new MutationObserver((_, observer) => {{
     if (document.querySelectorAll('.msg[data-id]').length >= {2 * TURNS}) {{
         observer.disconnect();
-        requestAnimationFrame(() => {{ window.__firstRender = performance.now(); }});
+        requestAnimationFrame(() => {{
+            window.__firstRender = performance.now();
+            document.documentElement.dataset.firstRender = "done";
+        }});
     }}
 }}).observe(document, {{childList: true, subtree: true}});
 """
@@ -82,7 +85,8 @@ def _first_render(browser: Browser, url: str) -> float:
         page = context.new_page()
         page.add_init_script(WATCH)
         page.goto(url)
-        page.wait_for_function("window.__firstRender !== null", timeout=15_000)
+        # not wait_for_function: Playwright evals its predicate, which the panel's CSP refuses
+        page.wait_for_selector("html[data-first-render]", state="attached", timeout=15_000)
         return float(page.evaluate("window.__firstRender"))
     finally:
         context.close()
