@@ -90,6 +90,7 @@ def serve(
         port=settings.port,
         log_level=log_level,
         timeout_graceful_shutdown=5,
+        ws_max_size=settings.max_body_bytes,  # a WebSocket frame is a body too
     )
 
 

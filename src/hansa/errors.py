@@ -12,8 +12,9 @@
     │   │                             (domain/transitions.py)
     │   ├── ScopeDenied           the law of allowed scope (403, engine/laws.py)
     │   ├── Unauthenticated       no key, or an unknown or revoked one (401, domain/principal.py)
-    │   └── Forbidden             the role does not allow it (403, domain/principal.py)
-    │       └── OriginDenied          another site, or a foreign Host (403)
+    │   ├── Forbidden             the role does not allow it (403, domain/principal.py)
+    │   │   └── OriginDenied          another site, or a foreign Host (403)
+    │   └── RateLimited           a limit was reached; try again later (429, Retry-After)
     ├── ConfigError               Hansa is set up wrongly (bad settings, missing extra)
     ├── ProviderError             a model provider failed
     │   └── ProviderHTTPError     ... with an HTTP status and body
@@ -66,6 +67,20 @@ class Conflict(UserError):
 
     code = "conflict"
     status = 409
+
+
+class RateLimited(UserError):
+    """A limit was reached (docs/security.md, "Limits"); ``retry_after`` says when to
+    try again, in seconds (the ``Retry-After`` header)."""
+
+    code = "rate_limited"
+    status = 429
+
+    def __init__(
+        self, message: str, *, retry_after: int, details: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message, details=details)
+        self.retry_after = max(1, retry_after)
 
 
 class ConfigError(HansaError):

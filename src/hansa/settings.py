@@ -69,6 +69,31 @@ class Settings(BaseSettings):
     chat_timeout_seconds: float = Field(default=300.0, gt=0)
     """How long ``POST /api/assistant/chat`` waits for its turn to finish."""
     sse_keepalive_seconds: float = Field(default=15.0, gt=0)
+
+    # Limits (docs/security.md, "Limits"): each answers in the API error shape.
+    max_json_depth: int = Field(default=32, ge=2, le=256)
+    """How deeply a JSON body (or WebSocket frame) may nest arrays and objects (400)."""
+    max_project_context_bytes: int = Field(default=32 * 1024, ge=256)
+    """The largest ``projectContext`` a message may carry, as JSON (422)."""
+    max_queued_turns: int = Field(default=10, ge=1, le=1000)
+    """Unfinished turns one conversation may have; one more message gets 429."""
+    max_subscribers_per_conversation: int = Field(default=20, ge=1)
+    """Live SSE and WebSocket streams one conversation may have in this process (429)."""
+    max_subscribers_per_tenant: int = Field(default=1000, ge=1)
+    """Live SSE and WebSocket streams one tenant may have in this process (429)."""
+    ws_send_timeout_seconds: float = Field(default=30.0, gt=0)
+    """A WebSocket client that takes longer to accept one frame is disconnected."""
+    rate_limit_per_minute: int = Field(default=600, ge=0)
+    """Requests to ``/api`` one key (or, without one, one address) may make per minute,
+    in bursts of up to as many; 0 turns the limit off. Local mode (no keys) is exempt."""
+    execute_timeout_seconds: float = Field(default=120.0, gt=0)
+    """How long ``POST /api/assistant/execute`` waits for its task before answering 202
+    with the task id to follow."""
+    idempotency_abandoned_seconds: float = Field(default=600.0, gt=0)
+    """A reserved ``Idempotency-Key`` whose request has not answered for this long is
+    taken to be abandoned (its process died) and may be used again."""
+    idempotency_ttl_seconds: float = Field(default=24 * 3600.0, gt=0)
+    """How long an ``Idempotency-Key``'s answer is kept for replays."""
     task_concurrency: int = Field(default=4, ge=1, le=64)
     """Tasks of one step group that run at once."""
     task_timeout_seconds: float = Field(default=300.0, gt=0)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fastapi import Depends, FastAPI
 
-from hansa.api import auth, errors, policy
+from hansa.api import auth, errors, limits, policy
 from hansa.api.guard import Guard
 from hansa.api.idempotency import IdempotencyKeys
 from hansa.api.panel import panel
@@ -79,6 +79,9 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
     if _STATIC.is_dir():
         app.mount("/", panel(_STATIC), name="panel")
     app.add_middleware(IdempotencyKeys)  # inside the body limit: it reads whole bodies
-    app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        errors.BodyLimit, max_bytes=settings.max_body_bytes, max_depth=settings.max_json_depth
+    )
+    limits.install(app, settings)  # inside the guard (per principal), before bodies are read
     app.add_middleware(Guard, loopback=auth.is_loopback(settings.host))  # outermost: who asks
     return app

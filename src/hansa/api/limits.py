@@ -1,0 +1,186 @@
+"""Limits this process keeps per caller: requests per minute, live event streams.
+
+- ``RequestRate``: each key (a principal; without one, the client's address) may make
+  ``rate_limit_per_minute`` requests to ``/api``, in bursts of up to as many (a token
+  bucket refilled at that rate). Local mode (no keys) is exempt: its only caller owns
+  the machine. Past it: 429 ``rate_limited`` with ``Retry-After``.
+- ``Subscribers``: live SSE and WebSocket streams per conversation and per tenant.
+
+``install`` hangs one ``Limits`` off the app and adds the ``RateLimit`` middleware,
+which must sit inside ``api/guard.py`` (it reads the principal the guard found) and
+outside everything that reads a body. The counts are this process's: with several
+API processes, each allows as much.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import TypeVar
+
+from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from hansa import errors
+from hansa.api import errors as api_errors
+from hansa.settings import Settings
+
+K = TypeVar("K", bound=Hashable)
+
+SUBSCRIBER_RETRY_SECONDS = 10
+"""The ``Retry-After`` of a stream refused because too many are open."""
+_MAX_BUCKETS = 10_000
+"""Past this many keys, the buckets that have refilled (idle keys) are forgotten."""
+
+
+class RequestRate:
+    """A token bucket per key: ``per_minute`` requests, in bursts of up to as many."""
+
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
+        self.per_minute = per_minute
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+        """Key -> (tokens left, when they were counted)."""
+
+    def take(self, key: str) -> float:
+        """Spend one request of ``key``'s: 0 if allowed, else the seconds until one is."""
+        if self.per_minute <= 0:
+            return 0.0
+        now = self._clock()
+        per_second = self.per_minute / 60
+        tokens, then = self._buckets.get(key, (float(self.per_minute), now))
+        tokens = min(float(self.per_minute), tokens + (now - then) * per_second)
+        if tokens < 1:
+            self._buckets[key] = (tokens, now)
+            return (1 - tokens) / per_second
+        if key not in self._buckets and len(self._buckets) >= _MAX_BUCKETS:
+            self._forget_idle(now, per_second)
+        self._buckets[key] = (tokens - 1, now)
+        return 0.0
+
+    def _forget_idle(self, now: float, per_second: float) -> None:
+        full = [
+            k
+            for k, (tokens, then) in self._buckets.items()
+            if tokens + (now - then) * per_second >= self.per_minute
+        ]
+        for k in full:
+            del self._buckets[k]
+
+
+@dataclass
+class Slot:
+    """One live stream, counted until ``release``."""
+
+    _release: Callable[[], None] | None
+
+    def release(self) -> None:
+        """Stop counting this stream (again: nothing)."""
+        if self._release is not None:
+            self._release()
+            self._release = None
+
+
+class Subscribers:
+    """Live SSE and WebSocket streams, per conversation and per tenant."""
+
+    def __init__(self, per_conversation: int, per_tenant: int) -> None:
+        self.per_conversation = per_conversation
+        self.per_tenant = per_tenant
+        self._conversations: dict[tuple[str, str], int] = {}
+        self._tenants: dict[str, int] = {}
+
+    def hold(self, tenant_id: str, conversation_id: str) -> Slot:
+        """Count one more stream of the conversation (429 past either limit)."""
+        key = (tenant_id, conversation_id)
+        if self._conversations.get(key, 0) >= self.per_conversation:
+            raise errors.RateLimited(
+                f"this conversation already has {self.per_conversation} live event streams",
+                retry_after=SUBSCRIBER_RETRY_SECONDS,
+            )
+        if self._tenants.get(tenant_id, 0) >= self.per_tenant:
+            raise errors.RateLimited(
+                f"this tenant already has {self.per_tenant} live event streams",
+                retry_after=SUBSCRIBER_RETRY_SECONDS,
+            )
+        self._conversations[key] = self._conversations.get(key, 0) + 1
+        self._tenants[tenant_id] = self._tenants.get(tenant_id, 0) + 1
+        return Slot(lambda: self._drop(key))
+
+    def count(self, tenant_id: str, conversation_id: str | None = None) -> int:
+        """Live streams of the tenant, or of one of its conversations."""
+        if conversation_id is None:
+            return self._tenants.get(tenant_id, 0)
+        return self._conversations.get((tenant_id, conversation_id), 0)
+
+    def _drop(self, key: tuple[str, str]) -> None:
+        _decrement(self._conversations, key)
+        _decrement(self._tenants, key[0])
+
+
+def _decrement(counts: dict[K, int], key: K) -> None:
+    left = counts[key] - 1
+    if left:
+        counts[key] = left
+    else:
+        del counts[key]  # no entry left behind for a conversation nobody follows
+
+
+class Limits:
+    """This process's limits, built once from the settings."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.requests = RequestRate(settings.rate_limit_per_minute)
+        self.subscribers = Subscribers(
+            settings.max_subscribers_per_conversation, settings.max_subscribers_per_tenant
+        )
+
+
+def install(app: FastAPI, settings: Settings) -> None:
+    """Hang ``Limits`` off ``app.state.limits`` and add the ``RateLimit`` middleware."""
+    app.state.limits = Limits(settings)
+    app.add_middleware(RateLimit, rate=app.state.limits.requests)
+
+
+def of(app: FastAPI) -> Limits:
+    """The limits ``install`` hung off ``app``."""
+    limits: Limits = app.state.limits
+    return limits
+
+
+class RateLimit:
+    """Pure ASGI middleware: requests to ``/api`` beyond the caller's rate get 429."""
+
+    def __init__(self, app: ASGIApp, *, rate: RequestRate) -> None:
+        self.app = app
+        self.rate = rate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        key = _key(scope) if scope["type"] in ("http", "websocket") else None
+        wait = 0.0 if key is None else self.rate.take(key)
+        if not wait:
+            await self.app(scope, receive, send)
+            return
+        retry_after = max(1, math.ceil(wait))
+        message = f"more than {self.rate.per_minute} requests a minute; try again later"
+        exc = errors.RateLimited(message, retry_after=retry_after)
+        await api_errors.refuse(scope, receive, send, exc)
+
+
+def _key(scope: Scope) -> str | None:
+    """Whose requests these count as; None for those no limit applies to."""
+    if not scope["path"].startswith("/api/"):
+        return None
+    state = scope.get("state", {})
+    principal_id = state.get("principal_id")
+    principal = state.get("principal")  # set by api/guard.py
+    if principal_id is None and principal is not None:
+        if principal.kind == "local":
+            return None
+        principal_id = f"{principal.tenant_id}/{principal.id}"
+    if principal_id is not None:
+        return f"principal:{principal_id}"
+    client = scope.get("client")
+    return f"address:{client[0] if client else '?'}"
