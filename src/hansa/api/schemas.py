@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 from hansa.domain import agent, conversation, llm_call, message, project, run, secrets
+
+Id = Annotated[str, Field(min_length=1, max_length=36)]
+"""A stored id (its column is 36 characters wide: a ULID or a UUID fits)."""
+AgentId = Annotated[str, Field(min_length=1, max_length=64)]
+"""An agent's id (its columns are 64 characters wide)."""
 
 
 class Body(BaseModel):
@@ -35,20 +40,28 @@ class ProjectPatch(Body):
     allowed_task_types: list[str] | None = None
     config: dict[str, Any] | None = None
 
+    @field_validator("name", "config", mode="before")
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        # absent means "unchanged"; null would mean "none", which a project cannot be without
+        if value is None:
+            raise ValueError("may be left out but not null")
+        return value
+
 
 class ConversationCreate(Body):
     """``POST /api/conversations``."""
 
-    project_id: str | None = None
+    project_id: Id | None = None
     title: str | None = Field(default=None, max_length=200)
-    active_agent_id: str | None = None
+    active_agent_id: AgentId | None = None
 
 
 class MessageCreate(Body):
     """``POST /api/conversations/{id}/messages``."""
 
     content: str
-    active_agent_id: str | None = None
+    active_agent_id: AgentId | None = None
     project_context: dict[str, Any] | None = None
     multitask_strategy: Literal["enqueue", "reject", "interrupt"] = "enqueue"
 
@@ -69,9 +82,9 @@ class ChatMessageIn(Body):
 class ChatRequest(Body):
     """``POST /api/assistant/chat`` (seed 000 §12.1)."""
 
-    conversation_id: str | None = None
+    conversation_id: Id | None = None
     messages: list[ChatMessageIn] = Field(min_length=1)
-    active_agent_id: str | None = None
+    active_agent_id: AgentId | None = None
     project_context: dict[str, Any] | None = None
 
 
@@ -146,17 +159,17 @@ class TaskIn(Body):
     sequence_order: int = Field(default=0, ge=0, le=10_000)
     task_type: str = Field(min_length=1, max_length=64)
     parameters: dict[str, Any] = Field(default_factory=dict)
-    created_by_agent_id: str = Field(min_length=1, max_length=64)
+    created_by_agent_id: AgentId
     summary: str = Field(default="", max_length=500)
-    project_id: str | None = None
+    project_id: Id | None = None
     ref: str | None = Field(default=None, pattern=r"^[A-Za-z][A-Za-z0-9_]{0,31}$")
 
 
 class RunCreate(Body):
     """``POST /api/runs``: a programmatic plan."""
 
-    conversation_id: str
-    project_id: str | None = None
+    conversation_id: Id
+    project_id: Id | None = None
     title: str = Field(min_length=1, max_length=200)
     tasks: list[TaskIn] = Field(min_length=1, max_length=500)
 
@@ -164,9 +177,9 @@ class RunCreate(Body):
 class TaskEdit(Body):
     """A change to one task before approval."""
 
-    task_id: str
+    task_id: Id
     parameters: dict[str, Any] | None = None
-    created_by_agent_id: str | None = None
+    created_by_agent_id: AgentId | None = None
     summary: str | None = Field(default=None, max_length=500)
 
 
@@ -185,11 +198,11 @@ class TaskConfirm(Body):
 class ExecuteRequest(Body):
     """``POST /api/assistant/execute`` (seed 000 §12.2)."""
 
-    run_id: str | None = None
-    conversation_id: str
-    project_id: str | None = None
-    created_by_agent_id: str
-    task_type: str
+    run_id: Id | None = None
+    conversation_id: Id
+    project_id: Id | None = None
+    created_by_agent_id: AgentId
+    task_type: str = Field(min_length=1, max_length=64)
     parameters: dict[str, Any] = Field(default_factory=dict)
     summary: str = Field(default="", max_length=500)
 

@@ -1,10 +1,16 @@
-"""The seed-compatible chat route (seed 000 §12.1): it answers when the turn is done."""
+"""The seed-compatible chat route (seed 000 §12.1): it answers when the turn is done.
+
+A turn that takes longer than ``chat_timeout_seconds`` goes on; the route answers 202
+with its ids and what it produced so far (``"status": "running"``), an answer an
+``Idempotency-Key`` keeps: a retry gets the same turn, not a second one.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import JSONResponse
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
@@ -17,10 +23,10 @@ from hansa.store import projects
 router = APIRouter(prefix="/api/assistant")
 
 
-@router.post("/chat")
+@router.post("/chat", response_model=None)
 async def assistant_chat(
     body: ChatRequest, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> dict[str, Any] | JSONResponse:
     """Post the last user message, wait for its turn, answer with what it produced."""
     user_messages = [m for m in body.messages if m.role == "user"]
     if not user_messages:
@@ -43,10 +49,12 @@ async def assistant_chat(
         active_agent_id=body.active_agent_id,
         project_context=body.project_context,
     )
-    produced = await chat.wait_for_done(
-        services, tenant, conversation_id, posted.turn_id, posted.seq
-    )
-    return _response(conversation_id, produced)
+    waited = await chat.wait_for_done(services, tenant, conversation_id, posted.turn_id, posted.seq)
+    answer = _response(conversation_id, waited.events)
+    if waited.finished:
+        return answer
+    still = {"status": "running", "messageId": posted.message_id, "turnId": posted.turn_id}
+    return JSONResponse({**answer, **still}, status_code=202)
 
 
 async def _stored_project(

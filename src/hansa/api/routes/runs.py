@@ -128,7 +128,8 @@ async def confirm_task(
 async def assistant_execute(
     body: ExecuteRequest, services: ServicesDep, principal: PrincipalDep
 ) -> JSONResponse:
-    """Run one task under the laws; 202 with ``awaiting_confirmation`` for an irreversible one.
+    """Run one task under the laws; 202 with ``awaiting_confirmation`` for an irreversible one
+    (or its current status for one still running after ``execute_timeout_seconds``).
     An agent's token runs tasks only as that agent, within its capabilities."""
     if not principal.may_act_as(body.created_by_agent_id):
         raise Forbidden(
@@ -153,5 +154,5 @@ async def assistant_execute(
     }
     if task.error:
         payload["error"] = task.error
-    waiting = task.status is run.TaskStatus.AWAITING_CONFIRMATION
-    return JSONResponse(payload, status_code=202 if waiting else 200)
+    # not final: awaiting confirmation, or still running past execute_timeout_seconds
+    return JSONResponse(payload, status_code=200 if task.status in run.TASK_FINAL else 202)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from hansa.domain import run
@@ -21,7 +22,8 @@ async def execute(
     parameters: dict[str, Any],
     summary: str,
 ) -> run.Task:
-    """Check the laws, then run the task as a one-step run; returns it once it settled.
+    """Check the laws, then run the task as a one-step run; returns it once it settled,
+    or as it stands after ``execute_timeout_seconds`` (it goes on: follow it by its id).
 
     An irreversible task comes back ``awaiting_confirmation`` without running.
     """
@@ -33,19 +35,40 @@ async def execute(
         summary or service.default_summary(task_type, parameters),
         project_id=project_id,
     )
-    new = service.NewRun(conversation_id, draft.summary, project_id, [draft])
+    title = (
+        draft.summary
+        if len(draft.summary) <= _TITLE_CHARS
+        else draft.summary[: _TITLE_CHARS - 1] + "…"
+    )
+    new = service.NewRun(conversation_id, title, project_id, [draft])
     run_id, stored = await service.create_run(services, tenant_id, new)
     await service.approve(services, tenant_id, run_id)
     (task,) = (await service.view(services, tenant_id, run_id)).tasks
-    if task.status in run.TASK_FINAL or task.status is run.TaskStatus.AWAITING_CONFIRMATION:
+    if _settled(task):
         return task
     after = stored[-1].seq if stored else 0
-    async for ev in follow(
-        services, tenant_id, conversation_id, after, idle_seconds=services.settings.poll_seconds
-    ):
-        if ev is not None and ev.task_id != task.id:
-            continue
-        task = await service.get_task(services, tenant_id, task.id)
-        if task.status in run.TASK_FINAL or task.status is run.TaskStatus.AWAITING_CONFIRMATION:
-            return task
-    raise AssertionError("unreachable: follow() never ends")
+    try:
+        async with asyncio.timeout(services.settings.execute_timeout_seconds):
+            async for ev in follow(
+                services,
+                tenant_id,
+                conversation_id,
+                after,
+                idle_seconds=services.settings.poll_seconds,
+            ):
+                if ev is not None and ev.task_id != task.id:
+                    continue
+                task = await service.get_task(services, tenant_id, task.id)
+                if _settled(task):
+                    return task
+    except TimeoutError:
+        pass
+    return await service.get_task(services, tenant_id, task.id)
+
+
+_TITLE_CHARS = 200
+"""A run's title column is this wide; a longer summary is cut for the title only."""
+
+
+def _settled(task: run.Task) -> bool:
+    return task.status in run.TASK_FINAL or task.status is run.TaskStatus.AWAITING_CONFIRMATION

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,9 +77,9 @@ async def post_message(
     """Store the user's message, its turn and the turn's job in one transaction.
 
     ``strategy`` decides what happens while another turn of the conversation is queued
-    or running: ``enqueue`` waits for it, ``reject`` refuses (409), ``interrupt``
-    cancels it (it ends with ``done`` ``cancelled``; its worker's later writes are
-    refused) and runs this one.
+    or running: ``enqueue`` waits for it (429 once ``max_queued_turns`` wait already),
+    ``reject`` refuses (409), ``interrupt`` cancels it (it ends with ``done``
+    ``cancelled``; its worker's later writes are refused) and runs this one.
     """
     if strategy not in STRATEGIES:
         raise errors.InvalidInput(
@@ -93,6 +94,7 @@ async def post_message(
         raise errors.InvalidInput(
             f"content is longer than {limit} characters", details={"field": "content"}
         )
+    _check_context(services, project_context)
     _known_agent(services, active_agent_id)
     now = services.clock()
     turn_id = new_id()
@@ -112,7 +114,13 @@ async def post_message(
             raise errors.Conflict("this conversation is archived")
         if convo.title is None:  # name it after its first message, for pickers and lists
             conversations.set_title(conn, tenant_id, conversation_id, _title(text), now)
-        busy = [] if strategy == "enqueue" else turns.unfinished(conn, tenant_id, conversation_id)
+        busy = turns.unfinished(conn, tenant_id, conversation_id)
+        if strategy == "enqueue" and len(busy) >= services.settings.max_queued_turns:
+            raise errors.RateLimited(
+                f"this conversation already has {len(busy)} messages waiting for an answer",
+                retry_after=QUEUE_RETRY_SECONDS,
+                details={"unfinishedTurns": len(busy)},
+            )
         if busy and strategy == "reject":
             raise errors.Conflict(
                 "another message of this conversation is still being answered",
@@ -154,10 +162,19 @@ async def post_message(
     return Posted(message_id=message_id, turn_id=turn_id, seq=stored[-1].seq)
 
 
+@dataclass(frozen=True, slots=True)
+class Waited:
+    """A turn's events so far, and whether it finished (emitted ``done``)."""
+
+    events: list[event.Event]
+    finished: bool
+
+
 async def wait_for_done(
     services: Services, tenant_id: str, conversation_id: str, turn_id: str, after: int
-) -> list[event.Event]:
-    """Wait until ``turn_id`` emits ``done``; return the turn's events after ``after``."""
+) -> Waited:
+    """Wait until ``turn_id`` emits ``done``, at most ``chat_timeout_seconds``; the
+    turn's events after ``after`` (unfinished after the timeout: the turn goes on)."""
     timeout = services.settings.chat_timeout_seconds
     collected: list[event.Event] = []
     try:
@@ -168,13 +185,26 @@ async def wait_for_done(
                 if ev is not None and ev.turn_id == turn_id:
                     collected.append(ev)
                     if ev.type == "done":
-                        return collected
+                        return Waited(collected, finished=True)
     except TimeoutError:
         pass
-    raise errors.HansaError(f"turn {turn_id} did not finish within {timeout:.0f} s")
+    return Waited(collected, finished=False)
 
 
 STRATEGIES = ("enqueue", "reject", "interrupt")
+QUEUE_RETRY_SECONDS = 5
+"""The ``Retry-After`` of a message refused because its conversation's queue is full."""
+
+
+def _check_context(services: Services, project_context: dict[str, Any] | None) -> None:
+    if project_context is None:
+        return
+    limit = services.settings.max_project_context_bytes
+    if len(json.dumps(project_context, separators=(",", ":"))) > limit:
+        raise errors.InvalidInput(
+            f"projectContext is larger than {limit} bytes as JSON",
+            details={"field": "projectContext"},
+        )
 
 
 def _title(text: str, limit: int = 60) -> str:

@@ -1,0 +1,79 @@
+"""Failures and slow clients, through the real app in this process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+
+from hansa.api.routes.stream import WS_SEND_TIMED_OUT
+from inprocess.asgi import Hansa, running_app
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_an_unexpected_error_answers_in_the_error_shape_and_frees_its_key(
+    hansa: Hansa,
+) -> None:
+    calls = 0
+
+    async def boom() -> None:
+        nonlocal calls
+        calls += 1
+        raise RuntimeError("a bug")
+
+    hansa.app.add_api_route("/api/boom", boom, methods=["POST"])
+    routes = hansa.app.router.routes
+    routes.insert(0, routes.pop())  # before the panel, mounted at /
+    transport = httpx.ASGITransport(app=hansa.app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://hansa.test") as client:
+        headers = {"Idempotency-Key": "boom-1"}
+        first = await client.post("/api/boom", json={}, headers=headers)
+        retried = await client.post("/api/boom", json={}, headers=headers)
+    for response in (first, retried):
+        assert response.status_code == 500
+        assert response.json()["error"]["code"] == "internal_error"
+        assert "a bug" not in response.text
+    assert calls == 2, "the failed request's key was released: the retry ran again"
+
+
+async def test_a_websocket_client_that_stops_reading_is_disconnected(tmp_path: Path) -> None:
+    async with running_app(tmp_path, ws_send_timeout_seconds=0.3) as hansa:
+        cid = await hansa.conversation()
+        await hansa.turn(cid, "hello")  # events to replay at once
+        closed: list[int] = []
+        connected = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal connected
+            if not connected:
+                connected = True
+                return {"type": "websocket.connect"}
+            await anyio.sleep_forever()  # the client never says goodbye
+            raise AssertionError
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "websocket.send":
+                await anyio.sleep_forever()  # nor takes a frame
+            if message["type"] == "websocket.close":
+                closed.append(message["code"])
+
+        scope = {
+            "type": "websocket",
+            "asgi": {"version": "3.0"},
+            "scheme": "ws",
+            "path": f"/api/conversations/{cid}/ws",
+            "raw_path": f"/api/conversations/{cid}/ws".encode(),
+            "query_string": b"",
+            "root_path": "",
+            "headers": [(b"host", b"hansa.test")],
+            "client": ("127.0.0.1", 50000),
+            "server": ("hansa.test", 80),
+            "subprotocols": [],
+        }
+        with anyio.fail_after(5):  # without the send timeout: forever
+            await hansa.app(scope, receive, send)
+        assert closed == [WS_SEND_TIMED_OUT]
