@@ -1,16 +1,22 @@
 """``Idempotency-Key`` on POSTs: same key and same body -> the same response, once.
 
 The same key with a different body is refused (422); a second request while the
-first is still being answered gets 409. Responses of 5xx are not kept, so a
-retry after a server failure runs again.
+first is still being answered gets 409. Responses of 5xx and 429, and requests that
+raised, are not kept, so a retry after a server failure or a limit runs again. A key
+whose request never answered (its process died) is free again after
+``idempotency_abandoned_seconds``; answers are kept ``idempotency_ttl_seconds``, and
+keys older than that are swept now and then.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import time
+from datetime import timedelta
 from typing import Any
 
+import anyio
 from sqlalchemy.exc import IntegrityError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -20,6 +26,8 @@ from hansa.store import idempotency
 from hansa.store.db import DEFAULT_TENANT_ID
 
 MAX_KEY_LENGTH = 200
+_SWEEPS_PER_TTL = 24
+"""How often, per time to live, expired keys are swept (hourly for a day's)."""
 
 
 class IdempotencyKeys:
@@ -27,6 +35,8 @@ class IdempotencyKeys:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
+        self._next_sweep = 0.0
+        """When (``time.monotonic``) this process next sweeps expired keys."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers", ())) if scope["type"] == "http" else {}
@@ -35,7 +45,7 @@ class IdempotencyKeys:
             await self.app(scope, receive, send)
             return
         key = raw_key.decode("latin-1").strip()
-        if not key or len(key) > MAX_KEY_LENGTH:
+        if not key or len(key) > MAX_KEY_LENGTH or "\x00" in key:
             await _json(
                 send,
                 422,
@@ -52,19 +62,33 @@ class IdempotencyKeys:
         digest = hashlib.sha256(
             b"\n".join([scope["path"].encode(), scope.get("query_string", b""), body, who])
         ).hexdigest()
-        db = scope["app"].state.services.db
+        services = scope["app"].state.services
+        db, settings = services.db, services.settings
+        now = utcnow()
+        ages = idempotency.Ages(
+            abandoned_before=now - timedelta(seconds=settings.idempotency_abandoned_seconds),
+            expired_before=now - timedelta(seconds=settings.idempotency_ttl_seconds),
+        )
+        if time.monotonic() >= self._next_sweep:
+            self._next_sweep = time.monotonic() + settings.idempotency_ttl_seconds / _SWEEPS_PER_TTL
+            await db.write(lambda conn: idempotency.sweep(conn, ages.expired_before))
         try:
             earlier = await db.write(
-                lambda conn: idempotency.reserve(conn, tenant, key, digest, utcnow())
+                lambda conn: idempotency.reserve(conn, tenant, key, digest, now, ages)
             )
         except IntegrityError:  # a concurrent request reserved it between our read and insert
             earlier = idempotency.Stored(digest, 0, None)
         if earlier is not None:
             await _replay(send, earlier, digest)
             return
-        status, out_headers, chunks = await _capture(self.app, scope, body)
+        try:
+            status, out_headers, chunks = await _capture(self.app, scope, body)
+        except BaseException:  # the error handler answers; the key must not stay reserved
+            with anyio.CancelScope(shield=True):
+                await db.write(lambda conn: idempotency.release(conn, tenant, key))
+            raise
         payload = b"".join(chunks)
-        if status >= 500:
+        if status >= 500 or status == 429:
             await db.write(lambda conn: idempotency.release(conn, tenant, key))
         else:
             text = payload.decode("utf-8", "replace")
