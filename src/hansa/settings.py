@@ -75,8 +75,9 @@ class Settings(BaseSettings):
     """How deeply a JSON body (or WebSocket frame) may nest arrays and objects (400)."""
     max_project_context_bytes: int = Field(default=32 * 1024, ge=256)
     """The largest ``projectContext`` a message may carry, as JSON (422)."""
-    max_queued_turns: int = Field(default=10, ge=1, le=1000)
-    """Unfinished turns one conversation may have; one more message gets 429."""
+    max_queued_turns: int = Field(default=100, ge=1, le=10_000)
+    """Unfinished turns one conversation may have; one more message gets 429 (room for a
+    script that seeds a conversation with many messages at once)."""
     max_subscribers_per_conversation: int = Field(default=20, ge=1)
     """Live SSE and WebSocket streams one conversation may have in this process (429)."""
     max_subscribers_per_tenant: int = Field(default=1000, ge=1)
