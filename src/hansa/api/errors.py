@@ -203,6 +203,8 @@ async def refuse(scope: Scope, receive: Receive, send: Send, exc: errors.UserErr
     cannot answer a handshake with a response)."""
     body = json.dumps(error_body(exc.code, exc.message, exc.details)).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    if exc.status == 401:
+        headers.append((b"www-authenticate", b'Bearer realm="hansa"'))
     if isinstance(exc, errors.RateLimited):
         headers.append((b"retry-after", str(exc.retry_after).encode()))
     if scope["type"] == "http":

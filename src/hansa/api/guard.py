@@ -15,14 +15,12 @@ What each role may do once in is ``api/policy.py``'s business.
 
 from __future__ import annotations
 
-import json
-
 from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hansa import errors
 from hansa.api import auth
-from hansa.api.errors import error_body
+from hansa.api.errors import refuse
 from hansa.domain.principal import Kind, Principal, Unauthenticated
 
 SESSION_PATH = "/api/session"
@@ -49,7 +47,7 @@ class Guard:
         try:
             principal = await self._admit(HTTPConnection(scope))
         except errors.UserError as exc:
-            await _deny(scope, receive, send, exc)
+            await refuse(scope, receive, send, exc)
             return
         scope.setdefault("state", {})["principal"] = principal
         await self.app(scope, receive, send)
@@ -77,21 +75,3 @@ class Guard:
         if local or by_cookie or path == SESSION_PATH:
             auth.check_origin(conn, required=by_cookie)
         return principal
-
-
-async def _deny(scope: Scope, receive: Receive, send: Send, exc: errors.UserError) -> None:
-    body = json.dumps(error_body(exc.code, exc.message, exc.details)).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
-    if exc.status == 401:
-        headers.append((b"www-authenticate", b'Bearer realm="hansa"'))
-    if scope["type"] == "http":
-        await send({"type": "http.response.start", "status": exc.status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
-        return
-    await receive()  # websocket.connect
-    if "websocket.http.response" in scope.get("extensions", {}):
-        start = {"type": "websocket.http.response.start", "status": exc.status, "headers": headers}
-        await send(start)
-        await send({"type": "websocket.http.response.body", "body": body})
-        return
-    await send({"type": "websocket.close", "code": 4000 + exc.status, "reason": exc.message[:120]})
