@@ -178,3 +178,35 @@ def test_control_events_map_onto_the_operations(server: Server) -> None:
     assert state == "handoff_pending"
     assert missing.status_code == 422 and "needs runId" in missing.text
     assert unknown.status_code == 422
+
+
+def test_control_events_are_taken_as_websocket_frames(server: Server) -> None:
+    import json
+
+    from websockets.sync.client import connect
+
+    with server.client() as client:
+        cid = new_conversation(client)
+        run = _run(client, cid, waits("A", seconds=LONG))
+        _started(client, cid, run)
+    url = server.url.replace("http://", "ws://") + f"/api/conversations/{cid}/ws?after=0"
+    answers: list[dict[str, Any]] = []
+    with connect(url, open_timeout=10) as ws:
+        for frame in (
+            {"type": "stream.pause", "runId": run["id"]},
+            {"type": "stream.cancel", "runId": run["id"]},
+            {"type": "stream.explode"},
+        ):
+            ws.send(json.dumps(frame))
+            while True:
+                got = json.loads(ws.recv(timeout=30))
+                if got.get("type") in ("control", "error"):
+                    answers.append(got)
+                    break
+    with server.client() as client:
+        status = client.get(f"/api/runs/{run['id']}").json()["status"]
+
+    assert answers[0]["event"] == "stream.pause" and answers[0]["status"] == "paused"
+    assert answers[1]["event"] == "stream.cancel" and answers[1]["status"] == "cancelled"
+    assert answers[2]["type"] == "error"
+    assert status == "cancelled"

@@ -19,6 +19,7 @@ from contextlib import aclosing
 from typing import Any
 
 from fastapi import APIRouter, Header, Query, Request, WebSocket
+from fastapi.encoders import jsonable_encoder
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.types import Receive, Scope, Send
@@ -27,6 +28,7 @@ from hansa import errors
 from hansa.api import errors as api_errors
 from hansa.api import limits
 from hansa.api.deps import ServicesDep, TenantDep, current_tenant
+from hansa.api.routes import control
 from hansa.api.schemas import MessageCreate
 from hansa.engine.runtime.follow import follow, follow_batches
 from hansa.engine.runtime.services import Services
@@ -160,6 +162,12 @@ async def _converse(
                 frame = (message.get("bytes") or b"").decode("utf-8", "replace")
             try:
                 body = _message(frame, settings.max_body_bytes, settings.max_json_depth)
+                if isinstance(body, control.Control):  # seed 001's control events
+                    if body.event == "stream.handoff" and body.conversation_id is None:
+                        body = body.model_copy(update={"conversation_id": conversation_id})
+                    done = await control.apply(services, tenant, body)
+                    await send({"type": "control", **jsonable_encoder(done)})
+                    continue
                 posted = await chat.post_message(
                     services,
                     tenant,
@@ -189,8 +197,9 @@ async def _converse(
         await _close(websocket, WS_SEND_TIMED_OUT, reason)
 
 
-def _message(frame: str, max_bytes: int, max_depth: int) -> MessageCreate:
-    """A frame as ``POST …/messages`` would take it, or the ``UserError`` it gets."""
+def _message(frame: str, max_bytes: int, max_depth: int) -> MessageCreate | control.Control:
+    """A frame as ``POST …/messages`` (or ``POST /api/control``, for a ``stream.*`` frame)
+    would take it, or the ``UserError`` it gets."""
     data = frame.encode()
     if len(data) > max_bytes:
         raise _FrameError("body_too_large", f"frames may be at most {max_bytes} bytes")
@@ -201,9 +210,15 @@ def _message(frame: str, max_bytes: int, max_depth: int) -> MessageCreate:
         incoming = json.loads(frame)
     except ValueError:
         raise _FrameError("malformed_json", "frames must be JSON objects") from None
-    if not isinstance(incoming, dict) or incoming.get("type") != "message":
-        raise _FrameError("unknown_frame", 'send {"type": "message", "content": …}')
+    kind = incoming.get("type") if isinstance(incoming, dict) else None
+    if not isinstance(kind, str) or (kind != "message" and not kind.startswith("stream.")):
+        raise _FrameError(
+            "unknown_frame", 'send {"type": "message", "content": …} or a stream.* control event'
+        )
     try:
+        if kind.startswith("stream."):
+            rest = {k: v for k, v in incoming.items() if k != "type"}
+            return control.Control.model_validate({**rest, "event": kind})
         return MessageCreate.model_validate(incoming)
     except ValidationError as exc:
         first = exc.errors()[0]
