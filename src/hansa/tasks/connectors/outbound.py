@@ -382,7 +382,25 @@ class Reply:
         return json.loads(self.content)
 
 
-class OutboundClient:
+class Closing:
+    """``async with`` for anything with an ``aclose``: closed on the way out."""
+
+    async def aclose(self) -> None:
+        """Release what the object holds."""
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+class OutboundClient(Closing):
     """The HTTP client of the WordPress and WooCommerce connectors, under the webhook guard.
 
     Every request is checked like ``webhook.call``'s (vetted addresses, no proxies from the
@@ -402,17 +420,6 @@ class OutboundClient:
     async def aclose(self) -> None:
         """Close the connections."""
         await self._client.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def send(
         self,

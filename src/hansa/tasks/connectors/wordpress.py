@@ -26,15 +26,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
 
 from hansa.domain.secrets import mask_text
 from hansa.tasks.base import CmsConnector, Result, TaskFailed, page_slug
-from hansa.tasks.connectors.outbound import OutboundClient, OutboundPolicy, Reply
+from hansa.tasks.connectors.outbound import Closing, OutboundClient, OutboundPolicy, Reply
 
 _DETAIL_LIMIT = 120
 _UNPRINTABLE = re.compile(r"[^\x20-\x7e\u00a0-\uffff]")
@@ -255,7 +254,7 @@ def _page(data: dict[str, Any]) -> Result:
     }
 
 
-class RestConnector:
+class RestConnector(Closing):
     """Lifecycle shared by the connectors built on ``WordPressRest``."""
 
     _rest: WordPressRest
@@ -263,17 +262,6 @@ class RestConnector:
     async def aclose(self) -> None:
         """Close the HTTP client."""
         await self._rest.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 class WordPressCms(RestConnector, CmsConnector):
