@@ -164,7 +164,7 @@ jobs = sa.Table(
     sa.Column("run_at", UtcDateTime(), nullable=False),
     sa.Column("attempts", sa.Integer, nullable=False),
     sa.Column("max_attempts", sa.Integer, nullable=False),
-    sa.Column("lease_owner", sa.String(64)),
+    sa.Column("lease_owner", sa.Text),  # any host name (review H5)
     sa.Column("lease_until", UtcDateTime()),
     sa.Column("epoch", sa.Integer, nullable=False),
     sa.Column("last_error", sa.Text),
@@ -325,6 +325,20 @@ rules = sa.Table(
     _created(),
     sa.Column("updated_at", UtcDateTime(), nullable=False),
     sa.Index("ix_rules_trigger", "tenant_id", "trigger", "enabled", "priority"),
+)
+
+# The last firings of each rule (a bounded number per rule), for the panel's rules list.
+rule_firings = sa.Table(
+    "rule_firings",
+    metadata,
+    sa.Column("id", BigId, primary_key=True, autoincrement=True),
+    _tenant(),
+    sa.Column("rule_id", sa.String(36), nullable=False),
+    sa.Column("trigger", sa.String(32), nullable=False),
+    sa.Column("conversation_id", sa.String(36)),
+    sa.Column("actions", Json, nullable=False),
+    _created(),
+    sa.Index("ix_rule_firings_rule", "rule_id", "id"),
 )
 
 handoffs = sa.Table(
