@@ -57,8 +57,14 @@ class Settings(BaseSettings):
     worker_run_concurrency: int = Field(default=256, ge=1, le=4096)
     """Runs one worker drives at once; a run's job mostly waits for its tasks."""
     lease_seconds: float = Field(default=10.0, gt=0, le=600)
+    """How long a claimed job is a worker's without a heartbeat (the database's clock)."""
     poll_seconds: float = Field(default=0.5, gt=0, le=60)
     """How often a worker looks for jobs it was not told about."""
+    follow_poll_seconds: float = Field(default=1.0, gt=0, le=60)
+    """How often a live stream re-reads its conversation's log when no notice rang it: a
+    notice lost between processes delays an event by at most this long."""
+    drop_notices: bool = False
+    """Fault injection for tests: ignore every notice from other processes."""
 
     delta_flush_ms: int = Field(default=50, ge=1, le=5000)
     delta_flush_chars: int = Field(default=64, ge=1, le=65536)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 
@@ -11,6 +14,7 @@ from harness import (
     events_until,
     hans_says,
     new_conversation,
+    post,
     run_done,
     running_server,
     running_worker,
@@ -78,3 +82,24 @@ def test_a_run_executes_across_the_fleet(fleet: list[Server]) -> None:
         e for e in events if e["type"] == "task_status" and e["data"]["status"] == "completed"
     ]
     assert len(done_tasks) == 5, "each task completed exactly once"
+
+
+def test_streams_see_every_event_when_every_notice_is_lost(tmp_path: Path, pg_url: str) -> None:
+    """Notices are hints: with all of them dropped, a stream on another API still follows."""
+    deaf = {"HANSA_DROP_NOTICES": "1"}
+    with (
+        running_server(tmp_path, database_url=pg_url, env=deaf, extra_args=("--workers", "0")) as a,
+        running_server(tmp_path, database_url=pg_url, env=deaf, extra_args=("--workers", "0")) as b,
+        running_worker(tmp_path, pg_url, env=deaf),
+        a.client() as c1,
+        b.client() as c2,
+    ):
+        cid = new_conversation(c1)
+        with ThreadPoolExecutor(1) as pool:
+            following = pool.submit(events_until, c2, cid, lambda e: e["type"] == "done")
+            time.sleep(0.5)  # the stream is live (past its replay) before the turn is posted
+            post(c1, cid, "Hello there")
+            seen = following.result(timeout=60)
+    assert [e["seq"] for e in seen] == list(range(1, len(seen) + 1))
+    assert seen[-1]["type"] == "done"
+    assert hans_says(seen), "the answer reached the stream"

@@ -4,7 +4,8 @@ Writers notify inside their transaction (``store/notify.py``), so a notice is
 delivered exactly when the change commits. A listener thread per process
 receives them and rings local subscribers (who then read the log) or wakes the
 local worker. Notices from this process are ignored: it rang its subscribers
-already, with the events in hand.
+already, with the events in hand. A notice is a hint, never the only way: streams
+re-read the log on a timer and workers poll for jobs.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ log = logging.getLogger(__name__)
 class PostgresBus(MemoryBus):
     """In-process fan-out plus notices from other processes sharing the database."""
 
-    def __init__(self, dsn: str) -> None:
+    def __init__(self, dsn: str, *, drop_notices: bool = False) -> None:
         super().__init__()
         self._dsn = dsn
+        self._drop = drop_notices  # fault injection: streams must still see every event
         self._me = notice.sender_id()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -48,7 +50,7 @@ class PostgresBus(MemoryBus):
 
     def _deliver(self, channel: str, payload: str) -> None:
         sender, _, rest = payload.partition(":")
-        if sender == self._me:
+        if sender == self._me or self._drop:
             return
         if channel == JOBS_CHANNEL:
             self.on_job()

@@ -41,9 +41,13 @@ async def follow_batches(
 
     Subscribes before the first read, so nothing committed in between is missed.
     Uses the bus's copy of new events when it continues the cursor; reads the log
-    otherwise (replay, a gap, a bus that sends no copies, a subscriber far behind).
+    otherwise (replay, a gap, a bus that sends no copies, a subscriber far behind),
+    and every ``follow_poll_seconds`` that nothing rang: a notice lost between
+    processes delays an event, it never hides it.
     """
     cursor = after
+    poll = services.settings.follow_poll_seconds
+    quiet = 0.0
     with services.bus.subscribe(conversation_id) as sub:
         from_log = True
         while True:
@@ -59,9 +63,16 @@ async def follow_batches(
                 )
                 from_log = len(batch) >= events.PAGE  # a full page: more wait in the log
             if batch:
+                quiet = 0.0
                 cursor = batch[-1].seq
                 yield batch
             if from_log:
                 continue
-            if not await sub.wait(idle_seconds):
+            step = min(poll, idle_seconds - quiet)
+            if await sub.wait(step):
+                continue
+            quiet += step
+            from_log = True  # nothing rang: look in the log anyway
+            if quiet >= idle_seconds:
+                quiet = 0.0
                 yield []

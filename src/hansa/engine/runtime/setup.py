@@ -72,7 +72,10 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
     bus: MemoryBus = MemoryBus()
     if db.dialect == "postgresql":
         dsn = db.engine_url().render_as_string(hide_password=False)
-        bus = PostgresBus(dsn.replace("postgresql+psycopg://", "postgresql://", 1))
+        bus = PostgresBus(
+            dsn.replace("postgresql+psycopg://", "postgresql://", 1),
+            drop_notices=settings.drop_notices,
+        )
     return Services(
         settings=settings,
         db=db,
