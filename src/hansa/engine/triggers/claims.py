@@ -109,10 +109,17 @@ async def wait_window(expires_at: datetime, services: Services) -> None:
 async def turn_claims(
     services: Services, tenant_id: str, conversation_id: str, turn_id: str, after: int
 ) -> list[claims.Claim]:
-    """Every claim of the turn in the log (local and external)."""
+    """Every claim of the turn in the log (local and external), however many pages."""
 
     def read(conn: Any) -> list[event.Event]:
-        return events.read_after(conn, tenant_id, conversation_id, after)
+        found: list[event.Event] = []
+        cursor = after
+        while True:
+            page = events.read_after(conn, tenant_id, conversation_id, cursor)
+            found += page
+            if len(page) < events.PAGE:
+                return found
+            cursor = page[-1].seq
 
     found: list[claims.Claim] = []
     for ev in await services.db.read(read):
