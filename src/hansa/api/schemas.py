@@ -102,7 +102,7 @@ def project_out(p: project.Project) -> dict[str, Any]:
 
 
 def conversation_out(c: conversation.Conversation) -> dict[str, Any]:
-    """A conversation as JSON."""
+    """A conversation as JSON; the secrets in its metadata (the planning state) masked."""
     return {
         "id": c.id,
         "state": c.state.value,
@@ -112,7 +112,7 @@ def conversation_out(c: conversation.Conversation) -> dict[str, Any]:
         "lastSeq": c.last_seq,
         "createdAt": c.created_at.isoformat(),
         "updatedAt": c.updated_at.isoformat(),
-        "metadata": c.metadata,
+        "metadata": secrets.mask(c.metadata),  # the plan in progress, its steps' parameters
     }
 
 
@@ -127,7 +127,7 @@ def message_out(m: message.Message) -> dict[str, Any]:
         "runId": m.run_id,
         "turnId": m.turn_id,
         "createdAt": m.created_at.isoformat(),
-        "metadata": m.metadata,
+        "metadata": secrets.mask(m.metadata),
     }
 
 
@@ -233,7 +233,7 @@ def task_out(t: run.Task) -> dict[str, Any]:
         "error": secrets.mask(t.error),
         "createdAt": t.created_at.isoformat(),
         "updatedAt": t.updated_at.isoformat(),
-        "metadata": t.metadata,
+        "metadata": secrets.mask(t.metadata),
     }
 
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
+from hansa.domain import secrets
 from hansa.domain.base import Wire
 from hansa.domain.claims import ClaimTerms, Justification
 from hansa.domain.message import Author, Kind, Phase
@@ -320,8 +321,10 @@ class Event(Wire):
         return self.payload.type
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON shape of API.md."""
+        """The JSON shape of API.md; the secrets of plans, results and arguments as ``***``."""
         data = self.payload.model_dump(mode="json", by_alias=True, exclude={"type"})
+        if self.payload.type in _CARRIES_VALUES:  # also those logged before they were masked
+            data = secrets.mask(data)
         return {
             "seq": self.seq,
             "type": self.payload.type,
@@ -333,6 +336,13 @@ class Event(Wire):
             "createdAt": self.created_at.isoformat(),
             "data": data,
         }
+
+
+_CARRIES_VALUES = frozenset(
+    {"plan", "task_status", "tool_call", "tool_result", "agent_state", "entity_patch"}
+)
+"""Payloads that carry a plan's, a task's or a tool's values (an entity patch: a step's
+parameters), where a secret may sit."""
 
 
 def payload_from_stored(event_type: str, data: dict[str, Any]) -> Payload:

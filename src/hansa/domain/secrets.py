@@ -5,7 +5,9 @@ command line:
 
 - a value is secret when its key names a credential: ``appPassword``, ``consumerKey``,
   ``consumerSecret``, ``Authorization``, ``Cookie``, ``X-Api-Key``, ``access_token``… (see
-  :func:`is_secret_name`), at any depth of a project's config or a task's parameters;
+  :func:`is_secret_name`), at any depth of a project's config or a task's parameters, and
+  the ``value`` of a ``{"name": …, "value": …}`` pair with such a name (shown masked only:
+  such a pair is not sealed at rest);
 - in a URL, the user info (``https://user:pass@host``) and the values of query or fragment
   parameters with such names (``?api_key=…``, ``&sig=…``) are secret;
 - in free text, ``name=value`` pairs with such names, ``Bearer``/``Basic`` credentials and
@@ -111,14 +113,20 @@ def mask(value: Any) -> Any:
     """``value`` (a config, parameters, a result) as it may be shown: every secret masked.
 
     Values under a secret key become :data:`MASK` (an empty or missing one stays as it is, so
-    a reader can tell a secret is set); every other string goes through :func:`mask_text`.
+    a reader can tell a secret is set), and so does the ``value`` of a ``{"name", "value"}``
+    pair whose name is a secret's (a list of headers, a plan's requirement); every other
+    string goes through :func:`mask_text`.
     """
     return _mask(value, secret=False)
 
 
 def _mask(value: Any, *, secret: bool) -> Any:
     if isinstance(value, Mapping):
-        return {k: _mask(v, secret=secret or is_secret_name(str(k))) for k, v in value.items()}
+        named = _names_a_secret(value)
+        return {
+            k: _mask(v, secret=secret or is_secret_name(str(k)) or (named and k == "value"))
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_mask(v, secret=secret) for v in value]
     if secret:
@@ -126,6 +134,12 @@ def _mask(value: Any, *, secret: bool) -> Any:
     if isinstance(value, str):
         return mask_text(value)
     return value
+
+
+def _names_a_secret(pair: Mapping[Any, Any]) -> bool:
+    # {"name": "Authorization", "value": "…"}: a header list, a plan's requirement
+    name = pair.get("name")
+    return "value" in pair and isinstance(name, str) and is_secret_name(name)
 
 
 def map_secrets(value: Any, change: Callable[[str], str]) -> Any:

@@ -139,3 +139,14 @@ def test_a_partial_edit_keeps_what_it_leaves_out_unless_the_address_moves() -> N
             "parameters",
             partial=True,
         )
+
+
+def test_a_name_value_pair_named_for_a_secret_is_masked() -> None:
+    headers = [{"name": "Authorization", "value": "Bearer t0ken123"}, {"name": "A", "value": "b"}]
+    requirement = {"name": "apiKey", "label": "API key", "value": "k-1", "source": "user"}
+    assert secrets.mask(headers) == [
+        {"name": "Authorization", "value": MASK},
+        {"name": "A", "value": "b"},
+    ]
+    assert secrets.mask(requirement)["value"] == MASK
+    assert secrets.mask({"name": "title", "value": "Home"}) == {"name": "title", "value": "Home"}

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Response
 from pydantic import Field
 
 from hansa.api.deps import ServicesDep, TenantDep
-from hansa.domain import handoff
+from hansa.domain import handoff, secrets
 from hansa.domain.base import Wire
 from hansa.engine.handoffs import service
 from hansa.store import handoffs
@@ -37,8 +37,14 @@ class HumanMessage(Wire):
 
 
 def handoff_out(h: handoff.Handoff) -> dict[str, Any]:
-    """A handoff as JSON (camelCase, as every model)."""
+    """A handoff as JSON (camelCase, as every model); the secrets of its snapshot (the plan
+    in progress, the context) and metadata masked."""
     out: dict[str, Any] = h.model_dump(mode="json", by_alias=True)
+    out["metadata"] = secrets.mask(out["metadata"])
+    snapshot = out["snapshot"]  # its messages are the conversation's, shown as written
+    for part in ("plan", "context"):
+        if part in snapshot:
+            snapshot[part] = secrets.mask(snapshot[part])
     return out
 
 

@@ -16,7 +16,7 @@ from hansa.api.schemas import (
     run_card,
     task_out,
 )
-from hansa.domain import run
+from hansa.domain import run, secrets
 from hansa.domain.principal import Forbidden
 from hansa.engine import runs
 from hansa.engine.runs.one_shot import execute
@@ -149,10 +149,10 @@ async def assistant_execute(
         "taskId": task.id,
         "runId": task.run_id,
         "status": task.status.value,
-        "details": task.result or {},
+        "details": secrets.mask(task.result or {}),
         "parametersHash": task.parameters_hash,
     }
     if task.error:
-        payload["error"] = task.error
+        payload["error"] = secrets.mask_text(task.error)
     # not final: awaiting confirmation, or still running past execute_timeout_seconds
     return JSONResponse(payload, status_code=200 if task.status in run.TASK_FINAL else 202)

@@ -17,7 +17,7 @@ from pydantic import Field
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import conversation, event, handoff, message, run
+from hansa.domain import conversation, event, handoff, message, run, secrets
 from hansa.domain.base import Wire, new_id
 from hansa.engine import runs
 from hansa.engine.rules.enqueue import enqueue_if_ruled
@@ -40,9 +40,9 @@ def _snapshot(conn: Connection, tenant_id: str, convo: conversation.Conversation
         "messages": [
             {"author": m.author.value, "agentId": m.agent_id, "content": m.content} for m in recent
         ],
-        "context": convo.context,
+        "context": secrets.mask(convo.context),  # for a person to read: stored masked
         "currentAgent": convo.current_agent,
-        "plan": plan.model_dump(mode="json", by_alias=True) if plan else None,
+        "plan": secrets.mask(plan.model_dump(mode="json", by_alias=True)) if plan else None,
         "runs": [
             {
                 "id": r.id,

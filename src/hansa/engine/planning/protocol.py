@@ -196,7 +196,9 @@ def _plan_text(req: PlanningRequest, plan: Plan) -> str:
     names = req.services.names()
     lines = [f"Here is the plan — {plan.intent}", ""]
     for stage in plan.stages:
-        parts = [f"{names.get(s.owner, s.owner)}: {s.summary}" for s in stage.steps]
+        parts = [
+            f"{names.get(s.owner, s.owner)}: {secrets.mask_text(s.summary)}" for s in stage.steps
+        ]
         together = (
             " (in parallel)" if len(stage.steps) > 1 and "parallel" not in stage.title else ""
         )

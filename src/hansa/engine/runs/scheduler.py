@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from hansa.domain import event, job, message, run
+from hansa.domain import event, job, message, run, secrets
 from hansa.engine.runs import summary
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runtime.faults import crash_point
@@ -62,8 +62,9 @@ class Book:
         )
         before = self.tasks[task_id]
         if announce:
+            shown = None if result is None else secrets.mask(result)  # the log keeps no secret
             moved = event.TaskStatusData(
-                status=target, previous=before.status, result=result, retry_at=not_before
+                status=target, previous=before.status, result=shown, retry_at=not_before
             )
             change.batch.event(moved, agent_id=before.created_by, task_id=task_id)
         changes: dict[str, Any] = {"status": target, "updated_at": now, "scheduled_at": not_before}
