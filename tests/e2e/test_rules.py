@@ -180,3 +180,57 @@ def test_a_task_action_runs_at_once_and_a_handoff_ends_the_turn(server: Server) 
     assert "handoff" in kinds and "text_delta" not in kinds
     assert not [e for e in _of(handed, "message") if e["data"]["kind"] == "assistant"]
     assert handed[-1]["type"] == "done"
+
+
+def test_each_rule_keeps_its_last_firings(server: Server) -> None:
+    zebra = {
+        **REFUND,
+        "name": "zebra sightings",
+        "conditions": {
+            "conditions": [{"field": "message.content", "operator": "words", "value": ["zebra"]}]
+        },
+        "actions": [{"type": "context.update", "params": {"set": {"animal": "zebra"}}}],
+    }
+    created = {
+        "name": "new conversations are tagged",
+        "trigger": "conversation.created",
+        "conditions": {
+            "conditions": [{"field": "conversation.title", "operator": "eq", "value": "zoo"}]
+        },
+        "actions": [{"type": "context.update", "params": {"set": {"tagged": True}}}],
+    }
+    with server.client() as client:
+        rule = _rule(client, zebra)
+        untouched = client.get(f"/api/rules/{rule['id']}").json()
+        first, second = new_conversation(client), new_conversation(client)
+        turn(client, first, "I saw a zebra")
+        turn(client, new_conversation(client), "I saw a giraffe")
+        turn(client, second, "Two zebras now")
+        firings = client.get(f"/api/rules/{rule['id']}/firings").json()
+        newest = client.get(f"/api/rules/{rule['id']}/firings", params={"limit": 1}).json()
+        too_many = client.get(f"/api/rules/{rule['id']}/firings", params={"limit": 21})
+        one = client.get(f"/api/rules/{rule['id']}").json()
+        listed = next(r for r in client.get("/api/rules").json() if r["id"] == rule["id"])
+        config = next(r for r in client.get("/api/rules").json() if r["source"] == "config")
+        config_firings = client.get(f"/api/rules/{config['id']}/firings")
+        tagger = _rule(client, created)
+        zoo = new_conversation(client, title="zoo")
+        events_until(client, zoo, lambda e: e["type"] == "rule_evaluated")
+        tagged = client.get(f"/api/rules/{tagger['id']}/firings").json()
+        client.delete(f"/api/rules/{rule['id']}")
+        client.delete(f"/api/rules/{tagger['id']}")
+        gone = client.get(f"/api/rules/{rule['id']}/firings")
+        unknown = client.get("/api/rules/no-such-rule/firings")
+
+    assert untouched["lastFiredAt"] is None
+    assert [f["conversationId"] for f in firings] == [second, first]
+    assert firings[0]["id"] > firings[1]["id"]
+    assert all(f["ruleId"] == rule["id"] and f["trigger"] == "message.received" for f in firings)
+    assert firings[0]["actions"] == zebra["actions"]
+    assert newest == firings[:1]
+    assert too_many.status_code == 422
+    assert one["lastFiredAt"] == listed["lastFiredAt"] == firings[0]["createdAt"]
+    assert config["lastFiredAt"] is None
+    assert config_firings.status_code == 200 and config_firings.json() == []
+    assert [(f["trigger"], f["conversationId"]) for f in tagged] == [("conversation.created", zoo)]
+    assert gone.status_code == 404 and unknown.status_code == 404

@@ -189,3 +189,17 @@ class Firing(Wire):
     matched: bool
     conditions: list[ConditionResult]
     actions: list[Action]
+
+
+class RecordedFiring(Wire):
+    """A matched rule's firing as kept for its rule (the last few, for the panel's list)."""
+
+    id: int
+    """Increasing: a later firing has a larger id."""
+    rule_id: str
+    trigger: Trigger
+    conversation_id: str | None = None
+    """Where the trigger happened (the conversation its actions acted on)."""
+    actions: list[Action]
+    """The rule's actions as they were when it fired."""
+    created_at: datetime

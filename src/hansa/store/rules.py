@@ -1,7 +1,9 @@
-"""Rules of a tenant (seed 001), read by trigger on every evaluation."""
+"""Rules of a tenant (seed 001), read by trigger on every evaluation, and the last firings
+of each rule."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -9,12 +11,16 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain.rules import Rule
+from hansa.domain.rules import Firing, RecordedFiring, Rule, Trigger
 from hansa.store import direct, tables
 from hansa.store.db import growing
 
 _rules = tables.rules
+_firings = tables.rule_firings
 _B = sa.bindparam
+
+FIRINGS_KEPT = 20
+"""How many firings are kept per rule: recording one more deletes the oldest."""
 
 # Statements are built once and run through store.direct (decision 0007).
 _INSERT = _rules.insert()
@@ -35,6 +41,26 @@ _FOR_TRIGGER = (
     .order_by(_rules.c.priority.desc(), _rules.c.id)
 )
 _DELETE = _rules.delete().where(*_MINE)
+
+_RECORD = _firings.insert()
+_OF_RULE = (_firings.c.rule_id == _B("p_rule"), _firings.c.tenant_id == _B("p_tenant"))
+# The (rule_id, id) index finds the newest firing past the kept ones; it and all older go.
+_OLDEST_KEPT = (
+    sa.select(_firings.c.id)
+    .where(_firings.c.rule_id == _B("p_rule"))
+    .order_by(_firings.c.id.desc())
+    .limit(1)
+    .offset(FIRINGS_KEPT)
+    .scalar_subquery()
+)
+_PRUNE = _firings.delete().where(_firings.c.rule_id == _B("p_rule"), _firings.c.id <= _OLDEST_KEPT)
+_FIRINGS = (
+    sa.select(_firings)
+    .where(*_OF_RULE)
+    .order_by(_firings.c.id.desc())
+    .limit(_B("p_limit", type_=sa.Integer))
+)
+_FORGET = _firings.delete().where(*_OF_RULE)
 
 
 def _row(rule: Rule) -> dict[str, Any]:
@@ -101,6 +127,58 @@ def replace(conn: Connection, rule: Rule, now: datetime) -> Rule:
 
 
 def delete(conn: Connection, tenant_id: str, rule_id: str) -> None:
-    """Remove the rule, or NotFound."""
+    """Remove the rule and its firings, or NotFound."""
     get(conn, tenant_id, rule_id)
+    direct.execute(conn, _FORGET, {"p_rule": rule_id, "p_tenant": tenant_id})
     direct.execute(conn, _DELETE, {"p_id": rule_id, "p_tenant": tenant_id})
+
+
+def record_firings(
+    conn: Connection,
+    tenant_id: str,
+    trigger: Trigger,
+    conversation_id: str | None,
+    firings: Sequence[Firing],
+    now: datetime,
+) -> None:
+    """Keep a row for each matched firing of one evaluation, and only the last
+    ``FIRINGS_KEPT`` of each rule (rules that did not match are not recorded)."""
+    matched = [f for f in firings if f.matched]
+    if not matched:
+        return
+    rows = [
+        {
+            "tenant_id": tenant_id,
+            "rule_id": f.rule_id,
+            "trigger": trigger,
+            "conversation_id": conversation_id,
+            "actions": [a.model_dump(mode="json") for a in f.actions],
+            "created_at": now,
+        }
+        for f in matched
+    ]
+    direct.execute_many(conn, _RECORD, rows)
+    for rule_id in dict.fromkeys(f.rule_id for f in matched):
+        direct.execute(conn, _PRUNE, {"p_rule": rule_id})
+
+
+def firings(
+    conn: Connection, tenant_id: str, rule_id: str, limit: int = FIRINGS_KEPT
+) -> list[RecordedFiring]:
+    """The rule's last firings, newest first (at most ``limit``)."""
+    params = {"p_rule": rule_id, "p_tenant": tenant_id, "p_limit": limit}
+    return [RecordedFiring.model_validate(dict(r)) for r in direct.rows(conn, _FIRINGS, params)]
+
+
+@growing
+def last_fired(conn: Connection, tenant_id: str, rule_ids: Sequence[str]) -> dict[str, datetime]:
+    """When each of ``rule_ids`` last fired (rules that never fired are left out)."""
+    if not rule_ids:
+        return {}
+    newest = sa.func.max(_firings.c.created_at)
+    query = (
+        sa.select(_firings.c.rule_id, newest)
+        .where(_firings.c.tenant_id == tenant_id, _firings.c.rule_id.in_(list(rule_ids)))
+        .group_by(_firings.c.rule_id)
+    )
+    return {rule_id: at for rule_id, at in conn.execute(query)}

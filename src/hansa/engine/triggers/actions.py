@@ -10,12 +10,13 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation, event, handoff, message
 from hansa.domain.base import new_id
-from hansa.domain.rules import Action, Firing
+from hansa.domain.rules import Action, Firing, Trigger
 from hansa.engine import runs
 from hansa.engine.handoffs import service
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations
+from hansa.store import rules as rule_rows
 
 MAX_ACTIONS_PER_TRIGGER = 20
 """How many actions one trigger may run in all; the rest are skipped and said so. Actions
@@ -57,8 +58,9 @@ class Scene:
     batch: Batch
 
 
-def record(scene: Scene, trigger: str, firings: list[Firing]) -> None:
-    """The ``rule_evaluated`` event: matched rules in full, the others counted."""
+def record(scene: Scene, trigger: Trigger, firings: list[Firing]) -> None:
+    """The ``rule_evaluated`` event (matched rules in full, the others counted) and, in the
+    same transaction, each matched rule's firing in its last firings."""
     matched = [f for f in firings if f.matched]
     scene.batch.event(
         event.RuleEvaluatedData(
@@ -66,6 +68,13 @@ def record(scene: Scene, trigger: str, firings: list[Firing]) -> None:
         ),
         agent_id=scene.services.supervisor.id,
     )
+    if matched:
+        now = scene.services.clock()
+        scene.batch.then(
+            lambda conn: rule_rows.record_firings(
+                conn, scene.tenant_id, trigger, scene.conversation_id, matched, now
+            )
+        )
 
 
 def apply(scene: Scene, firings: list[Firing]) -> Applied:

@@ -1,13 +1,14 @@
 """Managing a tenant's rules: create, list (with the config's, read-only), change, delete,
-and the dry run that evaluates without writing."""
+their last firings, and the dry run that evaluates without writing."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from hansa import errors
 from hansa.domain.base import new_id
-from hansa.domain.rules import Firing, Rule, RuleSpec, Trigger
+from hansa.domain.rules import Firing, RecordedFiring, Rule, RuleSpec, Trigger
 from hansa.engine.rules.conditions import Evaluator
 from hansa.engine.rules.evaluate import check, evaluate
 from hansa.engine.runtime.services import Services
@@ -65,6 +66,28 @@ async def get(services: Services, tenant_id: str, rule_id: str) -> Rule:
     if found is not None:
         return found
     return await services.db.read(rule_rows.get, tenant_id, rule_id)
+
+
+async def last_fired(services: Services, tenant_id: str, rules: list[Rule]) -> dict[str, datetime]:
+    """When each of ``rules`` last fired (config rules and rules that never fired: absent)."""
+    stored = [r.id for r in rules if r.source == "api"]
+    if not stored:
+        return {}
+    return await services.db.read(rule_rows.last_fired, tenant_id, stored)
+
+
+async def firings(
+    services: Services, tenant_id: str, rule_id: str, limit: int
+) -> list[RecordedFiring]:
+    """A rule's last firings, newest first (a config rule's are not kept: none)."""
+    if _config_rule(services, rule_id) is not None:
+        return []
+
+    def go(conn: Any) -> list[RecordedFiring]:
+        rule_rows.get(conn, tenant_id, rule_id)  # another tenant's rule: 404
+        return rule_rows.firings(conn, tenant_id, rule_id, limit)
+
+    return await services.db.read(go)
 
 
 async def change(services: Services, tenant_id: str, rule_id: str, changes: dict[str, Any]) -> Rule:
