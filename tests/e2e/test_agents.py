@@ -188,3 +188,67 @@ def test_a_revoked_agent_token_stops_at_once(tmp_path: Path) -> None:
             assert admin.delete(f"/api/keys/{token_id}").status_code == 204
         with client(server, token) as bot:
             assert bot.get("/api/me").status_code == 401
+
+
+def test_admins_change_and_remove_registered_agents(acme: tuple[Server, str]) -> None:
+    server, key = acme
+    member, other_tenant = create_key(server, "acme", "member"), create_key(server, "globex")
+    with client(server, key) as admin:
+        token = _register(admin, "editBot", ["wait"])
+        cid = new_conversation(admin)
+        with client(server, token) as bot:
+            before = _execute(bot, cid, "editBot", "create_ticket", {"title": "Too soon"})
+        changed = admin.patch(
+            "/api/agents/editBot",
+            json={"displayName": "Edit Bot", "capabilities": ["wait", "tickets", "tickets"]},
+        )
+        nulls = {
+            field: admin.patch("/api/agents/editBot", json={field: None})
+            for field in ("displayName", "role", "roleSummary", "capabilities", "color")
+        }
+        renamed = admin.patch("/api/agents/editBot", json={"id": "otherBot"})
+        roster = {
+            "patch": admin.patch("/api/agents/chief", json={"displayName": "Fake Hans"}),
+            "delete": admin.delete("/api/agents/chief"),
+        }
+        listed = admin.get("/api/agents").json()
+        with client(server, token) as bot:
+            after = _execute(bot, cid, "editBot", "create_ticket", {"title": "Now allowed"})
+            by_itself = bot.patch("/api/agents/editBot", json={"capabilities": ["workspace"]})
+        refused = {}
+        for who, secret in (("member", member), ("other tenant", other_tenant)):
+            with client(server, secret) as c:
+                refused[who] = [
+                    c.patch("/api/agents/editBot", json={"displayName": "Mine"}).status_code,
+                    c.delete("/api/agents/editBot").status_code,
+                ]
+        removed = admin.delete("/api/agents/editBot")
+        with client(server, token) as bot:
+            me_after = bot.get("/api/me")
+        gone = {
+            "list": [a["id"] for a in admin.get("/api/agents").json()],
+            "patch": admin.patch("/api/agents/editBot", json={"displayName": "x"}).status_code,
+            "delete": admin.delete("/api/agents/editBot").status_code,
+            "token": admin.post("/api/agents/editBot/tokens").status_code,
+        }
+        tokens = [k for k in admin.get("/api/keys").json() if k["agentId"] == "editBot"]
+
+    assert before.status_code == 403 and error_code(before) == "scope_denied"
+    assert changed.status_code == 200, changed.text
+    assert changed.json()["displayName"] == "Edit Bot"
+    assert changed.json()["capabilities"] == ["wait", "tickets"]
+    assert changed.json()["avatar"]["initials"] == "EB"
+    assert {f: r.status_code for f, r in nulls.items()} == dict.fromkeys(nulls, 422)
+    assert all(error_code(r) == "validation_error" for r in nulls.values())
+    assert renamed.status_code == 422, "an agent's id does not change"
+    assert {k: r.status_code for k, r in roster.items()} == {"patch": 409, "delete": 409}
+    mine = next(a for a in listed if a["id"] == "editBot")
+    assert mine["displayName"] == "Edit Bot" and mine["capabilities"] == ["wait", "tickets"]
+    assert after.status_code == 200, "its token acts with its new capabilities at once"
+    assert by_itself.status_code == 403 and error_code(by_itself) == "forbidden"
+    assert refused == {"member": [403, 403], "other tenant": [404, 404]}
+    assert removed.status_code == 204
+    assert me_after.status_code == 401, "a removed agent's token stops at once"
+    assert "editBot" not in gone.pop("list")
+    assert gone == {"patch": 404, "delete": 404, "token": 404}
+    assert tokens and all(k["revokedAt"] for k in tokens)

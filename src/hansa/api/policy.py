@@ -31,6 +31,8 @@ ADMIN_ONLY: frozenset[Route] = frozenset(
         ("GET", "/api/keys"),
         ("DELETE", "/api/keys/{key_id}"),
         ("POST", "/api/agents"),
+        ("PATCH", "/api/agents/{agent_id}"),
+        ("DELETE", "/api/agents/{agent_id}"),
         ("POST", "/api/agents/{agent_id}/tokens"),
         ("POST", "/api/projects"),
         ("PATCH", "/api/projects/{project_id}"),

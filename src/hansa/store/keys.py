@@ -39,6 +39,15 @@ _OF_TENANT = (
 _EVERY = sa.select(*_SHOWN).order_by(_keys.c.tenant_id, _keys.c.created_at)
 _ANY_ACTIVE = sa.select(_keys.c.id).where(_keys.c.revoked_at.is_(None)).limit(1)
 _REVOKE = _keys.update().where(_keys.c.id == _B("p_id")).values(revoked_at=_B("p_now"))
+_REVOKE_OF_AGENT = (
+    _keys.update()
+    .where(
+        _keys.c.tenant_id == _B("p_tenant"),
+        _keys.c.agent_id == _B("p_agent"),
+        _keys.c.revoked_at.is_(None),
+    )
+    .values(revoked_at=_B("p_now"))
+)
 
 
 def new_secret() -> str:
@@ -128,6 +137,13 @@ def revoke(conn: Connection, tenant_id: str | None, key_id: str, now: datetime) 
         return key
     direct.execute(conn, _REVOKE, {"p_id": key_id, "p_now": now})
     return key.model_copy(update={"revoked_at": now})
+
+
+def revoke_of_agent(conn: Connection, tenant_id: str, agent_id: str, now: datetime) -> None:
+    """Revoke at once every live token of the tenant's agent ``agent_id``."""
+    direct.execute(
+        conn, _REVOKE_OF_AGENT, {"p_tenant": tenant_id, "p_agent": agent_id, "p_now": now}
+    )
 
 
 def any_active(conn: Connection) -> bool:

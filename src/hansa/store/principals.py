@@ -25,6 +25,19 @@ _INSERT = _defs.insert()
 _GET = sa.select(_defs.c.config).where(
     _defs.c.tenant_id == _B("p_tenant"), _defs.c.agent_id == _B("p_agent")
 )
+_UPDATE = (
+    _defs.update()
+    .where(_defs.c.tenant_id == _B("p_tenant"), _defs.c.agent_id == _B("p_agent"))
+    .values(
+        display_name=_B("p_display_name"),
+        role_summary=_B("p_role_summary"),
+        avatar=_B("p_avatar", type_=_defs.c.avatar.type),
+        config=_B("p_config", type_=_defs.c.config.type),
+    )
+)
+_DELETE = sa.delete(_defs).where(
+    _defs.c.tenant_id == _B("p_tenant"), _defs.c.agent_id == _B("p_agent")
+)
 _OF_TENANT = (
     sa.select(_defs.c.config)
     .where(_defs.c.tenant_id == _B("p_tenant"))
@@ -52,6 +65,32 @@ def register(conn: Connection, tenant_id: str, agent: AgentDefinition) -> None:
             "config": agent.model_dump(mode="json"),
         },
     )
+
+
+def update(conn: Connection, tenant_id: str, agent: AgentDefinition) -> None:
+    """Store the tenant's registered agent as ``agent`` now is; NotFound if it has none
+    with its id (the roster's included)."""
+    get(conn, tenant_id, agent.id)
+    direct.execute(
+        conn,
+        _UPDATE,
+        {
+            "p_tenant": tenant_id,
+            "p_agent": agent.id,
+            "p_display_name": agent.display_name,
+            "p_role_summary": agent.role_summary,
+            "p_avatar": {"initials": agent.initials, "color": agent.color},
+            "p_config": agent.model_dump(mode="json"),
+        },
+    )
+
+
+def remove(conn: Connection, tenant_id: str, agent_id: str) -> AgentDefinition:
+    """Forget the tenant's registered agent (NotFound if it has none with this id); its
+    tokens are the caller's to revoke in the same transaction (``keys.revoke_of_agent``)."""
+    found = get(conn, tenant_id, agent_id)
+    direct.execute(conn, _DELETE, {"p_tenant": tenant_id, "p_agent": agent_id})
+    return found
 
 
 def _agent(config: Any) -> AgentDefinition:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter
-from pydantic import ConfigDict, Field, StringConstraints
+from fastapi import APIRouter, Response
+from pydantic import ConfigDict, Field, StringConstraints, field_validator
 from sqlalchemy import Connection
 
 from hansa import errors
@@ -15,6 +15,7 @@ from hansa.api.schemas import agent_out
 from hansa.domain.agent import AgentDefinition, Category
 from hansa.domain.base import Wire, new_id
 from hansa.domain.principal import ApiKey, Role
+from hansa.engine.runtime.services import Services
 from hansa.store import keys, principals
 
 router = APIRouter(prefix="/api/agents", tags=["agents"])
@@ -38,6 +39,26 @@ class AgentRegistration(Wire):
     capabilities: list[Capability] = Field(default_factory=list, max_length=50)
     """What it may do: the law of allowed scope holds its tasks to these."""
     color: str = Field(default="#64748b", pattern=r"^#[0-9a-fA-F]{6}$")
+
+
+class AgentUpdate(Wire):
+    """``PATCH /api/agents/{id}``: the fields given change; the id does not."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    display_name: str | None = Field(default=None, min_length=1, max_length=80)
+    role: str | None = Field(default=None, min_length=1, max_length=80)
+    role_summary: str | None = Field(default=None, max_length=500)
+    capabilities: list[Capability] | None = Field(default=None, max_length=50)
+    color: str | None = Field(default=None, pattern=r"^#[0-9a-fA-F]{6}$")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _not_null(cls, value: Any) -> Any:
+        # absent means "unchanged"; an agent cannot be without any of these
+        if value is None:
+            raise ValueError("may be left out but not null")
+        return value
 
 
 class TokenCreate(Wire):
@@ -91,3 +112,49 @@ async def create_token(
 
     key, secret = await services.db.write(issue)
     return key_out(key, secret)
+
+
+def _roster_is_read_only(services: Services, agent_id: str) -> None:
+    if services.has_agent(agent_id):
+        raise errors.Conflict(
+            f"{agent_id!r} is an agent of the roster: it comes from the config and is read-only",
+            details={"id": agent_id},
+        )
+
+
+@router.patch("/{agent_id}")
+async def update_agent(
+    agent_id: str, body: AgentUpdate, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Change the fields given of a registered agent (404 for another tenant's, 409 for the
+    roster's); its tokens act with its new capabilities from their next request."""
+    _roster_is_read_only(services, agent_id)
+    changes: dict[str, Any] = body.model_dump(exclude_unset=True)
+    if "capabilities" in changes:
+        changes["capabilities"] = tuple(dict.fromkeys(changes["capabilities"]))
+
+    def change(conn: Connection) -> AgentDefinition:
+        current = principals.get(conn, tenant, agent_id)
+        merged = {**current.model_dump(), **changes}
+        if not merged["role_summary"]:
+            merged["role_summary"] = merged["role"]
+        updated = AgentDefinition.model_validate(merged)
+        principals.update(conn, tenant, updated)
+        return updated
+
+    return agent_out(await services.db.write(change))
+
+
+@router.delete("/{agent_id}", status_code=204)
+async def remove_agent(agent_id: str, services: ServicesDep, tenant: TenantDep) -> Response:
+    """Remove a registered agent and revoke its tokens at once: their next request gets
+    401 (404 for another tenant's, 409 for the roster's). What it did stays recorded."""
+    _roster_is_read_only(services, agent_id)
+    now = services.clock()
+
+    def remove(conn: Connection) -> None:
+        principals.remove(conn, tenant, agent_id)
+        keys.revoke_of_agent(conn, tenant, agent_id, now)
+
+    await services.db.write(remove)
+    return Response(status_code=204)
