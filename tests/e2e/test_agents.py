@@ -177,6 +177,7 @@ def test_an_agent_token_may_not_decide_for_people(acme: tuple[Server, str]) -> N
         with connect(url, open_timeout=10, additional_headers={"Authorization": f"Bearer {token}"}):
             pass
     assert ws.value.response.status_code == 403, "its WebSocket would post as the user"
+    assert b'"code":"forbidden"' in ws.value.response.body.replace(b" ", b"")
 
 
 def test_a_revoked_agent_token_stops_at_once(tmp_path: Path) -> None:

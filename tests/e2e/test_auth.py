@@ -134,6 +134,33 @@ def test_the_first_key_ends_local_mode_on_every_route(keyed: tuple[Server, str])
     assert _ws_status(_ws_url(server, cid), additional_headers=bearer(key)) == 101
 
 
+def _ws_refusal(url: str, key: str | None) -> tuple[int, dict[str, Any], str]:
+    """The status, error and content type of a WebSocket handshake that must be refused."""
+    with pytest.raises(InvalidStatus) as refused:
+        with connect(url, open_timeout=10, additional_headers=bearer(key) if key else None):
+            pass
+    response = refused.value.response
+    error = json.loads(response.body)["error"]
+    return response.status_code, error, str(response.headers.get("content-type"))
+
+
+def test_a_refused_websocket_answers_in_the_error_shape(keyed: tuple[Server, str]) -> None:
+    server, key = keyed
+    with client(server, key) as admin:
+        cid = new_conversation(admin)
+        made = admin.post("/api/agents", json={"id": "wsBot", "displayName": "WS bot"})
+        assert made.status_code == 201, made.text
+        token = admin.post("/api/agents/wsBot/tokens").json()["key"]
+    role = _ws_refusal(_ws_url(server, cid), token)
+    anonymous = _ws_refusal(_ws_url(server, cid), None)
+    unknown = _ws_refusal(_ws_url(server, "01NOSUCHCONVERSATION0000000"), key)
+    assert role[0] == 403 and role[2] == "application/json"
+    assert role[1]["code"] == "forbidden" and role[1]["details"] == {"role": "agent"}
+    assert "agent role may not use WEBSOCKET" in role[1]["message"]
+    assert anonymous[0] == 401 and anonymous[1]["code"] == "unauthenticated"
+    assert unknown[0] == 404 and unknown[1]["code"] == "not_found", "as over HTTP"
+
+
 def test_admins_manage_keys_and_a_revoked_key_stops_at_once(keyed: tuple[Server, str]) -> None:
     server, key = keyed
     with client(server, key) as admin:

@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.websockets import WebSocket, WebSocketState
 
 from hansa import errors
 
@@ -33,7 +34,10 @@ def install(app: FastAPI) -> None:
     """Register handlers that turn every failure into the API.md error shape."""
 
     @app.exception_handler(errors.UserError)
-    async def _user_error(_: Request, exc: errors.UserError) -> JSONResponse:
+    async def _user_error(conn: Request, exc: errors.UserError) -> JSONResponse | None:
+        if isinstance(conn, WebSocket):  # a WebSocket route's dependency or handler refused
+            await refuse_websocket(conn, exc)
+            return None
         response = _response(exc.status, exc.code, exc.message, exc.details)
         if isinstance(exc, errors.RateLimited):
             response.headers["Retry-After"] = str(exc.retry_after)
@@ -218,3 +222,12 @@ async def refuse(scope: Scope, receive: Receive, send: Send, exc: errors.UserErr
         await send({"type": "websocket.http.response.body", "body": body})
         return
     await send({"type": "websocket.close", "code": 4000 + exc.status, "reason": exc.message[:120]})
+
+
+async def refuse_websocket(websocket: WebSocket, exc: errors.UserError) -> None:
+    """``refuse`` for a WebSocket route: its handshake answered in the API error shape, or,
+    once the socket is open, a close with code ``4000 + status`` and the message."""
+    if websocket.application_state is WebSocketState.CONNECTING:
+        await refuse(websocket.scope, websocket.receive, websocket.send, exc)
+    elif websocket.application_state is WebSocketState.CONNECTED:
+        await websocket.close(code=4000 + exc.status, reason=exc.message[:120])

@@ -14,7 +14,6 @@ Checked by one app-wide dependency, so a route needs no code of its own for it;
 
 from __future__ import annotations
 
-from fastapi import WebSocketException
 from starlette.requests import HTTPConnection
 
 from hansa.domain.principal import Forbidden, Principal, Role
@@ -82,6 +81,4 @@ async def authorize(conn: HTTPConnection) -> None:
     if allows(principal, method, route.path):
         return
     message = f"the {principal.role.value} role may not use {method} {route.path}"
-    if websocket:
-        raise WebSocketException(code=4403, reason=message)
-    raise Forbidden(message, details={"role": principal.role.value})
+    raise Forbidden(message, details={"role": principal.role.value})  # a WebSocket: api/errors

@@ -124,11 +124,8 @@ async def websocket_events(
         cursor = parse_seq(after, "after")
         await services.db.read(lambda conn: conversations.get(conn, tenant, conversation_id))
         slot = limits.of(websocket.app).subscribers.hold(tenant, conversation_id)
-    except errors.NotFound:
-        await websocket.close(code=4404, reason="conversation not found")
-        return
-    except errors.UserError as exc:
-        await api_errors.refuse(websocket.scope, websocket.receive, websocket.send, exc)
+    except errors.UserError as exc:  # another tenant's conversation too: 404, as over HTTP
+        await api_errors.refuse_websocket(websocket, exc)
         return
     try:
         await websocket.accept()
