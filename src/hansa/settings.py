@@ -9,6 +9,9 @@ from pathlib import Path
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+MAX_TOOL_ROUNDS = 6
+"""Rounds of tool calls one reply may make by default (``HANSA_MAX_TOOL_ROUNDS``)."""
+
 
 class Settings(BaseSettings):
     """Everything Hansa can be told; built once and passed down, never read again from env."""
@@ -52,6 +55,8 @@ class Settings(BaseSettings):
     """How long start-up keeps retrying an unreachable database (it may be restarting)."""
     crash_at: str | None = None
     """Fault injection for tests: the named crash point ends the process on the spot."""
+    stop_at: str | None = None
+    """Fault injection for tests: the named stop point freezes the process (SIGSTOP)."""
     worker_concurrency: int = Field(default=64, ge=1, le=1024)
     """Turns and other jobs one worker runs at once (runs have slots of their own)."""
     worker_run_concurrency: int = Field(default=256, ge=1, le=4096)
@@ -63,6 +68,11 @@ class Settings(BaseSettings):
     follow_poll_seconds: float = Field(default=1.0, gt=0, le=60)
     """How often a live stream re-reads its conversation's log when no notice rang it: a
     notice lost between processes delays an event by at most this long."""
+    db_lock_timeout_seconds: float = Field(default=5.0, gt=0, le=600)
+    """PostgreSQL: how long a write waits for a row lock before it gives up (503)."""
+    db_idle_in_transaction_seconds: float = Field(default=5.0, gt=0, le=600)
+    """PostgreSQL: a session idle this long inside a transaction (its process frozen) is
+    ended and its locks released; keep it below ``lease_seconds``."""
     drop_notices: bool = False
     """Fault injection for tests: ignore every notice from other processes."""
 
@@ -102,7 +112,10 @@ class Settings(BaseSettings):
     idempotency_ttl_seconds: float = Field(default=24 * 3600.0, gt=0)
     """How long an ``Idempotency-Key``'s answer is kept for replays."""
     task_concurrency: int = Field(default=4, ge=1, le=64)
-    """Tasks of one step group that run at once."""
+    """Tasks of one step group that run at once; also the tool calls of one agent-loop round."""
+    max_tool_rounds: int = Field(default=MAX_TOOL_ROUNDS, ge=0, le=50)
+    """Rounds of tool calls one reply may make (the agent loop); a model that still asks for
+    tools after them ends the turn with ``tool_loop_limit``. 0 offers agents no tools."""
     task_timeout_seconds: float = Field(default=300.0, gt=0)
     task_max_attempts: int = Field(default=3, ge=1, le=10)
     """Attempts of a reversible task that fails with a retryable error."""

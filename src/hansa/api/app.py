@@ -27,6 +27,7 @@ from hansa.api.routes import (
     rules,
     runs,
     stream,
+    turns,
     usage,
     workspace,
 )
@@ -69,6 +70,7 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         handoffs,
         stream,
         chat,
+        turns,
         runs,
         rules,
         usage,

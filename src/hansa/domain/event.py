@@ -136,22 +136,37 @@ class TaskStatusData(Wire):
 
 
 class ToolCallData(Wire):
-    """A model asked for a tool (API.md's agent loop; emitted once the agent loop lands)."""
+    """An agent's model asked for a tool (the agent loop, ``engine/turns/agent_loop.py``)."""
 
     type: Literal["tool_call"] = "tool_call"
-    call_id: str
+    tool_call_id: str
+    """The model's id of the call; its ``tool_result`` names it."""
     name: str
+    """The tool: a task type's name (``entity.read``)."""
     arguments: dict[str, Any]
+    """The arguments as the model gave them, secrets masked."""
+
+
+class ToolError(Wire):
+    """Why a tool call gave no result; ``message`` is safe to show the user."""
+
+    code: str
+    """``scope_denied``, ``missing_parameters``, ``invalid_input``, ``unknown_tool``,
+    ``cancelled``, or the task's own failure code (``not_found``, ``timeout``…)."""
+    message: str
 
 
 class ToolResultData(Wire):
-    """A tool answered (emitted once the agent loop lands)."""
+    """A tool call's answer: its result, or its error (every ``tool_call`` gets one)."""
 
     type: Literal["tool_result"] = "tool_result"
-    call_id: str
+    tool_call_id: str
     name: str
     ok: bool
     result: Any = None
+    """The tool's result (secrets masked) when ``ok``."""
+    error: ToolError | None = None
+    """Why it gave no result, when not ``ok``."""
 
 
 class OperationData(Wire):

@@ -53,3 +53,23 @@ def failure_message(agent: AgentDefinition) -> str:
         "did not answer. Nothing was changed. Please send your message again; if it keeps "
         "failing, check the model settings of this Hansa server."
     )
+
+
+def tool_loop_message(agent: AgentDefinition, rounds: int) -> str:
+    """What the user reads when an agent kept calling tools past the limit."""
+    return (
+        f"Sorry, {agent.display_name} stopped after {rounds} rounds of tool calls without "
+        "reaching an answer. The tool calls already made are shown above; please narrow the "
+        "request and send it again."
+    )
+
+
+def awaiting_confirmation_note(steps: list[str]) -> str:
+    """Added to an agent's answer for each step it asked for that cannot be undone: the step
+    did not run, it waits for the user's confirmation (the law of no return)."""
+    listed = "; ".join(steps)
+    one = len(steps) == 1
+    return (
+        f"Waiting for your confirmation: {listed}. {'It' if one else 'They'} cannot be undone, "
+        f"so {'it has' if one else 'they have'} not run yet; confirm in the run card to go ahead."
+    )

@@ -3,7 +3,8 @@
 With no script it answers every call with a short reply derived from the last
 user message. With a script it replays the steps in order, and fails loudly on
 a call it has no step for or whose purpose differs from the next step's. A step
-with ``toolCalls`` asks for tools, which must be among the call's ``params.tools``.
+with ``toolCalls`` asks for tools, which must be among the call's ``params.tools``
+(unless a call says ``"offered": false``).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ class ScriptToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict)
     id: str | None = None
     """The call's id; ``call_<n>`` (counting the model's calls) if not given."""
+    offered: bool = True
+    """False plays a model that calls a tool it was not offered (a made-up or injected
+    call): the step is not refused, so a test can see the engine refuse the call."""
 
 
 class ScriptStep(BaseModel):
@@ -127,7 +131,7 @@ class ScriptedModel(Model):
             )
         offered = [tool.name for tool in params.tools] if params.offers_tools else []
         for call in step.tool_calls:
-            if call.name not in offered:
+            if call.offered and call.name not in offered:
                 raise errors.ScriptExhausted(
                     f"scripted model's step calls the tool {call.name!r}, but the"
                     f" {params.purpose} call offered {offered or 'no tools'}"

@@ -42,6 +42,16 @@ _READ_RUN_AFTER = (
     .order_by(_events.c.seq)
     .limit(_B("p_limit"))
 )
+_TOOLS_OF_TURN = (
+    sa.select(_events)
+    .where(
+        _events.c.conversation_id == _B("p_conversation"),
+        _events.c.tenant_id == _B("p_tenant"),
+        _events.c.turn_id == _B("p_turn"),
+        direct.one_of(_events.c.type, ("tool_call", "tool_result")),
+    )
+    .order_by(_events.c.seq)
+)
 
 WHOLE_LOG = 100_000
 """Events ``all_of`` returns at most."""
@@ -135,6 +145,14 @@ def read_after(
         return [_event(row) for row in direct.rows(conn, _READ_AFTER, params)]
     rows = direct.rows(conn, _READ_RUN_AFTER, {**params, "p_run": run_id})
     return [_event(row) for row in rows]
+
+
+def tools_of_turn(
+    conn: Connection, tenant_id: str, conversation_id: str, turn_id: str
+) -> list[event.Event]:
+    """The ``tool_call`` and ``tool_result`` events of one turn, in order."""
+    params = {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_turn": turn_id}
+    return [_event(row) for row in direct.rows(conn, _TOOLS_OF_TURN, params)]
 
 
 @growing

@@ -1,11 +1,12 @@
 """Runs: approved plans executed as tasks, group by group, under the four laws.
 
 The public face is ``service`` (create, approve, confirm, cancel, pause, resume,
-preempt, read); turns, planning and the API use only these names. The scheduler,
-the run job and task invocation are this package's own.
+preempt, read) and ``tools`` (a turn's tool calls); turns, planning and the API use
+only these names. The scheduler, the run job and task invocation are this package's own.
 """
 
 from hansa.engine.runs.change import RunChange
+from hansa.engine.runs.connectors import trusted_targets
 from hansa.engine.runs.service import (
     NewRun,
     RunView,
@@ -28,12 +29,15 @@ from hansa.engine.runs.service import (
     store_run,
     view,
 )
+from hansa.engine.runs.tools import ToolDone, ToolRun, hold_for_confirmation, run_tool
 
 __all__ = [
     "NewRun",
     "RunChange",
     "RunView",
     "TaskDraft",
+    "ToolDone",
+    "ToolRun",
     "approve",
     "approving",
     "cancel",
@@ -43,12 +47,15 @@ __all__ = [
     "default_summary",
     "drafts_from_plan",
     "get_task",
+    "hold_for_confirmation",
     "on_run",
     "pause",
     "pausing",
     "preempt",
     "resume",
     "resuming",
+    "run_tool",
     "store_run",
+    "trusted_targets",
     "view",
 ]

@@ -2,7 +2,8 @@
 
 Nothing here touches the database: what the executor reports (operations, entity
 patches, model calls) is collected in the :class:`Outcome`, which the run job
-records in its next transaction.
+records in its next transaction. ``perform`` runs an :class:`Execution`, which need
+not be a stored task: the agent loop runs a turn's tool calls through it too.
 """
 
 from __future__ import annotations
@@ -48,9 +49,21 @@ class Outcome:
     failure: TaskFailed | None = None
 
 
+@dataclass(frozen=True)
+class Doer:
+    """Whom one execution acts for: what its reports and model calls are recorded under."""
+
+    conversation_id: str
+    agent_id: str
+    run_id: str | None = None
+    task_id: str | None = None
+    """The stored task; None for a tool call of a turn (it has no task row)."""
+
+
 @dataclass
 class _Reports:
-    outcome: Outcome
+    doer: Doer
+    batch: Batch
 
     async def __call__(
         self,
@@ -61,14 +74,14 @@ class _Reports:
         entity_id: str | None = None,
         patch: dict[str, Any] | None = None,
     ) -> None:
-        task, batch = self.outcome.task, self.outcome.batch
+        doer, batch = self.doer, self.batch
         name = f"{action} {entity_type} “{entity_name}”: {status}"
-        batch.event(event.OperationData(name=name), agent_id=task.created_by, task_id=task.id)
+        batch.event(event.OperationData(name=name), agent_id=doer.agent_id, task_id=doer.task_id)
         if patch is not None and entity_id is not None:
             batch.event(
                 event.EntityPatchData(entity=entity_type, entity_id=entity_id, patch=patch),
-                agent_id=task.created_by,
-                task_id=task.id,
+                agent_id=doer.agent_id,
+                task_id=doer.task_id,
             )
 
 
@@ -79,55 +92,92 @@ async def invoke(services: Services, tenant_id: str, started: Started) -> Outcom
     """
     task = started.task
     outcome = Outcome(task, Batch(task.conversation_id, None, run_id=task.run_id))
-    try:
-        outcome.result = await asyncio.wait_for(
-            _execute(services, tenant_id, started, outcome),
-            services.settings.task_timeout_seconds,
-        )
-    except TaskFailed as exc:
-        outcome.failure = exc
-    except TimeoutError:
-        outcome.failure = TaskFailed(
-            "the step took too long and was stopped", code="timeout", retryable=True
-        )
-    except errors.HansaError as exc:
-        outcome.failure = TaskFailed(exc.message, code=exc.code)
-    except Exception as exc:  # an executor bug: the run fails truthfully, the worker lives
-        outcome.failure = TaskFailed(
-            f"an unexpected error stopped the step ({type(exc).__name__})", code="internal_error"
-        )
+    doer = Doer(task.conversation_id, task.created_by, task.run_id, task.id)
+    execution = Execution(
+        started.task_type,
+        started.params,
+        started.project,
+        task.project_id,
+        doer,
+        task.id,
+        task.idempotency_key,
+        started.outputs,
+        outcome.batch,
+        outcome.calls,
+    )
+    outcome.result, outcome.failure = await perform(services, tenant_id, execution)
     return outcome
 
 
-async def _execute(
-    services: Services, tenant_id: str, started: Started, outcome: Outcome
-) -> dict[str, Any]:
-    task = started.task
-    async with connectors_for(services, tenant_id, started.project) as connectors:
+@dataclass
+class Execution:
+    """One call of a task type's executor: what runs, for whom, and where its reports go."""
+
+    task_type: TaskType[Any]
+    params: BaseModel
+    project: ProjectContext
+    project_id: str | None
+    """The ``TaskContext.project_id`` the executor sees (the task's own)."""
+    doer: Doer
+    key: str
+    """The ``TaskContext.task_id`` the executor sees."""
+    idempotency_key: str
+    outputs: dict[str, dict[str, Any]]
+    batch: Batch
+    """Collects the ``operation`` and ``entity_patch`` events the executor reports."""
+    calls: list[LlmCall]
+    """Collects the model calls the executor makes (``TaskContext.generate``)."""
+
+
+async def perform(
+    services: Services, tenant_id: str, execution: Execution
+) -> tuple[dict[str, Any] | None, TaskFailed | None]:
+    """Run ``execution`` under the task time limit: its result, or its failure as a
+    ``TaskFailed`` (a timeout, a Hansa error or an executor bug included)."""
+    try:
+        result = await asyncio.wait_for(
+            _execute(services, tenant_id, execution), services.settings.task_timeout_seconds
+        )
+    except TaskFailed as exc:
+        return None, exc
+    except TimeoutError:
+        return None, TaskFailed(
+            "the step took too long and was stopped", code="timeout", retryable=True
+        )
+    except errors.HansaError as exc:
+        return None, TaskFailed(exc.message, code=exc.code)
+    except Exception as exc:  # an executor bug: the run fails truthfully, the worker lives
+        return None, TaskFailed(
+            f"an unexpected error stopped the step ({type(exc).__name__})", code="internal_error"
+        )
+    return result, None
+
+
+async def _execute(services: Services, tenant_id: str, execution: Execution) -> dict[str, Any]:
+    async with connectors_for(services, tenant_id, execution.project) as connectors:
         ctx = TaskContext(
             tenant_id=tenant_id,
-            project_id=task.project_id,
-            task_id=task.id,
-            idempotency_key=task.idempotency_key,
-            project_config=secrets.mask(started.project.config),  # secrets reach connectors only
+            project_id=execution.project_id,
+            task_id=execution.key,
+            idempotency_key=execution.idempotency_key,
+            project_config=secrets.mask(execution.project.config),  # secrets reach connectors only
             connectors=connectors,
-            outputs=started.outputs,
-            report=_Reports(outcome),
-            generate=_generator(services, tenant_id, outcome),
+            outputs=execution.outputs,
+            report=_Reports(execution.doer, execution.batch),
+            generate=_generator(services, tenant_id, execution.doer, execution.calls),
         )
-        return await started.task_type.executor(started.params, ctx)
+        return await execution.task_type.executor(execution.params, ctx)
 
 
-def _generator(services: Services, tenant_id: str, outcome: Outcome) -> Any:
-    task = outcome.task
-    agent = services.agent(task.created_by)
+def _generator(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Any:
+    agent = services.agent(doer.agent_id)
 
     async def generate(instructions: str, material: str) -> str:
         scope = CallScope(
             tenant_id=tenant_id,
-            conversation_id=task.conversation_id,
-            run_id=task.run_id,
-            node_id=task.id,
+            conversation_id=doer.conversation_id,
+            run_id=doer.run_id,
+            node_id=doer.task_id,
             agent_id=agent.id,
         )
         model = services.model_for(agent)
@@ -152,7 +202,7 @@ def _generator(services: Services, tenant_id: str, outcome: Outcome) -> Any:
             ) from exc
         finally:
             if call.record is not None:
-                outcome.calls.append(call.record)
+                calls.append(call.record)
         return "".join(parts)
 
     return generate

@@ -67,7 +67,11 @@ class TurnContext:
     reply_message_id: str = field(default_factory=new_id)
     reply_text: str = ""
     call: RecordedCall | None = None
-    """The agent's reply call; None when no agent replied (the turn was answered earlier)."""
+    """The agent's last reply call; None when no agent replied (the turn was answered
+    earlier)."""
+    reply_calls: list[LlmCall] = field(default_factory=list)
+    """Every model call of the reply (one per round of the agent loop, and those its tools
+    made), stored with the turn's end."""
     error: Exception | None = None
     planner_calls: list[LlmCall] = field(default_factory=list)
     """Model calls of the planner, stored with the turn's end."""

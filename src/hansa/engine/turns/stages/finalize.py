@@ -7,6 +7,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation, event, message, turn
 from hansa.engine import thinking
+from hansa.engine.turns.agent_loop import ToolLoopLimit
 from hansa.engine.turns.pipeline import TurnContext
 from hansa.store import conversations, llm_calls, queue, turns
 
@@ -40,7 +41,10 @@ async def fail(ctx: TurnContext) -> None:
     exc = ctx.error
     code = exc.code if isinstance(exc, errors.HansaError) else "internal_error"
     agent = ctx.agent or ctx.supervisor
-    text = thinking.failure_message(agent)
+    if isinstance(exc, ToolLoopLimit):
+        text = thinking.tool_loop_message(agent, exc.rounds)
+    else:
+        text = thinking.failure_message(agent)
     batch = ctx.batch()
     batch.message(
         message.Kind.ASSISTANT,
@@ -58,10 +62,8 @@ async def fail(ctx: TurnContext) -> None:
 
 def _close(ctx: TurnContext, conn: Connection, status: turn.TurnStatus, error: str | None) -> None:
     now = ctx.services.clock()
-    for record in ctx.planner_calls:
+    for record in (*ctx.planner_calls, *ctx.reply_calls):
         llm_calls.record(conn, record)
-    if ctx.call is not None and ctx.call.record is not None:
-        llm_calls.record(conn, ctx.call.record)
     turns.set_status(conn, ctx.tenant_id, ctx.turn_id, status, now, error=error)
     conversations.move(
         conn,

@@ -1,0 +1,269 @@
+"""The agent loop (seeds 002, 003): the agent's model answers, calling tools on the way.
+
+A round streams the model's answer (text deltas coalesced into ``text_delta`` events, as
+for any reply) and collects the tools it asked for. Each call is announced
+(``tool_call``) and judged by the laws (``toolbox``): a call out of scope, unclear or
+unknown gets a tool error the model reads; an irreversible one does not run but becomes
+a run awaiting the user's confirmation (decision 0013), which the answer then names; the
+reversible ones run through their task types' executors, at most ``task_concurrency`` at
+once. Each answer is announced (``tool_result``) as it comes, the calls and their answers
+join the prompt, and the model is asked again, until it answers without tools. A model
+that still asks for tools after ``max_tool_rounds`` rounds ends the turn with
+``tool_loop_limit``. Every model call is recorded: one ``llm_calls`` row each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from hansa import errors
+from hansa.domain import event, secrets
+from hansa.engine import runs, thinking
+from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine.runtime.recorder import Batch
+from hansa.engine.turns.deltas import DeltaCoalescer
+from hansa.engine.turns.pipeline import TurnContext
+from hansa.engine.turns.toolbox import Refused, Runs, Toolbox, Waits
+from hansa.models.base import ChatMessage, ModelSettings, RequestParams, ToolCall
+
+MAX_RESULT_CHARS = 8_000
+"""A tool's answer is cut to this many characters in the prompt (the event keeps it whole)."""
+
+
+class ToolLoopLimit(errors.HansaError):
+    """The model still asked for tools after the last round it was allowed."""
+
+    code = "tool_loop_limit"
+
+    def __init__(self, rounds: int) -> None:
+        super().__init__(f"the model still asked for tools after {rounds} rounds")
+        self.rounds = rounds
+
+
+@dataclass(frozen=True)
+class Settled:
+    """One tool call's answer: its result, or why it has none."""
+
+    call: ToolCall
+    name: str
+    """The task type the call named."""
+    result: Any = None
+    error: event.ToolError | None = None
+
+    def payload(self) -> event.ToolResultData:
+        """The ``tool_result`` event, secrets masked."""
+        return event.ToolResultData(
+            tool_call_id=self.call.id,
+            name=self.name,
+            ok=self.error is None,
+            result=secrets.mask(self.result) if self.error is None else None,
+            error=self.error,
+        )
+
+    def message(self) -> ChatMessage:
+        """The answer as the model reads it: JSON, cut to ``MAX_RESULT_CHARS``."""
+        if self.error is not None:
+            body = {"error": self.error.code, "message": self.error.message}
+            return ChatMessage.tool_result(self.call.id, json.dumps(body), is_error=True)
+        text = json.dumps(secrets.mask(self.result), ensure_ascii=False, default=str)
+        if len(text) > MAX_RESULT_CHARS:
+            text = text[: MAX_RESULT_CHARS - 1] + "…"
+        return ChatMessage.tool_result(self.call.id, text)
+
+
+class AgentLoop:
+    """One turn's reply: model calls and tool rounds until the model answers."""
+
+    def __init__(self, ctx: TurnContext, toolbox: Toolbox) -> None:
+        assert ctx.agent is not None and ctx.project_context is not None
+        self.ctx = ctx
+        self.agent = ctx.agent
+        self.project = ctx.project_context
+        self.toolbox = toolbox
+        settings = ctx.services.settings
+        self.max_rounds = settings.max_tool_rounds
+        self.model = ctx.services.model_for(self.agent, self.project)
+        self.model_settings = ModelSettings(
+            temperature=self.agent.model_settings.temperature,
+            max_tokens=self.agent.model_settings.max_tokens,
+        )
+        offered = toolbox.definitions() if self.max_rounds else ()
+        self.params = RequestParams(tools=offered)
+        self.scope = CallScope(
+            tenant_id=ctx.tenant_id,
+            conversation_id=ctx.conversation_id,
+            turn_id=ctx.turn_id,
+            node_id="reply",
+            agent_id=self.agent.id,
+        )
+        self.coalescer = DeltaCoalescer(
+            self._write_delta,
+            max_chars=settings.delta_flush_chars,
+            max_age=settings.delta_flush_ms / 1000,
+        )
+        self._slots = asyncio.Semaphore(settings.task_concurrency)
+        self._said: list[str] = []
+        self.held: list[str] = []
+        """Summaries of the irreversible steps held for confirmation."""
+
+    async def run(self) -> str:
+        """Ask, run tools, ask again; the answer's text (the deltas are written meanwhile,
+        the last of them added to the turn's pending batch)."""
+        prompt = list(self.ctx.prompt)
+        rounds = 0
+        while True:
+            text, calls = await self._ask(prompt)
+            if not calls:
+                break
+            if rounds == self.max_rounds:
+                raise ToolLoopLimit(rounds)
+            rounds += 1
+            settled = await self._round(calls)
+            prompt += [ChatMessage.calling(calls, text), *(s.message() for s in settled)]
+        if self.held:
+            note = thinking.awaiting_confirmation_note(self.held)
+            await self._say(f"\n\n{note}" if "".join(self._said).strip() else note)
+        rest = await self.coalescer.take()
+        if rest:
+            self._delta(self.ctx.batch(), rest)
+        return "".join(self._said).strip()
+
+    async def _ask(self, prompt: list[ChatMessage]) -> tuple[str, tuple[ToolCall, ...]]:
+        call = RecordedCall(self.model, self.scope, self.ctx.services.clock)
+        self.ctx.call = call
+        parts: list[str] = []
+        try:
+            async for delta in call.stream(prompt, self.model_settings, self.params):
+                if delta and not parts and "".join(self._said).strip():
+                    await self._say("\n\n")  # a new round's text starts a new paragraph
+                parts.append(delta)
+                await self._say(delta)
+        finally:
+            if call.record is not None:
+                self.ctx.reply_calls.append(call.record)
+        assert call.response is not None
+        return "".join(parts), call.response.tool_calls
+
+    async def _say(self, text: str) -> None:
+        self._said.append(text)
+        await self.coalescer.add(text)
+
+    async def _write_delta(self, text: str) -> None:
+        batch = Batch(self.ctx.conversation_id, self.ctx.turn_id)
+        self._delta(batch, text)
+        await self.ctx.recorder.write(batch)
+
+    def _delta(self, batch: Batch, text: str) -> None:
+        payload = event.TextDeltaData(message_id=self.ctx.reply_message_id, delta=text)
+        batch.event(payload, agent_id=self.agent.id)
+
+    async def _round(self, calls: tuple[ToolCall, ...]) -> list[Settled]:
+        """Announce and judge every call, answer each, and return the answers in call order."""
+        batch = Batch(self.ctx.conversation_id, self.ctx.turn_id)
+        rest = await self.coalescer.take()
+        if rest:  # what the model said before asking comes first
+            self._delta(batch, rest)
+        verdicts = [self.toolbox.judge(call) for call in calls]
+        for call in calls:
+            name = self.toolbox.name_of(call.name)
+            arguments = secrets.mask(call.arguments)
+            batch.event(
+                event.ToolCallData(tool_call_id=call.id, name=name, arguments=arguments),
+                agent_id=self.agent.id,
+            )
+        answers: dict[int, Settled] = {}
+        for i, (call, verdict) in enumerate(zip(calls, verdicts, strict=True)):
+            if isinstance(verdict, Refused):
+                refused = event.ToolError(code=verdict.code, message=verdict.message)
+                answers[i] = Settled(call, self.toolbox.name_of(call.name), error=refused)
+                batch.event(answers[i].payload(), agent_id=self.agent.id)
+        await self.ctx.recorder.write(batch)
+        executions = {
+            asyncio.create_task(
+                self._execute(i, call, verdict), name=f"tool {call.id} {verdict.task_type.name}"
+            )
+            for i, (call, verdict) in enumerate(zip(calls, verdicts, strict=True))
+            if isinstance(verdict, Runs)
+        }
+        try:
+            for i, (call, verdict) in enumerate(zip(calls, verdicts, strict=True)):
+                if isinstance(verdict, Waits):
+                    answers[i] = await self._hold(call, verdict)
+            for finished in asyncio.as_completed(executions):
+                i, answer, done = await finished
+                self.ctx.reply_calls.extend(done.calls)
+                done.batch.event(answer.payload(), agent_id=self.agent.id)
+                await self.ctx.recorder.write(done.batch)
+                answers[i] = answer
+        finally:  # cancelled, or a write refused: no execution outlives its turn
+            for execution in executions:
+                execution.cancel()
+            await asyncio.gather(*executions, return_exceptions=True)
+        return [answers[i] for i in range(len(calls))]
+
+    async def _execute(
+        self, i: int, call: ToolCall, verdict: Runs
+    ) -> tuple[int, Settled, runs.ToolDone]:
+        tool = runs.ToolRun(
+            call_id=call.id,
+            task_type=verdict.task_type,
+            params=verdict.params,
+            conversation_id=self.ctx.conversation_id,
+            turn_id=self.ctx.turn_id,
+            agent_id=self.agent.id,
+            project=self.project,
+        )
+        async with self._slots:
+            done = await runs.run_tool(self.ctx.services, self.ctx.tenant_id, tool)
+        name = verdict.task_type.name
+        if done.failure is not None:
+            failed = event.ToolError(code=done.failure.code, message=done.failure.message)
+            return i, Settled(call, name, error=failed), done
+        return i, Settled(call, name, result=done.result), done
+
+    async def _hold(self, call: ToolCall, verdict: Waits) -> Settled:
+        """Store the irreversible call as a started one-step run: its task waits for consent."""
+        name = verdict.task_type.name
+        summary = runs.default_summary(name, verdict.parameters)
+        draft = runs.TaskDraft(
+            "A",
+            name,
+            verdict.parameters,
+            self.agent.id,
+            summary,
+            project_id=self.project.project_id,
+        )
+        batch = Batch(self.ctx.conversation_id, self.ctx.turn_id)
+        title = f"{self.agent.display_name}: {summary}"
+        run_id, stored = runs.hold_for_confirmation(
+            self.ctx.services, self.ctx.tenant_id, batch, draft, title
+        )
+        answer: list[Settled] = []
+
+        def announce(conn: object) -> None:
+            (task,) = stored
+            result = {
+                "status": "awaiting_confirmation",
+                "runId": run_id,
+                "taskId": task.id,
+                "parametersHash": task.parameters_hash,
+                "message": "This step cannot be undone, so it did not run: it waits for the "
+                "user's confirmation in the run card.",
+            }
+            answer.append(Settled(call, name, result=result))
+            batch.event(answer[0].payload(), agent_id=self.agent.id)
+
+        batch.then(announce)
+        try:
+            await self.ctx.recorder.write(batch)
+        except errors.UserError as exc:  # the laws, checked again as the run is stored
+            refused = Settled(call, name, error=event.ToolError(code=exc.code, message=exc.message))
+            again = Batch(self.ctx.conversation_id, self.ctx.turn_id)
+            again.event(refused.payload(), agent_id=self.agent.id)
+            await self.ctx.recorder.write(again)
+            return refused
+        self.held.append(summary)
+        return answer[0]
