@@ -1,5 +1,6 @@
 """Claim/defer turn-taking through the real server: several rules claim a message, one
-responds; external assistants claim within the window, and late claims are refused."""
+responds; external assistants claim within the window, and late claims are refused; an
+agent's token claims as itself, an admin key for a named participant, a member not."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from typing import Any
 
 import httpx
 import pytest
+from apikeys import client as keyed_client
+from apikeys import create_key, error_code
 
 from harness import Server, events_until, new_conversation, post, running_server, turn
 
@@ -151,3 +154,48 @@ def test_racing_claims_still_give_one_respond(windowed: Server, tmp_path: Path) 
     (respond,) = _of(events, "assistant.action.respond")
     (defer,) = _of(events, "assistant.intent.defer")
     assert {respond["data"]["assistantKey"], defer["data"]["assistantKey"]} == {"bot-a", "bot-b"}
+
+
+def test_an_agent_token_claims_as_itself_an_admin_for_it_and_a_member_not(
+    tmp_path: Path,
+) -> None:
+    env = {"HANSA_CLAIM_WINDOW_MS": "3000"}  # room for every request below in one window
+    with running_server(tmp_path, env=env) as server:
+        admin_key, member_key = create_key(server, "acme"), create_key(server, "acme", "member")
+        with keyed_client(server, admin_key) as admin:
+            for agent in ("billingBot", "helperBot"):
+                made = admin.post("/api/agents", json={"id": agent, "displayName": agent})
+                assert made.status_code == 201, made.text
+            token = admin.post("/api/agents/billingBot/tokens").json()["key"]
+            cid = _external(admin, "billingBot", "helperBot")
+            posted = post(admin, cid, "Where is my invoice?")
+            _window_open(admin, cid, posted)
+            turn_id = posted["turnId"]
+            with keyed_client(server, member_key) as member:
+                by_member = _claim(member, cid, turn_id, "billingBot")
+            with keyed_client(server, token) as bot:
+                as_another = _claim(bot, cid, turn_id, "helperBot")
+                as_itself = bot.post(
+                    f"/api/conversations/{cid}/claims", json={"turnId": turn_id, "priority": 50}
+                )
+            unnamed = admin.post(f"/api/conversations/{cid}/claims", json={"turnId": turn_id})
+            for_it = _claim(admin, cid, turn_id, "helperBot", priority=10, justification="")
+            events = events_until(
+                admin, cid, lambda e: e["type"] == "done" and e["turnId"] == turn_id
+            )
+
+    assert by_member.status_code == 403 and error_code(by_member) == "forbidden"
+    assert "member role may not claim" in by_member.json()["error"]["message"]
+    assert as_another.status_code == 403 and error_code(as_another) == "forbidden"
+    assert as_itself.status_code == 202, as_itself.text
+    assert as_itself.json()["assistantKey"] == "billingBot"
+    assert unnamed.status_code == 422 and unnamed.json()["error"]["details"]["field"] == (
+        "assistantKey"
+    )
+    assert for_it.status_code == 202, for_it.text
+    claimed = {e["data"]["assistantKey"]: e["data"] for e in _of(events, "assistant.intent.claim")}
+    assert set(claimed) == {"billingBot", "helperBot"}, "the refused claims left no event"
+    assert claimed["billingBot"]["justification"]["reason"] == "claimed over HTTP"
+    assert "by operator user" in claimed["helperBot"]["justification"]["reason"]
+    (respond,) = _of(events, "assistant.action.respond")
+    assert respond["data"]["assistantKey"] == "billingBot" and respond["data"]["external"]

@@ -183,25 +183,40 @@ class OutsideClaim(Wire):
     """``POST /api/conversations/{id}/claims``: an external assistant claims a message."""
 
     turn_id: str = Field(max_length=36)
-    assistant_key: str = Field(min_length=1, max_length=64)
+    assistant_key: str | None = Field(default=None, min_length=1, max_length=64)
+    """Who claims; an agent's token may leave it out (it claims as itself)."""
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     priority: int = Field(default=0, ge=-10_000, le=10_000)
     justification: str = Field(default="", max_length=500)
 
 
 async def claim_from_outside(
-    services: Services, tenant_id: str, conversation_id: str, asked: OutsideClaim
+    services: Services,
+    tenant_id: str,
+    conversation_id: str,
+    asked: OutsideClaim,
+    *,
+    operator: str | None = None,
 ) -> claims.Claim:
     """Record an external participant's claim while the turn's window is open (409
-    ``claim_window_closed`` after it)."""
+    ``claim_window_closed`` after it). ``operator`` names the key that claims on the
+    participant's behalf (None: the participant's own token); its justification says so."""
+    key = asked.assistant_key
+    if key is None:
+        raise errors.InvalidInput(
+            "assistantKey: name the participant that claims", details={"field": "assistantKey"}
+        )
     batch = Batch(conversation_id, asked.turn_id)
     made: list[claims.Claim] = []
+    reason = asked.justification or "claimed over HTTP"
+    if operator is not None:
+        reason = f"{reason} (claimed for it by operator {operator})"[:500]
 
     def go(conn: Any) -> None:
         convo = conversations.get(conn, tenant_id, conversation_id)
-        if asked.assistant_key not in external_participants(services, convo):
+        if key not in external_participants(services, convo):
             raise errors.InvalidInput(
-                f"{asked.assistant_key!r} is not an external participant of this conversation",
+                f"{key!r} is not an external participant of this conversation",
                 details={"field": "assistantKey"},
             )
         window = convo.metadata.get(WINDOW_KEY) or {}
@@ -214,11 +229,8 @@ async def claim_from_outside(
             raise ClaimWindowClosed("the claim window of this turn is closed")
         made.append(
             claims.Claim(
-                assistant_key=asked.assistant_key,
-                justification=claims.Justification(
-                    reason=asked.justification or "claimed over HTTP",
-                    confidence=asked.confidence,
-                ),
+                assistant_key=key,
+                justification=claims.Justification(reason=reason, confidence=asked.confidence),
                 claim=claims.ClaimTerms(
                     claimed_at=now, expires_at=expires_at, priority=asked.priority
                 ),
