@@ -2,7 +2,8 @@
 
 - ``admin`` may use every route of its tenant.
 - ``member`` may use every route but those in ``ADMIN_ONLY``: keys, agents and their
-  tokens, and the projects whose settings the law of allowed scope reads.
+  tokens, and the projects whose settings the law of allowed scope reads. (Claims, which
+  agents make as themselves and admins for them, ``api/routes/claims.py`` refuses itself.)
 - ``agent`` may use only the routes in ``AGENT_MAY``: read its tenant's conversations,
   post messages and claims as itself, run tasks as itself. It may not approve, confirm,
   cancel or change anything else: a person does that. A route added later is closed to
