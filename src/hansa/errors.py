@@ -20,6 +20,8 @@
     │   └── ProviderHTTPError     ... with an HTTP status and body
     ├── TaskFailed                a task could not do its work; says so to the user
     ├── ScriptExhausted           the scripted model got a call it had no step for
+    ├── ToolLoopLimit             an agent's model still asked for tools after the last
+    │                             round allowed (engine/turns/agent_loop.py)
     └── StaleLease                a job's lease was taken over; its writes are refused
 
 Subclasses that belong to one concept live with it (the module is named above).

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -68,8 +67,7 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
     ],
     # (d) a runaway loop: it asks for tools again and again
     "deliveryLead": [
-        {"toolCalls": [{"name": "entity.read", "arguments": LOOPING}]}
-        for _ in range(ROUNDS + 1)
+        {"toolCalls": [{"name": "entity.read", "arguments": LOOPING}]} for _ in range(ROUNDS + 1)
     ],
     # (e) a slow tool, cut by a cancel
     "chief": [{"toolCalls": [{"name": "wait", "arguments": {"seconds": 120}}]}],
@@ -201,9 +199,11 @@ def test_an_irreversible_tool_waits_for_confirmation_and_the_answer_says_so(
     waiting = events_until(
         client,
         cid,
-        lambda e: e["type"] == "task_status"
-        and e["taskId"] == task_id
-        and e["data"]["status"] == "awaiting_confirmation",
+        lambda e: (
+            e["type"] == "task_status"
+            and e["taskId"] == task_id
+            and e["data"]["status"] == "awaiting_confirmation"
+        ),
     )
     assert waiting, "the scheduler holds the task for consent"
     task = client.get(f"/api/tasks/{task_id}").json()

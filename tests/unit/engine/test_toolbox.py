@@ -98,7 +98,9 @@ def test_an_irreversible_call_waits_and_a_vetted_get_runs() -> None:
 
     post = vetted.judge(_call("webhook.call", url=hook, method="POST"))
     get = vetted.judge(_call("webhook.call", url=hook, method="GET"))
-    unvetted_get = Toolbox(REGISTRY, theo, OPEN).judge(_call("webhook.call", url=hook, method="GET"))
+    unvetted_get = Toolbox(REGISTRY, theo, OPEN).judge(
+        _call("webhook.call", url=hook, method="GET")
+    )
     delete = Toolbox(REGISTRY, AGENTS["webEngineer"], OPEN).judge(_call("delete_page", page="P"))
 
     assert isinstance(post, Waits) and post.parameters == {"url": hook, "method": "POST"}
