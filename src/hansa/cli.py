@@ -136,7 +136,11 @@ def migrate(
     settings = _settings(database_url=database_url)
 
     async def go() -> None:
-        db = Database(settings.database_url)
+        db = Database(
+            settings.database_url,
+            lock_timeout_seconds=settings.db_lock_timeout_seconds,
+            idle_in_transaction_seconds=settings.db_idle_in_transaction_seconds,
+        )
         try:
             await migrations.migrate(db)
         finally:
@@ -171,7 +175,11 @@ def _on_database(database_url: str | None, fn: Callable[[Connection], T]) -> T:
     settings = _settings(database_url=database_url)
 
     async def go() -> T:
-        db = Database(settings.database_url)
+        db = Database(
+            settings.database_url,
+            lock_timeout_seconds=settings.db_lock_timeout_seconds,
+            idle_in_transaction_seconds=settings.db_idle_in_transaction_seconds,
+        )
         try:
             await migrations.migrate(db)
             return await db.write(fn)

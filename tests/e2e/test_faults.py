@@ -179,6 +179,50 @@ def test_a_frozen_worker_past_its_lease_cannot_write_after_the_takeover(
     assert task["attempts"] == 2
 
 
+def _stopped(pid: int, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T":
+            return
+        time.sleep(0.05)
+    raise AssertionError("the worker never reached its stop point")
+
+
+def test_a_worker_frozen_inside_its_transaction_cannot_commit_after_the_takeover(
+    api: Server, pg_url: str, tmp_path: Path
+) -> None:
+    """Issue 15 item 1: the worker stops itself inside a turn's transaction, after its
+    guard and its writes; PostgreSQL ends the idle session and frees its locks, another
+    worker takes the job over and answers; the first, resumed, has its commit refused."""
+    freeze = {
+        **FAST,
+        "HANSA_STOP_AT": "write.before_commit",
+        "HANSA_DB_IDLE_IN_TRANSACTION_SECONDS": "1",
+    }
+    with api.client() as client:
+        cid = new_conversation(client)
+        with running_worker(tmp_path, pg_url, env=freeze) as frozen:
+            posted = post(client, cid, "Hello there")
+            _stopped(frozen.pid)
+            try:
+                with running_worker(tmp_path, pg_url, env=FAST):
+                    events = events_until(client, cid, lambda e: e["type"] == "done")
+                    os.kill(frozen.pid, signal.SIGCONT)
+                    time.sleep(3)  # the zombie wakes up and tries to commit, then to fail
+            finally:
+                os.kill(frozen.pid, signal.SIGCONT)
+        full = events_until(client, cid, lambda e: e["type"] == "done")
+        stored = client.get(f"/api/conversations/{cid}/messages").json()
+    _gap_free(full)
+    assert full == events, "nothing was written after the takeover answered"
+    assert [e["type"] for e in full].count("done") == 1
+    assert {e["turnId"] for e in full} == {posted["turnId"]}
+    assert len(hans_says(full)) == 1, "one answer, not two"
+    assert len([m for m in stored if m["kind"] == "assistant"]) == 1
+    logs = "".join(p.read_text() for p in tmp_path.glob("worker-*.log"))
+    assert "stop point write.before_commit reached" in logs
+
+
 @pytest.mark.parametrize("workers", [2, 4])
 def test_workers_racing_on_one_queue_run_every_task_once(
     api: Server, pg_url: str, tmp_path: Path, workers: int

@@ -76,7 +76,14 @@ class Database:
     """One per process; ``write(fn)`` and ``read(fn, *args)`` run ``fn(conn, …)`` in a
     transaction."""
 
-    def __init__(self, url: str, *, echo: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        echo: bool = False,
+        lock_timeout_seconds: float = 5.0,
+        idle_in_transaction_seconds: float = 5.0,
+    ) -> None:
         self.url = normalize_url(url)
         self.dialect = sa.make_url(self.url).get_backend_name()
         if self.dialect == "sqlite":
@@ -96,6 +103,13 @@ class Database:
                 pool_size=_POSTGRES_THREADS * 2,
                 max_overflow=0,
                 pool_pre_ping=True,
+                connect_args={
+                    "options": _pg_options(
+                        sa.make_url(self.url).query.get("options"),
+                        lock_timeout_seconds,
+                        idle_in_transaction_seconds,
+                    )
+                },
             )
             self._writer = self._reader = engine
             self._begin = None
@@ -209,6 +223,21 @@ class Database:
 def _locked(exc: sa.exc.OperationalError) -> bool:
     code = getattr(exc.orig, "sqlite_errorcode", 0) & 0xFF
     return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _pg_options(given: str | tuple[str, ...] | None, lock_timeout: float, idle: float) -> str:
+    """Session settings: a writer waits for a row lock at most ``lock_timeout`` (then the
+    caller gets 503 and may retry), and a session frozen inside a transaction (a stopped
+    process, a partition) is ended after ``idle_in_transaction``, releasing its locks so that
+    another worker can take its job over (review M1). Options the URL gives
+    (``?options=-csearch_path%3D…``) are kept, after ours: they may set these two too."""
+    ours = (
+        f"-c lock_timeout={int(lock_timeout * 1000)} "
+        f"-c idle_in_transaction_session_timeout={int(idle * 1000)}"
+    )
+    if not given:
+        return ours
+    return " ".join([ours, *([given] if isinstance(given, str) else given)])
 
 
 def _sqlite_engine(url: str, echo: bool, *, pool_size: int) -> Engine:

@@ -19,7 +19,8 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import job
-from hansa.store import direct, notify, tables
+from hansa.store import dbclock, direct, notify, tables
+from hansa.store.dbclock import Due, LeaseEnd, Now
 
 _jobs = tables.jobs
 _QUEUED = job.JobStatus.QUEUED.value
@@ -28,21 +29,22 @@ _B = sa.bindparam
 
 # Statements are built once (building one costs ten times more than running it) and run
 # through store.direct (decision 0007).
-_ENQUEUE = _jobs.insert().returning(_jobs.c.id)
+_ENQUEUE = _jobs.insert().values(run_at=Due()).returning(_jobs.c.id)
+_ENQUEUE_CLAIMED = _jobs.insert().values(run_at=Now(), lease_until=LeaseEnd()).returning(_jobs.c.id)
 _other = _jobs.alias("other")
 _LIVE_SAME_KEY = (
     sa.exists()
     .where(_other.c.key == _jobs.c.key, _other.c.id != _jobs.c.id)
     .where(
         sa.or_(
-            sa.and_(_other.c.status == _RUNNING, _other.c.lease_until >= _B("p_now")),
+            sa.and_(_other.c.status == _RUNNING, _other.c.lease_until >= Now()),
             sa.and_(_other.c.status == _QUEUED, _other.c.id < _jobs.c.id),
         )
     )
 )
 _CLAIMABLE = sa.or_(  # due, or running on an expired lease (a takeover)
-    sa.and_(_jobs.c.status == _QUEUED, _jobs.c.run_at <= _B("p_now")),
-    sa.and_(_jobs.c.status == _RUNNING, _jobs.c.lease_until < _B("p_now")),
+    sa.and_(_jobs.c.status == _QUEUED, _jobs.c.run_at <= Now()),
+    sa.and_(_jobs.c.status == _RUNNING, _jobs.c.lease_until < Now()),
 )
 _IS_RUN = _jobs.c.kind == job.JobKind.RUN.value
 _CANDIDATES = {  # by lane: run jobs, or every other kind (see ``claim``)
@@ -56,10 +58,10 @@ _CANDIDATES = {  # by lane: run jobs, or every other kind (see ``claim``)
 }
 _DUE = sa.select(_jobs.c.id).where(_CLAIMABLE).limit(1)
 _HELD = (_jobs.c.id == _B("p_id"), _jobs.c.epoch == _B("p_epoch"), _jobs.c.status == _RUNNING)
-_GUARD = sa.select(sa.func.count()).select_from(_jobs).where(*_HELD)
-_HEARTBEAT = (
-    sa.update(_jobs).where(*_HELD).values(lease_until=_B("p_until"), updated_at=_B("p_now"))
-)
+# The row lock (FOR NO KEY UPDATE on PostgreSQL) is held to the commit, so a takeover's
+# claim (SKIP LOCKED) cannot slip in between the check and the commit (review M1).
+_GUARD = sa.select(_jobs.c.id).where(*_HELD).with_for_update(key_share=True)
+_HEARTBEAT = sa.update(_jobs).where(*_HELD).values(lease_until=LeaseEnd(), updated_at=Now())
 _LIVE = direct.one_of(_jobs.c.status, (_QUEUED, _RUNNING))
 _LIVE_OF_KEY = sa.select(_jobs.c.status).where(_jobs.c.key == _B("p_key"), _LIVE)
 _LIVE_JOBS_OF_KEY = sa.select(_jobs.c.id, _jobs.c.payload).where(_jobs.c.key == _B("p_key"), _LIVE)
@@ -95,10 +97,10 @@ def _claim(count: int) -> sa.Update:
         .values(
             status=_RUNNING,
             lease_owner=_B("p_owner"),
-            lease_until=_B("p_lease_until"),
+            lease_until=LeaseEnd(),
             epoch=_jobs.c.epoch + 1,
             attempts=_jobs.c.attempts + 1,
-            updated_at=_B("p_now"),
+            updated_at=Now(),
         )
         .returning(*_jobs.c)
     )
@@ -125,12 +127,12 @@ def enqueue(
             "key": key,
             "payload": payload,
             "status": _QUEUED,
-            "run_at": run_at or now,
             "attempts": 0,
             "max_attempts": max_attempts,
             "epoch": 0,
             "created_at": now,
             "updated_at": now,
+            **dbclock.due(conn, now, run_at or now),
         },
     )
     notify.job_enqueued(conn, kind.value)
@@ -160,16 +162,15 @@ def enqueue_claimed(
         "key": key,
         "payload": payload,
         "status": _RUNNING,
-        "run_at": now,
         "attempts": 1,
         "max_attempts": max_attempts,
         "lease_owner": owner,
-        "lease_until": lease_until,
         "epoch": 1,
         "created_at": now,
         "updated_at": now,
     }
-    job_id = int(direct.scalar(conn, _ENQUEUE, values))
+    values.update(dbclock.lease(conn, now, lease_until - now))
+    job_id = int(direct.scalar(conn, _ENQUEUE_CLAIMED, values))
     return job.Job(
         id=job_id,
         tenant_id=tenant_id,
@@ -191,7 +192,7 @@ def live_statuses(conn: Connection, key: str) -> set[str]:
 
 def any_due(conn: Connection, now: datetime) -> bool:
     """True when some job could be claimed now (a cheap read before a claiming write)."""
-    return direct.first(conn, _DUE, {"p_now": now}) is not None
+    return direct.first(conn, _DUE, dbclock.now(conn, now)) is not None
 
 
 def claim(
@@ -213,7 +214,7 @@ def claim(
         return []
     chosen: list[int] = []
     keys: set[str] = set()
-    found = direct.rows(conn, _CANDIDATES[runs], {"p_now": now, "p_limit": limit * 2})
+    found = direct.rows(conn, _CANDIDATES[runs], {**dbclock.now(conn, now), "p_limit": limit * 2})
     for row in found:
         job_id, key = row["id"], row["key"]
         if key is not None:
@@ -226,7 +227,7 @@ def claim(
     if not chosen:
         return []
     params: dict[str, Any] = {f"p_id_{i}": job_id for i, job_id in enumerate(chosen)}
-    params.update(p_owner=owner, p_lease_until=now + lease, p_now=now)
+    params.update(p_owner=owner, **dbclock.lease(conn, now, lease))
     try:
         with conn.begin_nested():
             rows = direct.rows(conn, _claim(len(chosen)), params)
@@ -237,14 +238,15 @@ def claim(
 
 
 def guard(conn: Connection, claimed: job.Job) -> None:
-    """Raise StaleLease unless ``claimed`` still holds its job (same epoch, still running)."""
-    if not direct.scalar(conn, _GUARD, {"p_id": claimed.id, "p_epoch": claimed.epoch}):
+    """Raise StaleLease unless ``claimed`` still holds its job (same epoch, still running);
+    on PostgreSQL the job's row stays locked until the caller's transaction ends."""
+    if direct.first(conn, _GUARD, {"p_id": claimed.id, "p_epoch": claimed.epoch}) is None:
         raise errors.StaleLease(f"job {claimed.id} epoch {claimed.epoch} no longer holds its lease")
 
 
 def heartbeat(conn: Connection, claimed: job.Job, now: datetime, lease: timedelta) -> bool:
     """Extend the lease; False when the job was taken over or finished meanwhile."""
-    params = {"p_id": claimed.id, "p_epoch": claimed.epoch, "p_until": now + lease, "p_now": now}
+    params = {"p_id": claimed.id, "p_epoch": claimed.epoch, **dbclock.lease(conn, now, lease)}
     return direct.execute(conn, _HEARTBEAT, params) == 1
 
 

@@ -16,6 +16,9 @@ _jobs = tables.jobs
 _NOW = datetime(2026, 11, 22, 6, 30, 15, 123456, tzinfo=UTC)
 
 
+_INSERT = _jobs.insert().returning(_jobs.c.id)
+
+
 def _job(**changes: object) -> dict[str, object]:
     return {
         "tenant_id": DEFAULT_TENANT_ID,
@@ -50,7 +53,7 @@ def test_rows_read_back_as_connection_execute_reads_them(db: Database) -> None:
 
 def test_returning_rowcount_and_literal_values(db: Database) -> None:
     def steps(conn: sa.Connection) -> tuple[object, int, int, set[str]]:
-        job_id = direct.scalar(conn, queue._ENQUEUE, _job(key="run:1"))
+        job_id = direct.scalar(conn, _INSERT, _job(key="run:1"))
         # _FINISH fixes nothing but takes status from a parameter; _LIVE_OF_KEY has literals
         live = {r["status"] for r in direct.rows(conn, queue._LIVE_OF_KEY, {"p_key": "run:1"})}
         held = {"p_id": job_id, "p_epoch": 0, "p_status": "done", "p_error": None, "p_now": _NOW}
@@ -103,7 +106,7 @@ def test_a_returning_statement_run_for_its_rowcount_leaves_the_commit_free(db: D
     )
 
     def steps(conn: sa.Connection) -> int:
-        job_id = direct.scalar(conn, queue._ENQUEUE, _job())
+        job_id = direct.scalar(conn, _INSERT, _job())
         return direct.execute(conn, bump, {"p_id": job_id})
 
     assert db.write_now(steps) == 1  # and the commit after it went through

@@ -1,3 +1,4 @@
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -13,6 +14,8 @@ from hansa.store.db import DEFAULT_TENANT_ID as T
 from hansa.store.db import Database
 
 LEASE = timedelta(seconds=10)
+SHORT = timedelta(milliseconds=200)
+SKEW = timedelta(minutes=10)
 
 
 def _enqueue(db: Database, key: str | None, n: int = 1) -> list[int]:
@@ -23,8 +26,10 @@ def _enqueue(db: Database, key: str | None, n: int = 1) -> list[int]:
     )
 
 
-def _claim(db: Database, owner: str, now: datetime, limit: int = 10) -> list[Job]:
-    return db.write_now(lambda conn: queue.claim(conn, owner, now, lease=LEASE, limit=limit))
+def _claim(
+    db: Database, owner: str, now: datetime, limit: int = 10, lease: timedelta = LEASE
+) -> list[Job]:
+    return db.write_now(lambda conn: queue.claim(conn, owner, now, lease=lease, limit=limit))
 
 
 def _fails_with_stale_lease(db: Database, fn: Callable[[Connection], object]) -> None:
@@ -45,9 +50,9 @@ def test_one_job_per_key_at_a_time_oldest_first(db: Database) -> None:
 
 def test_expired_lease_is_taken_over_with_a_new_epoch(db: Database) -> None:
     _enqueue(db, "conv-a")
-    now = utcnow()
-    (first,) = _claim(db, "w1", now, 1)
-    later = now + LEASE + timedelta(seconds=1)
+    (first,) = _claim(db, "w1", utcnow(), 1, lease=SHORT)
+    time.sleep(SHORT.total_seconds() * 2)
+    later = utcnow()
     (second,) = _claim(db, "w2", later, 1)
     assert second.id == first.id
     assert second.epoch == first.epoch + 1
@@ -58,6 +63,26 @@ def test_expired_lease_is_taken_over_with_a_new_epoch(db: Database) -> None:
     assert not db.write_now(lambda conn: queue.heartbeat(conn, first, later, LEASE))
     assert db.write_now(lambda conn: queue.taken_over(conn, first))
     assert db.write_now(lambda conn: queue.heartbeat(conn, second, later, LEASE))
+
+
+def test_a_worker_with_a_skewed_clock_neither_steals_nor_loses_on_postgres(db: Database) -> None:
+    """Leases are the database's: a clock minutes off changes nothing (review M2)."""
+    if db.dialect != "postgresql":
+        pytest.skip("SQLite serves one host: there is one clock")
+    _enqueue(db, None)
+    (mine,) = _claim(db, "behind", utcnow() - SKEW, 1)
+    assert _claim(db, "ahead", utcnow() + SKEW, 1) == [], "a live lease is not stolen"
+    assert db.write_now(lambda conn: queue.heartbeat(conn, mine, utcnow() - SKEW, LEASE))
+    until = db.write_now(
+        lambda conn: conn.execute(
+            sa.select(tables.jobs.c.lease_until - sa.func.now()).where(tables.jobs.c.id == mine.id)
+        ).scalar_one()
+    )
+    assert timedelta(0) < until <= LEASE, "the lease runs from the database's now"
+    (due,) = _enqueue(db, None)
+    assert [j.id for j in _claim(db, "behind", utcnow() - SKEW, 1)] == [due], (
+        "a job enqueued now is due now, whatever the clock of the one who claims it"
+    )
 
 
 def test_live_lease_is_not_taken_over(db: Database) -> None:

@@ -28,8 +28,9 @@ def end_turns(
     saying so, for the caller to put before its own."""
     stop = Batch(conversation_id, None)
     for t in busy:
-        turns.set_status(conn, tenant_id, t.id, turn.TurnStatus.CANCELLED, now, error=why)
+        # the job's row first, as its worker's guarded writes lock it (then the turn's)
         queue.cancel_key_job(conn, conversation_id, {"turnId": t.id}, now)
+        turns.set_status(conn, tenant_id, t.id, turn.TurnStatus.CANCELLED, now, error=why)
         ended = dataclasses.replace(stop, turn_id=t.id)  # the same events, tagged by turn
         ended.event(event.DoneData(status="cancelled"), agent_id=services.supervisor.id)
     conversations.move(

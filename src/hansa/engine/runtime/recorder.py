@@ -22,6 +22,7 @@ from hansa.domain.base import new_id
 from hansa.domain.event import Payload
 from hansa.domain.job import Job
 from hansa.domain.message import Phase
+from hansa.engine.runtime.faults import stop_point
 from hansa.engine.runtime.services import Services
 from hansa.store import events, messages, queue
 
@@ -207,4 +208,6 @@ class Recorder:
             if pending is not None
         ]
         messages.insert(conn, self.tenant_id, new_messages)
+        if self.job is not None:
+            stop_point(self.services.settings, "write.before_commit")
         return stored

@@ -60,7 +60,11 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
     roster = roster_from_config(config)
     router = Router(rules_from_config(config), {a.id for a in roster})
     models = build_pool(settings, roster, model)
-    db = Database(settings.database_url)
+    db = Database(
+        settings.database_url,
+        lock_timeout_seconds=settings.db_lock_timeout_seconds,
+        idle_in_transaction_seconds=settings.db_idle_in_transaction_seconds,
+    )
     try:
         await _with_retries(settings, lambda: migrate(db))
         await db.write(lambda conn: agents.replace_roster(conn, None, roster))
