@@ -202,10 +202,6 @@ async def claim_from_outside(
     ``claim_window_closed`` after it). ``operator`` names the key that claims on the
     participant's behalf (None: the participant's own token); its justification says so."""
     key = asked.assistant_key
-    if key is None:
-        raise errors.InvalidInput(
-            "assistantKey: name the participant that claims", details={"field": "assistantKey"}
-        )
     batch = Batch(conversation_id, asked.turn_id)
     made: list[claims.Claim] = []
     reason = asked.justification or "claimed over HTTP"
@@ -213,7 +209,12 @@ async def claim_from_outside(
         reason = f"{reason} (claimed for it by operator {operator})"[:500]
 
     def go(conn: Any) -> None:
-        convo = conversations.get(conn, tenant_id, conversation_id)
+        convo = conversations.get(conn, tenant_id, conversation_id)  # another tenant's: 404
+        if key is None:
+            raise errors.InvalidInput(
+                "assistantKey: name the participant that claims",
+                details={"field": "assistantKey"},
+            )
         if key not in external_participants(services, convo):
             raise errors.InvalidInput(
                 f"{key!r} is not an external participant of this conversation",
