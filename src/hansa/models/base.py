@@ -174,6 +174,10 @@ class Model(abc.ABC):
     """The provider's name as in "provider:model"."""
     model_name: str = "unknown"
     """The model's name as the provider knows it."""
+    agent_tools: bool = True
+    """Whether the engine's agent loop offers this model an agent's tools in a reply. A model
+    without native tool calling may say False: its replies then stream as plain text (it
+    still answers a call that offers tools itself)."""
 
     @abc.abstractmethod
     async def request(

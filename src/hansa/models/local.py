@@ -78,6 +78,11 @@ class LocalModel(Model):
     constructor only checks that ``llama_cpp`` and the GGUF file are there.
     """
 
+    agent_tools = False
+    """Replies stream as text: an offer of tools would turn each reply into one
+    grammar-constrained JSON answer, and the task types' schemas make grammars larger than
+    llama.cpp accepts; a 135M model picks tools poorly besides."""
+
     provider = "local"
 
     def __init__(

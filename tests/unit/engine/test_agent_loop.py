@@ -158,6 +158,17 @@ async def test_no_tools_are_offered_when_the_limit_is_zero() -> None:
     assert text == "Plain answer." and asked.params[0].tools == ()
 
 
+async def test_a_model_that_takes_no_agent_tools_is_offered_none() -> None:
+    asked = Asked()
+    model = _model(asked, [ModelResponse("Plain answer.")])
+    model.agent_tools = False  # as the embedded model says of itself
+    ctx, _ = _context(model)
+
+    text = await AgentLoop(ctx, Toolbox(default_registry(), HANS, PROJECT)).run()
+
+    assert text == "Plain answer." and asked.params[0].tools == ()
+
+
 async def test_text_said_before_a_tool_call_and_after_becomes_one_answer() -> None:
     asked = Asked()
     first = ModelResponse("Let me look.", tool_calls=(ToolCall("c1", "nope", {}),))

@@ -90,7 +90,7 @@ class AgentLoop:
             temperature=self.agent.model_settings.temperature,
             max_tokens=self.agent.model_settings.max_tokens,
         )
-        offered = toolbox.definitions() if self.max_rounds else ()
+        offered = toolbox.definitions() if self.max_rounds and self.model.agent_tools else ()
         self.params = RequestParams(tools=offered)
         self.scope = CallScope(
             tenant_id=ctx.tenant_id,
