@@ -174,6 +174,12 @@ def test_a_tool_outside_the_agents_scope_is_refused_and_the_model_answers(
     assert hans_says(events) == [SCOPE_ANSWER]
     assert events[-1]["data"]["status"] == "completed"
     assert not _of(events, "run_created"), "nothing ran, nothing was held"
+    timeline = client.get(f"/api/conversations/{cid}/timeline").json()
+    summaries = [t["summary"] for t in timeline if t["kind"].startswith("tool_")]
+    assert summaries == [
+        "Growth Lead Dana called the tool delete_page",
+        "delete_page gave no result (scope_denied)",
+    ]
 
 
 def test_an_irreversible_tool_waits_for_confirmation_and_the_answer_says_so(
@@ -213,6 +219,8 @@ def test_an_irreversible_tool_waits_for_confirmation_and_the_answer_says_so(
     run = client.get(f"/api/runs/{run_id}").json()
     assert run["status"] == "running"
     assert not any(e["type"] == "operation" for e in events), "the webhook was not called"
+    timeline = client.get(f"/api/conversations/{cid}/timeline").json()
+    assert "webhook.call waits for your confirmation" in [t["summary"] for t in timeline]
 
 
 def test_a_runaway_loop_ends_with_error_and_done(client: httpx.Client) -> None:

@@ -48,6 +48,15 @@ def _describe(
             return "supervisor", "status", text
         case event.ThinkingData(summary=summary, phase=phase):
             return agent, f"thinking:{phase}" if phase else "thinking", summary
+        case event.ToolCallData(name=tool):
+            return agent, "tool_call", f"{names.get(agent, agent)} called the tool {tool}"
+        case event.ToolResultData(name=tool, ok=True, result={"status": "awaiting_confirmation"}):
+            return agent, "tool_result", f"{tool} waits for your confirmation"
+        case event.ToolResultData(name=tool, ok=True):
+            return agent, "tool_result", f"{tool} answered"
+        case event.ToolResultData(name=tool, error=error):
+            why = f" ({error.code})" if error is not None else ""
+            return agent, "tool_result", f"{tool} gave no result{why}"
         case event.ErrorData(message=message):
             return "system", "error", message
         case event.DoneData(status=status):
