@@ -9,6 +9,9 @@ import { api } from "./api.js";
 import { ConfirmDialog } from "./dialog.js";
 import { h } from "./dom.js";
 import { Feed } from "./feed.js";
+import { HandoffQueue } from "./handoff-queue.js";
+import { HumanView } from "./human-view.js";
+import { RulesDialog } from "./rules-view.js";
 import { Runs } from "./runs.js";
 import { askForKey, needsKey } from "./signin.js";
 import { follow } from "./stream.js";
@@ -16,6 +19,19 @@ import { TopBar } from "./topbar.js";
 
 const $ = (id) => document.getElementById(id);
 const REPLAY_TIMEOUT_MS = 8000;
+// The conversation's state after a handoff moves (handoff_status), and the states in which
+// no assistant answers a message (engine/triggers/actions.ENDS_THE_TURN and agent_active).
+const AFTER_HANDOFF = {
+  active: "agent_active", resolved: "resolved", returned: "idle", cancelled: "idle",
+};
+const HELD = {
+  handoff_pending: () => "Handed to a human colleague: the assistants will not answer here "
+    + "until a person gives the conversation back.",
+  agent_active: (person) => `${person || "A human colleague"} has this conversation: the assistants `
+    + "will not answer until it is given back.",
+  resolved: () => "This conversation is resolved: the assistants will not answer here.",
+  archived: () => "This conversation is archived: the assistants will not answer here.",
+};
 
 const state = {
   agents: new Map(),
@@ -28,6 +44,7 @@ const state = {
   feed: null,
   runs: null,
   live: true,
+  convState: "idle", // the conversation's state, for the notice when a person holds it
 };
 
 const activity = new Activity((id) => state.agents.get(id)?.displayName || "Hans");
@@ -39,11 +56,69 @@ const input = $("composer-input");
 const agentList = new AgentList($("agents"), (id, explicit) => {
   state.activeAgentId = id;
   state.explicitAgent = explicit;
-  const agent = state.agents.get(id);
-  $("composer-to").textContent = agent ? `To ${agent.displayName}` : "";
-  input.placeholder = agent ? `Message ${shortName(agent)}…` : "Message…";
+  showAddressee();
   if (!state.conversation) showWelcome();
 });
+
+/** Whom the composer writes to: the chosen agent, unless a person holds the conversation. */
+function showAddressee() {
+  const held = HELD[state.convState]?.(state.feed?.person);
+  const notice = $("held-notice");
+  notice.hidden = !held;
+  notice.textContent = held || "";
+  notice.dataset.state = state.convState;
+  const agent = state.agents.get(state.activeAgentId);
+  if (held) {
+    const person = state.convState === "handoff_pending" || state.convState === "agent_active";
+    $("composer-to").textContent = person ? "To the human colleague" : "No one answers here";
+    input.placeholder = person ? "Message the human colleague…" : "Message…";
+  } else {
+    $("composer-to").textContent = agent ? `To ${agent.displayName}` : "";
+    input.placeholder = agent ? `Message ${shortName(agent)}…` : "Message…";
+  }
+}
+
+function conversationName(id) {
+  const option = [...$("conversation").options].find((o) => o.value === id);
+  return option && option.value ? option.textContent : `Conversation …${id.slice(-6)}`;
+}
+
+const rulesDialog = new RulesDialog({ openConversation: (id) => navigate(id), conversationName });
+const handoffQueue = new HandoffQueue({
+  openHandoff: (id) => openHandoff(id),
+  conversationName,
+  counted: (pending) => {
+    const count = $("handoff-count");
+    count.textContent = String(pending);
+    count.hidden = pending === 0;
+    $("open-handoffs").setAttribute("aria-label", `Handoffs, ${pending} waiting`);
+  },
+});
+const humanView = new HumanView($("human-view"), {
+  agents: state.agents,
+  conversationName,
+  openConversation: (id) => navigate(id),
+  openQueue: () => handoffQueue.open(),
+  changed: () => countHandoffs(),
+});
+$("open-rules").addEventListener("click", () => rulesDialog.open());
+$("open-handoffs").addEventListener("click", () => handoffQueue.open());
+
+function countHandoffs() {
+  handoffQueue.fetch().catch(() => {}); // the count keeps its old value
+}
+
+function openHandoff(id) {
+  if (location.hash !== `#h=${id}`) location.hash = `h=${id}`;
+  else humanView.open(id);
+}
+
+/** The human's view (``#h=<handoff id>``) in place of the conversation, or back. */
+function showHuman(on) {
+  $("human-view").hidden = !on;
+  $("conversation-view").hidden = on;
+  if (!on) humanView.close();
+}
 
 const topBar = new TopBar(
   { tenant: $("tenant"), project: $("project"), conversation: $("conversation"),
@@ -69,8 +144,11 @@ function hashId() {
   return new URLSearchParams(location.hash.slice(1)).get("c");
 }
 
-/** Show the conversation named in the URL; resolves once its history is drawn. */
+/** Show the conversation (or handoff) named in the URL; resolves once its history is drawn. */
 function route(prefetched = null) {
+  const handoffId = new URLSearchParams(location.hash.slice(1)).get("h");
+  showHuman(Boolean(handoffId));
+  if (handoffId) return humanView.open(handoffId);
   const id = hashId();
   if (id && id === state.conversation?.id) return Promise.resolve();
   if (id) return openConversation(id, prefetched);
@@ -90,9 +168,12 @@ function reset() {
   state.feed.runs = state.runs;
   state.feed.onChange = stickToBottom;
   state.live = true;
+  state.convState = "idle";
+  showAddressee();
 }
 
 function openDraft() {
+  showHuman(false);
   reset();
   state.conversation = null;
   if (location.hash) history.pushState(null, "", location.pathname + location.search);
@@ -145,6 +226,8 @@ async function openConversation(id, prefetched = null) {
     return; // the user moved on meanwhile
   }
   state.conversation = conversation;
+  state.convState = conversation.state || "idle";
+  showAddressee();
   state.projectId = conversation.projectId;
   topBar.setProject(conversation.projectId);
   topBar.setConversation(id);
@@ -182,6 +265,7 @@ function startStream(id, replayTo, early = null) {
       if (ev.seq === 1) performance.mark("hansa:first-event");
       activity.update(ev);
       feed.apply(ev);
+      if (ev.type === "handoff" || ev.type === "handoff_status") handoffMoved(ev, ev.seq > replayTo);
       if (!state.live && ev.seq >= replayTo) finish();
     },
     onState: (s) => {
@@ -191,6 +275,16 @@ function startStream(id, replayTo, early = null) {
     },
   });
   return replayed;
+}
+
+/** A handoff event: a live one moves the conversation's state; each may name the person. */
+function handoffMoved(ev, live) {
+  if (live) {
+    state.convState = ev.type === "handoff" ? "handoff_pending"
+      : AFTER_HANDOFF[ev.data?.status] || state.convState;
+    countHandoffs();
+  }
+  showAddressee();
 }
 
 // The feed follows new content while the reader is at the bottom ("pinned"); scrolling up
@@ -293,6 +387,7 @@ async function boot() {
   const projectId = state.conversation ? state.conversation.projectId : state.projectId;
   topBar.setProjects(projects.value || [], projectId);
   topBar.setConversations(conversations.value || [], state.conversation?.id ?? hashId());
+  countHandoffs();
 }
 
 window.hansa = { state, dropConnection: () => state.stream?.drop() };

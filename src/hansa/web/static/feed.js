@@ -1,6 +1,7 @@
 // The conversation feed: user messages, answers (streamed, with their thinking preview),
-// status chips. Live and replayed events go through the same apply(); during a replay the
-// new nodes collect in a fragment that is attached once (fast first render).
+// a person's messages during a handoff, status chips. Live and replayed events go through
+// the same apply(); during a replay the new nodes collect in a fragment that is attached
+// once (fast first render).
 
 import { avatar, clock, h } from "./dom.js";
 import { firstSentence, renderMarkdown } from "./markdown.js";
@@ -105,6 +106,12 @@ class Answer {
   }
 }
 
+/** "AM" for "Ana Maria", "H" (human) without a name. */
+function initials(name) {
+  const words = (name || "").split(/\s+/).filter(Boolean);
+  return words.length ? words.slice(0, 2).map((w) => w[0]).join("").toUpperCase() : "H";
+}
+
 function isLong(text) {
   return text.length > LONG_CHARS || text.split("\n").length > LONG_LINES;
 }
@@ -125,6 +132,8 @@ export class Feed {
     this.pendingRender = new Set();
     this.frame = 0;
     this.onChange = () => {};
+    this.userName = "You"; // who the user is to the reader (the human's view says "The user")
+    this.person = null; // the person who accepted the latest handoff
   }
 
   beginBatch() {
@@ -174,6 +183,8 @@ export class Feed {
         return this.chip(null, d.message || "Something went wrong.", "error", ev.createdAt);
       case "done":
         return this.done(ev);
+      case "handoff_status":
+        return this.handoffStatus(ev, d);
       default:
         return this.runs?.apply(ev);
     }
@@ -181,6 +192,7 @@ export class Feed {
 
   message(ev, d) {
     if (d.kind === "user") return this.user(d.messageId, d.content, ev.createdAt);
+    if (d.author === "human") return this.human(ev, d);
     if (d.kind === "assistant") {
       if (this.seen.has(d.messageId)) return undefined;
       this.seen.add(d.messageId);
@@ -195,10 +207,37 @@ export class Feed {
   user(messageId, content, createdAt) {
     if (messageId && this.seen.has(messageId)) return;
     this.seen.add(messageId);
-    this.add(h("article.msg.msg-user", { dataset: { id: messageId }, "aria-label": "You said" },
-      h("div.msg-main", {}, h("header.msg-head", {}, h("span.msg-author", {}, "You"),
+    this.add(h("article.msg.msg-user", { dataset: { id: messageId }, "aria-label": `${this.userName} said` },
+      h("div.msg-main", {}, h("header.msg-head", {}, h("span.msg-author", {}, this.userName),
         h("time.msg-time", { datetime: createdAt }, clock(createdAt))),
       h("div.msg-body", {}, content || ""))));
+  }
+
+  /** A message from the person who holds the conversation (author "human"). */
+  human(ev, d) {
+    if (this.seen.has(d.messageId)) return;
+    this.seen.add(d.messageId);
+    const name = this.person || "A human colleague";
+    this.add(h("article.msg.msg-human", { dataset: { id: d.messageId }, "aria-label": `${name} said` },
+      h("span.msg-face", {},
+        avatar({ displayName: name, avatar: { color: "#0f766e", initials: initials(this.person) } })),
+      h("div.msg-main", {},
+        h("header.msg-head", {}, h("span.msg-author", {}, name),
+          this.person && h("span.msg-role", {}, "human colleague"),
+          h("time.msg-time", { datetime: ev.createdAt }, clock(ev.createdAt))),
+        h("div.msg-body", {}, d.content || ""))));
+  }
+
+  handoffStatus(ev, d) {
+    if (d.status === "active") this.person = d.assignee || this.person;
+    const who = d.assignee || this.person || "A human colleague";
+    const text = {
+      active: `${who} took over the conversation`,
+      resolved: `${who} resolved the conversation`,
+      returned: `${who} gave the conversation back to the assistants`,
+      cancelled: "The handoff was cancelled",
+    }[d.status];
+    if (text) this.chip(null, text, "status", ev.createdAt);
   }
 
   chip(messageId, text, kind, createdAt) {
