@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from harness import (
@@ -103,3 +104,28 @@ def test_streams_see_every_event_when_every_notice_is_lost(tmp_path: Path, pg_ur
     assert [e["seq"] for e in seen] == list(range(1, len(seen) + 1))
     assert seen[-1]["type"] == "done"
     assert hans_says(seen), "the answer reached the stream"
+
+
+def test_a_lock_held_too_long_answers_503_and_readiness_says_so(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """Review M8: a write that waits past ``lock_timeout`` is an outage (503 with
+    ``Retry-After``), not a 500; ``/readyz`` checks that the database takes a write."""
+    quick = {"HANSA_DB_LOCK_TIMEOUT_SECONDS": "1"}
+    with running_server(tmp_path, database_url=pg_url, env=quick) as server, server.client() as c:
+        cid = new_conversation(c)
+        assert c.get("/readyz").json() == {"status": "ready"}
+        with psycopg.connect(pg_url) as holder:  # a transaction that keeps the rows locked
+            holder.execute("SELECT 1 FROM assistant_conversations WHERE id = %s FOR UPDATE", (cid,))
+            holder.execute("SELECT 1 FROM tenants WHERE id = 'default' FOR UPDATE")
+            refused = c.post(f"/api/conversations/{cid}/messages", json={"content": "Hi"})
+            not_ready = c.get("/readyz")
+        for answer in (refused, not_ready):
+            assert answer.status_code == 503, answer.text
+            assert answer.json()["error"]["code"] == "database_unavailable"
+            assert answer.json()["error"]["details"] == {"reason": "busy"}
+            assert int(answer.headers["Retry-After"]) > 0
+        assert c.get(f"/api/conversations/{cid}/messages").json() == [], "nothing half-written"
+        assert c.get("/readyz").status_code == 200
+        events = turn(c, cid, "Hello again")
+    assert events[-1]["type"] == "done"

@@ -77,3 +77,28 @@ async def test_a_websocket_client_that_stops_reading_is_disconnected(tmp_path: P
         with anyio.fail_after(5):  # without the send timeout: forever
             await hansa.app(scope, receive, send)
         assert closed == [WS_SEND_TIMED_OUT]
+
+
+async def test_a_full_database_answers_503_with_retry_after_and_recovers(hansa: Hansa) -> None:
+    """Review M8: SQLite's "database or disk is full" is an outage (503, Retry-After), not
+    a 500; what was stored stays, and writes work again once there is room."""
+    db = hansa.app.state.services.db
+    cid = await hansa.conversation()
+    pages = await db.write(lambda conn: conn.exec_driver_sql("PRAGMA page_count").scalar())
+    await db.write(lambda conn: conn.exec_driver_sql(f"PRAGMA max_page_count={pages}"))
+    path = f"/api/conversations/{cid}/messages"
+    answers = []
+    for n in range(40):  # each message is ~10 kB: the free pages run out quickly
+        answers.append(await hansa.client.post(path, json={"content": f"{n} " + "x" * 10_000}))
+        if answers[-1].status_code != 202:
+            break
+    refused = answers[-1]
+    assert refused.status_code == 503, refused.text
+    assert refused.json()["error"]["code"] == "database_unavailable"
+    assert refused.json()["error"]["details"] == {"reason": "full"}
+    assert int(refused.headers["Retry-After"]) > 0
+    stored = await hansa.ok("GET", path)
+    accepted = len(answers) - 1
+    assert len([m for m in stored if m["kind"] == "user"]) == accepted, "nothing half-written"
+    await db.write(lambda conn: conn.exec_driver_sql("PRAGMA max_page_count=1073741823"))
+    await hansa.ok("POST", path, 202, json={"content": "room again"})

@@ -7,6 +7,7 @@ import logging
 import re
 from typing import Any
 
+import sqlalchemy as sa
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -15,8 +16,10 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketState
 
 from hansa import errors
+from hansa.store import outage
 
 log = logging.getLogger(__name__)
+_LOG_OUTAGE = outage.Throttle()
 
 
 def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -60,6 +63,23 @@ def install(app: FastAPI) -> None:
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return _response(exc.status_code, code, str(exc.detail))
+
+    @app.exception_handler(sa.exc.SQLAlchemyError)
+    async def _database(_: Request, exc: sa.exc.SQLAlchemyError) -> JSONResponse:
+        reason = outage.outage(exc)
+        if reason is None:
+            log.error("request failed", exc_info=exc)
+            return _response(500, "internal_error", "the server failed to answer this request")
+        if _LOG_OUTAGE(reason):
+            log.warning("answering 503: %s (%s)", outage.describe(reason), exc.__class__.__name__)
+        response = _response(
+            503,
+            "database_unavailable",
+            f"{outage.describe(reason)}; try again later",
+            {"reason": reason},
+        )
+        response.headers["Retry-After"] = str(outage.RETRY_AFTER_SECONDS)
+        return response
 
     @app.exception_handler(errors.HansaError)
     async def _hansa(_: Request, exc: errors.HansaError) -> JSONResponse:

@@ -8,6 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from hansa.store import direct, tables
+from hansa.store.db import DEFAULT_TENANT_ID
 
 _tenants = tables.tenants
 
@@ -26,3 +27,18 @@ def ensure(conn: Connection, tenant_id: str, now: datetime) -> bool:
 def exists(conn: Connection, tenant_id: str) -> bool:
     """Whether the tenant exists."""
     return direct.scalar(conn, _EXISTS, {"p_id": tenant_id}) is not None
+
+
+_TOUCH = (
+    sa.update(_tenants).where(_tenants.c.id == sa.bindparam("p_id")).values(name=_tenants.c.name)
+)
+
+
+def probe_write(conn: Connection) -> None:
+    """Write a row and take the write back (a savepoint rolled back): raises when the
+    database cannot take writes now (full, locked, read-only, unreachable)."""
+    savepoint = conn.begin_nested()
+    try:
+        direct.execute(conn, _TOUCH, {"p_id": DEFAULT_TENANT_ID})
+    finally:
+        savepoint.rollback()

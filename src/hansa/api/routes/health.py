@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from hansa.api.deps import TenantDep
+from hansa.api.deps import ServicesDep, TenantDep
+from hansa.store import tenants
 from hansa.store.db import DEFAULT_TENANT_ID
 
 router = APIRouter()
@@ -14,6 +15,14 @@ router = APIRouter()
 async def healthz() -> dict[str, str]:
     """The server answers."""
     return {"status": "ok"}
+
+
+@router.get("/readyz")
+async def readyz(services: ServicesDep) -> dict[str, str]:
+    """The server can take work: its database accepts a write (rolled back). A full, locked
+    or unreachable database answers 503 ``database_unavailable`` with ``Retry-After``."""
+    await services.db.write(tenants.probe_write)
+    return {"status": "ready"}
 
 
 @router.get("/api/tenant")

@@ -23,10 +23,11 @@ from hansa.domain.job import Job, JobKind
 from hansa.engine.runtime.faults import crash_point
 from hansa.engine.runtime.services import Drive
 from hansa.settings import Settings
-from hansa.store import queue
+from hansa.store import outage, queue
 from hansa.store.db import Database
 
 log = logging.getLogger(__name__)
+_LOG_OUTAGE = outage.Throttle()
 
 Handler = Callable[[Job], Awaitable[None]]
 """Runs one claimed job (``engine.running`` dispatches on the job's kind)."""
@@ -144,8 +145,8 @@ class Worker:
             if not await self.db.read(lambda conn: queue.any_due(conn, now)):
                 return []
             return await self.db.write(claim)
-        except Exception:  # a database hiccup must not kill the worker
-            log.exception("claiming jobs failed; retrying at the next poll")
+        except Exception as exc:  # a database hiccup must not kill the worker
+            _log_failure(exc, "claiming jobs failed; retrying at the next poll")
             return []
 
     async def _run(self, job: Job, drive: Drive | None) -> None:
@@ -181,13 +182,25 @@ class Worker:
 
             try:
                 alive = await self.db.write(extend)
-            except Exception:
-                log.exception("heartbeat failed; retrying at the next beat")
+            except Exception as exc:
+                _log_failure(exc, "heartbeat failed; retrying at the next beat")
                 continue
             for (job, task), ok in zip(running, alive, strict=True):
                 if not ok and not task.done():
                     log.warning("job %s lost its lease; cancelling it here", job.id)
                     task.cancel()
+
+
+def _log_failure(exc: Exception, what: str) -> None:
+    """A traceback for a failure; for an outage (disk full, database down) one line at most
+    every ``outage.LOG_EVERY_SECONDS``, however often the worker retries."""
+    reason = outage.outage(exc)
+    if reason is None:
+        log.exception(what)
+    elif _LOG_OUTAGE(f"{what}:{reason}"):
+        log.warning(
+            "%s: %s (said once per %.0f s)", what, outage.describe(reason), outage.LOG_EVERY_SECONDS
+        )
 
 
 def _is_run(job: Job) -> bool:
