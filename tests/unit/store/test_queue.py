@@ -128,3 +128,11 @@ def test_run_jobs_and_other_jobs_are_claimed_in_lanes_of_their_own(db: Database)
     assert [j.id for j in claim(runs=False, limit=1)] == [turn_id], "older runs do not block it"
     assert [j.id for j in claim(runs=True, limit=2)] == run_ids[:2]
     assert [j.kind for j in claim(runs=True, limit=5)] == [JobKind.RUN]
+
+
+def test_an_owner_named_after_a_long_host_name_claims(db: Database) -> None:
+    """Review H5: cloud host names pass 64 characters; the claim must not fail on them."""
+    owner = "ip-172-31-20-15.ap-southeast-2.compute.internal:" + "x" * 60 + ":1:7f3a"
+    (job_id,) = _enqueue(db, None)
+    (claimed,) = _claim(db, owner, utcnow(), 1)
+    assert (claimed.id, claimed.lease_owner) == (job_id, owner)
