@@ -8,8 +8,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+import sqlalchemy as sa
 
 from hansa.api.routes.stream import WS_SEND_TIMED_OUT
+from hansa.domain.job import JobKind
+from hansa.store import queue, tables
 from inprocess.asgi import Hansa, running_app
 
 pytestmark = pytest.mark.anyio
@@ -102,3 +105,38 @@ async def test_a_full_database_answers_503_with_retry_after_and_recovers(hansa: 
     assert len([m for m in stored if m["kind"] == "user"]) == accepted, "nothing half-written"
     await db.write(lambda conn: conn.exec_driver_sql("PRAGMA max_page_count=1073741823"))
     await hansa.ok("POST", path, 202, json={"content": "room again"})
+
+
+async def test_a_poison_job_ends_and_its_conversation_answers_the_next_message(
+    hansa: Hansa,
+) -> None:
+    """Issue 15 item 4: a job whose handler fails outside its own care (here a payload that
+    no longer parses) is retried, then failed with its error after ``max_attempts``; an
+    ``error`` and a ``done`` reach its conversation, and the next message is answered."""
+    services = hansa.app.state.services
+    cid = await hansa.conversation()
+
+    def poison(conn: Any) -> int:
+        now = services.clock()
+        payload = {"conversationId": cid}  # no turnId, no messageId: TurnJob cannot parse it
+        return queue.enqueue(conn, "default", JobKind.TURN, payload, now, key=cid)
+
+    poison_id = await services.db.write(poison)
+    posted = await hansa.post(cid, "Are you there?")
+    events = await hansa.follow(
+        cid, lambda e: e["type"] == "done" and e["turnId"] == posted["turnId"]
+    )
+    gave_up = [e for e in events if e["type"] == "error" and e["data"]["code"] == "job_failed"]
+    assert len(gave_up) == 1 and gave_up[0]["turnId"] is None
+    kinds = [e["type"] for e in events]
+    assert kinds.index("error") < kinds.index("routing"), "it ended before the next turn began"
+    assert events[-1]["data"]["status"] == "completed"
+    stored = await services.db.read(
+        lambda conn: conn.execute(
+            sa.select(tables.jobs.c.status, tables.jobs.c.attempts, tables.jobs.c.last_error).where(
+                tables.jobs.c.id == poison_id
+            )
+        ).one()
+    )
+    assert stored.status == "failed" and stored.attempts == 3
+    assert "ValidationError" in stored.last_error

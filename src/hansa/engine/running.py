@@ -12,10 +12,12 @@ import dataclasses
 import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 
 from hansa.bus.postgres import PostgresBus
 from hansa.domain.job import Job, JobKind
 from hansa.engine.runs import run_job, summary
+from hansa.engine.runtime.give_up import give_up
 from hansa.engine.runtime.services import Services
 from hansa.engine.runtime.setup import build_services
 from hansa.engine.runtime.worker import Handler, Worker
@@ -45,7 +47,9 @@ async def running(
     if (workers if workers is not None else settings.workers) > 0:
         worker = Worker(settings, services.db, services.clock)
         services = dataclasses.replace(services, local_worker=worker)
-        task = asyncio.create_task(worker.run(_handler(services)), name="in-process worker")
+        task = asyncio.create_task(
+            worker.run(_handler(services), partial(give_up, services)), name="in-process worker"
+        )
     if isinstance(services.bus, PostgresBus):
         services.bus.on_job = services.wake_worker
         services.bus.start()

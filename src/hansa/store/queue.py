@@ -73,6 +73,13 @@ _FINISH = (
         status=_B("p_status"), last_error=_B("p_error"), lease_until=None, updated_at=_B("p_now")
     )
 )
+_RELEASE = (
+    sa.update(_jobs)
+    .where(*_HELD)
+    .values(
+        status=_QUEUED, run_at=Due(), lease_until=None, last_error=_B("p_error"), updated_at=Now()
+    )
+)
 _CANCEL = (
     sa.update(_jobs)
     .where(_jobs.c.id == _B("p_id"))
@@ -276,6 +283,21 @@ def finish(
     }
     if direct.execute(conn, _FINISH, params) != 1:
         raise errors.StaleLease(f"job {claimed.id} epoch {claimed.epoch} no longer holds its lease")
+
+
+def release(
+    conn: Connection, claimed: job.Job, now: datetime, *, error: str, delay: timedelta
+) -> bool:
+    """Give the job back to the queue after a failure its handler did not handle: it is due
+    again after ``delay``, its attempts counted; False if it was no longer held."""
+    params = {
+        "p_id": claimed.id,
+        "p_epoch": claimed.epoch,
+        "p_error": error,
+        **dbclock.now(conn, now),
+        **dbclock.due(conn, now, now + delay),
+    }
+    return direct.execute(conn, _RELEASE, params) == 1
 
 
 def cancel_key_job(

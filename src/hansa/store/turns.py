@@ -75,6 +75,11 @@ def get(conn: Connection, tenant_id: str, turn_id: str) -> turn.Turn:
     return _turn(row)
 
 
+def exists(conn: Connection, tenant_id: str, turn_id: str) -> bool:
+    """Whether the tenant has this turn."""
+    return direct.first(conn, _GET, {"p_id": turn_id, "p_tenant": tenant_id}) is not None
+
+
 def set_status(
     conn: Connection,
     tenant_id: str,

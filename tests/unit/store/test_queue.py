@@ -136,3 +136,21 @@ def test_an_owner_named_after_a_long_host_name_claims(db: Database) -> None:
     (job_id,) = _enqueue(db, None)
     (claimed,) = _claim(db, owner, utcnow(), 1)
     assert (claimed.id, claimed.lease_owner) == (job_id, owner)
+
+
+def test_a_released_job_is_due_again_after_its_delay_with_its_attempts_counted(
+    db: Database,
+) -> None:
+    _enqueue(db, "conv-a")
+    (first,) = _claim(db, "w1", utcnow(), 1)
+    assert db.write_now(
+        lambda conn: queue.release(conn, first, utcnow(), error="boom", delay=SHORT)
+    )
+    assert _claim(db, "w2", utcnow(), 1) == [], "not before its delay"
+    _fails_with_stale_lease(db, lambda conn: queue.guard(conn, first))
+    time.sleep(SHORT.total_seconds() * 2)
+    (again,) = _claim(db, "w2", utcnow(), 1)
+    assert (again.id, again.attempts, again.epoch) == (first.id, 2, first.epoch + 1)
+    assert not db.write_now(
+        lambda conn: queue.release(conn, first, utcnow(), error="late", delay=SHORT)
+    ), "a stale holder cannot release it"

@@ -30,6 +30,11 @@ log = logging.getLogger(__name__)
 _LOG_OUTAGE = outage.Throttle()
 
 Handler = Callable[[Job], Awaitable[None]]
+GiveUp = Callable[[Job, str], Awaitable[None]]
+"""Ends a job that failed outside its handler's care ``max_attempts`` times, with the error."""
+
+RETRY_DELAY = timedelta(seconds=1)
+"""How long a job that failed outside its handler's care waits before it is claimed again."""
 """Runs one claimed job (``engine.running`` dispatches on the job's kind)."""
 
 
@@ -58,6 +63,7 @@ class Worker:
         """Slots taken by lane, counting run slots held for hand-overs not yet committed."""
         self._slots = threading.Lock()  # reservations may come from a PostgreSQL write thread
         self._handle: Handler | None = None
+        self._give_up: GiveUp | None = None
 
     def reserve_run_slot(self) -> bool:
         """Hold a run slot for a run job a transaction is about to hand over; False if none."""
@@ -89,9 +95,12 @@ class Worker:
         self._stop.set()
         self._wake.set()
 
-    async def run(self, handle: Handler) -> None:
-        """Claim jobs and run each with ``handle`` until ``stop``."""
+    async def run(self, handle: Handler, give_up: GiveUp | None = None) -> None:
+        """Claim jobs and run each with ``handle`` until ``stop``; a job that fails outside
+        ``handle``'s care goes back to the queue, and after its last attempt to ``give_up``
+        (without one, it is failed with its error)."""
         self._handle = handle
+        self._give_up = give_up
         heartbeat = asyncio.create_task(self._heartbeat(), name=f"heartbeat {self.owner}")
         try:
             while not self._stop.is_set():
@@ -155,13 +164,33 @@ class Worker:
             await (drive() if drive is not None else self._handle(job))
         except errors.StaleLease:
             log.warning("job %s was taken over while it ran; its late writes were refused", job.id)
-        except Exception:
+        except Exception as exc:
             log.exception("job %s (%s) failed outside its handler's care", job.id, job.kind)
+            await self._after_failure(job, f"{type(exc).__name__}: {exc}"[:2000])
         finally:
             if self._running.pop(job.id, None) is not None:
                 with self._slots:
                     self._busy[_is_run(job)] -= 1
             self._wake.set()  # a slot is free, and a job of the same key may be waiting
+
+    async def _after_failure(self, job: Job, error: str) -> None:
+        """Retry the job soon, or end it after its last attempt (never leave it to its lease:
+        it would hold its conversation's key until then, and be retried for ever)."""
+        try:
+            if job.attempts < job.max_attempts:
+                now = self.clock()
+                await self.db.write(
+                    lambda conn: queue.release(conn, job, now, error=error, delay=RETRY_DELAY)
+                )
+            elif self._give_up is not None:
+                await self._give_up(job, error)
+            else:
+                now = self.clock()
+                await self.db.write(lambda conn: queue.finish(conn, job, now, error=error))
+        except errors.StaleLease:
+            pass  # taken over meanwhile: the new owner decides
+        except Exception as exc:
+            _log_failure(exc, f"job {job.id}: recording its failure failed")
 
     async def _heartbeat(self) -> None:
         interval = self._lease.total_seconds() / 3

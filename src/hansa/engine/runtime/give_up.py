@@ -1,0 +1,71 @@
+"""End a job that keeps failing outside its handler's care (a poison job).
+
+A handler that raises past its own error handling (a payload that no longer parses, a bug)
+would otherwise hold its conversation's key until its lease ends, then be claimed again,
+for ever, and every later message of that conversation would wait behind it. The worker
+gives such a job back to the queue at once; after ``max_attempts`` it calls
+:func:`give_up`: the job fails with its error recorded and, when it belongs to a
+conversation, an ``error`` and a ``done`` tell it so and the conversation is free again,
+so its next job runs.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from sqlalchemy import Connection
+
+from hansa.domain import conversation, event, turn
+from hansa.domain.job import Job, JobKind
+from hansa.engine.runtime.recorder import Batch, Recorder
+from hansa.engine.runtime.services import Services
+from hansa.store import conversations, queue, turns
+
+log = logging.getLogger(__name__)
+
+GAVE_UP = "job_failed"
+"""The ``error`` code a conversation sees when a job of its was given up."""
+
+
+async def give_up(services: Services, job: Job, error: str) -> None:
+    """Fail ``job`` for good (its epoch still held) and tell its conversation."""
+    conversation_id = job.payload.get("conversationId")
+    if isinstance(conversation_id, str):
+        try:
+            await _tell(services, job, conversation_id, error)
+            return
+        except Exception:  # the conversation is gone or the payload is nonsense: just end it
+            log.exception("job %s: could not tell conversation %s", job.id, conversation_id)
+    now = services.clock()
+    await services.db.write(lambda conn: queue.finish(conn, job, now, error=error))
+
+
+async def _tell(services: Services, job: Job, conversation_id: str, error: str) -> None:
+    turn_id = job.payload.get("turnId") if job.kind is JobKind.TURN else None
+    turn_id = turn_id if isinstance(turn_id, str) else None
+    hans = services.supervisor
+    batch = Batch(conversation_id, turn_id)
+    text = (
+        f"{hans.display_name} could not finish this: the work failed {job.attempts} times "
+        "and was stopped. Please try again."
+    )
+    batch.event(event.ErrorData(code=GAVE_UP, message=text), agent_id=hans.id)
+    batch.event(event.DoneData(status="failed"), agent_id=hans.id)
+
+    def close(conn: Connection) -> None:
+        now = services.clock()
+        if turn_id is not None and turns.exists(conn, job.tenant_id, turn_id):
+            turns.set_status(conn, job.tenant_id, turn_id, turn.TurnStatus.FAILED, now, error=error)
+        conversations.move(
+            conn,
+            job.tenant_id,
+            conversation_id,
+            conversation.State.IDLE,
+            now,
+            strict=False,
+            only_from=(conversation.State.AI_ACTIVE,),
+        )
+        queue.finish(conn, job, now, error=error)
+
+    batch.then(close)
+    await Recorder(services, job.tenant_id, conversation_id, job).write(batch)
