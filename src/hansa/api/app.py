@@ -26,6 +26,7 @@ from hansa.api.routes import (
     projects,
     rules,
     runs,
+    sessions,
     stream,
     turns,
     usage,
@@ -73,6 +74,7 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         turns,
         runs,
         rules,
+        sessions,
         usage,
         workspace,
     )

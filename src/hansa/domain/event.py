@@ -284,6 +284,28 @@ class DoneData(Wire):
     status: Literal["completed", "failed", "cancelled"] = "completed"
 
 
+class SessionStepData(Wire):
+    """A step of an agent session was recorded (seed 004)."""
+
+    type: Literal["session_step"] = "session_step"
+    session_id: str
+    iteration: int
+    step: str
+    next_step: str
+    text: str | None
+    done: bool
+    guidance: str | None = None
+
+
+class SessionStatusData(Wire):
+    """An agent session changed status (``reason`` says why it ended or paused)."""
+
+    type: Literal["session_status"] = "session_status"
+    session_id: str
+    status: str
+    reason: str | None = None
+
+
 Payload = Annotated[
     SessionData
     | RoutingData
@@ -310,6 +332,8 @@ Payload = Annotated[
     | DeferData
     | ObserveData
     | RespondData
+    | SessionStepData
+    | SessionStatusData
     | ErrorData
     | DoneData,
     Field(discriminator="type"),

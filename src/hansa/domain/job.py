@@ -34,6 +34,9 @@ class JobKind(StrEnum):
     TIMER = "timer"
     """A ``timer.fired`` rule's next firing, due at ``run_at`` (keyed ``timer:<ruleId>``:
     at most one live per rule)."""
+    SESSION_STEP = "session_step"
+    """One step of an agent session (keyed ``session:<id>``: one step at a time), due at
+    ``run_at`` when the last step put it off."""
 
 
 class Job(Wire):
@@ -95,6 +98,15 @@ class SummaryJob(Wire):
 
     run_id: str
     tenant_id: str
+
+
+class SessionStepJob(Wire):
+    """The payload of a session step's job."""
+
+    session_id: str
+    iteration: int
+    """The step this job records (the session's ``iteration + 1`` when it was queued); a job
+    whose session has moved on is stale and ends without a step."""
 
 
 def payload(data: Wire) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from hansa.engine.runtime.give_up import give_up
 from hansa.engine.runtime.services import Services
 from hansa.engine.runtime.setup import build_services
 from hansa.engine.runtime.worker import Handler, Worker
+from hansa.engine.sessions import step_job
 from hansa.engine.triggers import jobs
 from hansa.engine.turns import turn_job
 from hansa.models.base import Model
@@ -32,6 +33,7 @@ HANDLERS = {
     JobKind.RUN_SUMMARY: summary.run_summary_job,
     JobKind.TRIGGER: jobs.run_trigger_job,
     JobKind.TIMER: jobs.run_timer_job,
+    JobKind.SESSION_STEP: step_job.run_session_step_job,
 }
 
 

@@ -64,7 +64,9 @@ _GUARD = sa.select(_jobs.c.id).where(*_HELD).with_for_update(key_share=True)
 _HEARTBEAT = sa.update(_jobs).where(*_HELD).values(lease_until=LeaseEnd(), updated_at=Now())
 _LIVE = direct.one_of(_jobs.c.status, (_QUEUED, _RUNNING))
 _LIVE_OF_KEY = sa.select(_jobs.c.status).where(_jobs.c.key == _B("p_key"), _LIVE)
-_LIVE_JOBS_OF_KEY = sa.select(_jobs.c.id, _jobs.c.payload).where(_jobs.c.key == _B("p_key"), _LIVE)
+_LIVE_JOBS_OF_KEY = sa.select(_jobs.c.id, _jobs.c.status, _jobs.c.payload).where(
+    _jobs.c.key == _B("p_key"), _LIVE
+)
 _EPOCH = sa.select(_jobs.c.epoch).where(_jobs.c.id == _B("p_id"))
 _FINISH = (
     sa.update(_jobs)
@@ -301,13 +303,21 @@ def release(
 
 
 def cancel_key_job(
-    conn: Connection, key: str, payload_match: dict[str, Any], now: datetime
+    conn: Connection,
+    key: str,
+    payload_match: dict[str, Any],
+    now: datetime,
+    *,
+    queued_only: bool = False,
 ) -> None:
-    """End the queued or running job of ``key`` whose payload contains ``payload_match``.
+    """End the queued or running job of ``key`` whose payload contains ``payload_match``
+    (only a queued one when ``queued_only``).
 
     Its epoch moves on, so a worker still running it can write nothing more.
     """
     for row in direct.rows(conn, _LIVE_JOBS_OF_KEY, {"p_key": key}):
+        if queued_only and row["status"] != _QUEUED:
+            continue
         payload = row["payload"]
         if all(payload.get(k) == v for k, v in payload_match.items()):
             direct.execute(conn, _CANCEL, {"p_id": row["id"], "p_now": now})

@@ -327,6 +327,54 @@ rules = sa.Table(
     sa.Index("ix_rules_trigger", "tenant_id", "trigger", "enabled", "priority"),
 )
 
+# Agent sessions (seed 004): an agent's step function called again and again on a goal.
+agent_sessions = sa.Table(
+    "agent_sessions",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("agent_id", sa.String(64), nullable=False),
+    sa.Column(
+        "conversation_id",
+        sa.String(36),
+        sa.ForeignKey("assistant_conversations.id"),
+        nullable=False,
+    ),
+    sa.Column("goal", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("iteration", sa.Integer, nullable=False),
+    sa.Column("step", sa.String(200), nullable=False),
+    sa.Column("state", Json, nullable=False),
+    sa.Column("guidance", sa.Text),
+    sa.Column("max_steps", sa.Integer, nullable=False),
+    sa.Column("max_runtime_seconds", sa.Float),
+    sa.Column("next_run_at", UtcDateTime()),
+    sa.Column("reason", sa.String(500)),
+    _created(),
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
+    sa.Index("ix_agent_sessions_tenant", "tenant_id", "created_at"),
+    sa.Index("ix_agent_sessions_conversation", "conversation_id", "status"),
+)
+
+# A session's steps, append-only: (session_id, iteration) is gap-free from 1.
+agent_session_steps = sa.Table(
+    "agent_session_steps",
+    metadata,
+    sa.Column("session_id", sa.String(36), sa.ForeignKey("agent_sessions.id"), primary_key=True),
+    sa.Column("iteration", sa.Integer, primary_key=True),
+    _tenant(),
+    sa.Column("step", sa.String(200), nullable=False),
+    sa.Column("next_step", sa.String(200), nullable=False),
+    sa.Column("text", sa.Text),
+    sa.Column("data", Json),
+    sa.Column("done", sa.Boolean, nullable=False),
+    sa.Column("notes", sa.Text),
+    sa.Column("guidance", sa.Text),
+    sa.Column("state", Json, nullable=False),
+    sa.Column("started_at", UtcDateTime(), nullable=False),
+    sa.Column("finished_at", UtcDateTime(), nullable=False),
+)
+
 # The last firings of each rule (a bounded number per rule), for the panel's rules list.
 rule_firings = sa.Table(
     "rule_firings",

@@ -17,6 +17,7 @@ from hansa.engine.runtime import interrupt
 from hansa.engine.runtime.follow import follow
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
+from hansa.engine.sessions import service as sessions
 from hansa.store import conversations, projects, queue, turns
 
 
@@ -155,6 +156,8 @@ async def post_message(
         queue.enqueue(
             conn, tenant_id, job.JobKind.TURN, job.payload(work), now, key=conversation_id
         )
+        # the conversation's running agent sessions take the message as their next guidance
+        sessions.guide_from_message(conn, tenant_id, conversation_id, text, now)
 
     batch.then(store)
     batch.after_commit(services.wake_worker)

@@ -1,0 +1,200 @@
+"""Agent sessions (seed 004): create, read, control, and follow their steps live."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from fastapi import APIRouter, Header, Query, Request, Response, WebSocket
+from pydantic import Field
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from hansa import errors
+from hansa.api import errors as api_errors
+from hansa.api.deps import ServicesDep, TenantDep, current_tenant
+from hansa.api.routes.stream import parse_seq
+from hansa.domain import event, secrets
+from hansa.domain.base import Wire
+from hansa.domain.session import MAX_GUIDANCE_CHARS, AgentSession, SessionStatus
+from hansa.engine.runtime.follow import follow
+from hansa.engine.runtime.services import Services
+from hansa.engine.sessions import service
+from hansa.store import sessions as rows
+
+router = APIRouter(prefix="/api/agent-sessions", tags=["sessions"])
+
+SESSION_EVENTS = frozenset({"session_step", "session_status"})
+
+
+class Guidance(Wire):
+    """``POST /api/agent-sessions/{id}/interrupt``."""
+
+    guidance: str = Field(min_length=1, max_length=MAX_GUIDANCE_CHARS)
+
+
+def session_out(s: AgentSession) -> dict[str, Any]:
+    """A session as JSON; its state is the agent's, masked where it names a secret."""
+    out: dict[str, Any] = s.model_dump(mode="json", by_alias=True)
+    # API.md: ``step`` counts the steps recorded, ``nextStep`` is where the next one starts
+    out["step"], out["nextStep"] = s.iteration, s.step
+    out["state"] = secrets.mask(out["state"])
+    return out
+
+
+@router.post("", status_code=201)
+async def create_session(
+    body: service.NewSession, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Start a session: its first step is queued at once."""
+    return session_out(await service.create(services, tenant, body))
+
+
+@router.get("")
+async def list_sessions(
+    services: ServicesDep,
+    tenant: TenantDep,
+    agent_id: str | None = Query(default=None, alias="agentId", max_length=64),
+    status: SessionStatus | None = None,
+) -> list[dict[str, Any]]:
+    """The tenant's sessions, newest first."""
+    found = await services.db.read(
+        rows.list_all, tenant, agent_id, status.value if status else None
+    )
+    return [session_out(s) for s in found]
+
+
+@router.get("/{session_id}")
+async def get_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """One session."""
+    return session_out(await services.db.read(lambda conn: rows.get(conn, tenant, session_id)))
+
+
+@router.post("/{session_id}/pause")
+async def pause_session(
+    session_id: str, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """No step starts; one in flight finishes and is recorded."""
+    return session_out(await service.pause(services, tenant, session_id))
+
+
+@router.post("/{session_id}/resume")
+async def resume_session(
+    session_id: str, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Go on from the step after the last recorded."""
+    return session_out(await service.resume(services, tenant, session_id))
+
+
+@router.post("/{session_id}/interrupt")
+async def interrupt_session(
+    session_id: str, body: Guidance, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """Give guidance to exactly the next step."""
+    return session_out(await service.interrupt(services, tenant, session_id, body.guidance))
+
+
+@router.post("/{session_id}/stop")
+async def stop_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """End the session; a step in flight is not recorded."""
+    return session_out(await service.stop(services, tenant, session_id))
+
+
+@router.delete("/{session_id}", status_code=204)
+async def delete_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> Response:
+    """Stop the session and remove it with its steps."""
+    await service.delete(services, tenant, session_id)
+    return Response(status_code=204)
+
+
+@router.get("/{session_id}/steps")
+async def session_steps(
+    session_id: str,
+    services: ServicesDep,
+    tenant: TenantDep,
+    after: int = Query(default=0, ge=0, le=2**31),
+    limit: int = Query(default=rows.STEPS_PAGE, ge=1, le=rows.STEPS_PAGE),
+) -> list[dict[str, Any]]:
+    """The session's steps after iteration ``after``, in order (a page of ``limit``)."""
+
+    def read(conn: Any) -> list[Any]:
+        rows.get(conn, tenant, session_id)  # 404 for another tenant's
+        return rows.steps_after(conn, session_id, after, limit)
+
+    found = await services.db.read(read)
+    out = [s.model_dump(mode="json", by_alias=True) for s in found]
+    for step in out:
+        step["state"] = secrets.mask(step["state"])
+    return out
+
+
+def _mine(ev: event.Event, session_id: str) -> bool:
+    return ev.type in SESSION_EVENTS and ev.to_wire()["data"].get("sessionId") == session_id
+
+
+async def _events(
+    services: Services, tenant: str, session: AgentSession, cursor: int
+) -> AsyncIterator[event.Event | None]:
+    idle = services.settings.sse_keepalive_seconds
+    async for ev in follow(services, tenant, session.conversation_id, cursor, idle_seconds=idle):
+        if ev is None or _mine(ev, session.id):
+            yield ev
+
+
+@router.get("/{session_id}/events", response_model=None)
+async def session_events(
+    session_id: str,
+    services: ServicesDep,
+    tenant: TenantDep,
+    request: Request,
+    after: str | None = None,
+    last_event_id: str | None = Header(default=None),
+) -> EventSourceResponse:
+    """SSE of the session's ``session_step`` and ``session_status`` events; ``id`` is the
+    seq in its conversation's log, so ``Last-Event-ID`` resumes."""
+    cursor = parse_seq(last_event_id if last_event_id is not None else after, "after")
+    session = await services.db.read(lambda conn: rows.get(conn, tenant, session_id))
+
+    async def frames() -> AsyncIterator[ServerSentEvent]:
+        async for ev in _events(services, tenant, session, cursor):
+            if ev is not None:
+                yield ServerSentEvent(json.dumps(ev.to_wire()), event=ev.type, id=str(ev.seq))
+
+    del request
+    return EventSourceResponse(frames(), ping=int(services.settings.sse_keepalive_seconds))
+
+
+@router.websocket("/{session_id}/ws")
+async def session_websocket(
+    websocket: WebSocket, session_id: str, after: str | None = None
+) -> None:
+    """The same events as JSON text frames."""
+    services: Services = websocket.app.state.services
+    tenant = current_tenant(websocket)
+    try:
+        cursor = parse_seq(after, "after")
+        session = await services.db.read(lambda conn: rows.get(conn, tenant, session_id))
+    except errors.UserError as exc:
+        await api_errors.refuse_websocket(websocket, exc)
+        return
+    await websocket.accept()
+    timeout = services.settings.ws_send_timeout_seconds
+
+    async def send_events() -> None:
+        async for ev in _events(services, tenant, session, cursor):
+            if ev is not None:
+                async with asyncio.timeout(timeout):
+                    await websocket.send_text(json.dumps(ev.to_wire()))
+
+    async def until_closed() -> None:
+        while (await websocket.receive())["type"] != "websocket.disconnect":
+            pass
+
+    tasks = [asyncio.create_task(send_events()), asyncio.create_task(until_closed())]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

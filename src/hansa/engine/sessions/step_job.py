@@ -1,0 +1,240 @@
+"""One step of an agent session, as one job.
+
+The frame ``{step, state, guidance?}`` goes to the agent's model (structured output, purpose
+``session_step``); its answer is the next frame. The step's record, the session's new
+cursor and state, its events (``session_step``, a message when the step says something,
+``session_status`` when it ends) and the next step's job commit in one transaction with
+the job's guard: after a crash the step is either recorded once or run again from the same
+frame, never twice and never skipped. A job whose session moved on (a stale job, left by
+a pause and a resume) ends without a step.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+
+from sqlalchemy import Connection
+
+from hansa import errors
+from hansa.domain import event, message
+from hansa.domain.agent import AgentDefinition
+from hansa.domain.job import Job, SessionStepJob
+from hansa.domain.session import (
+    FRAME_SCHEMA,
+    AgentSession,
+    FrameOut,
+    SessionStatus,
+    SessionStep,
+    parse_frame,
+    state_too_large,
+)
+from hansa.engine import prompts
+from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine.runtime.recorder import Batch, Recorder
+from hansa.engine.runtime.services import Services
+from hansa.engine.sessions.service import announce, ended, queue_step
+from hansa.models.base import ChatMessage, ModelSettings, RequestParams
+from hansa.store import llm_calls, queue
+from hansa.store import sessions as rows
+
+RETRY_DELAY = timedelta(seconds=2)
+"""How long a step whose model call failed waits before it is tried again."""
+
+
+async def run_session_step_job(services: Services, claimed: Job) -> None:
+    """Run the step the job stands for, or end the job if its session moved on."""
+    work = SessionStepJob.model_validate(claimed.payload)
+    tenant_id = claimed.tenant_id
+    session = await services.db.read(lambda conn: rows.get(conn, tenant_id, work.session_id))
+    recorder = Recorder(services, tenant_id, session.conversation_id, claimed)
+    ended = _limit_reached(session, services.clock())
+    if _stale(session, work) or ended is not None:
+        await recorder.write(_ending(services, claimed, work, session, ended))
+        return
+    agent = services.agent(session.agent_id)
+    started = services.clock()
+    call = RecordedCall(
+        services.model_for(agent),
+        CallScope(
+            tenant_id=tenant_id,
+            conversation_id=session.conversation_id,
+            node_id=f"session:{session.id}",
+            agent_id=agent.id,
+        ),
+        services.clock,
+    )
+    try:
+        answer = "".join(
+            [
+                delta
+                async for delta in call.stream(
+                    _prompt(agent, session),
+                    ModelSettings(max_tokens=agent.model_settings.max_tokens),
+                    RequestParams(output_schema=FRAME_SCHEMA, purpose="session_step"),
+                )
+            ]
+        )
+        frame = parse_frame(answer, session.step, session.state)
+        error = "the step's state is too large" if state_too_large(frame.state) else None
+    except errors.HansaError as exc:
+        frame, error = None, str(exc)
+    batch = Batch(session.conversation_id, None)
+    batch.then(
+        lambda conn: _record(
+            services, claimed, work, call, session, frame, error, started, batch, conn
+        )
+    )
+    await recorder.write(batch)
+    services.wake_worker()
+
+
+def _stale(session: AgentSession, work: SessionStepJob) -> bool:
+    """Whether the job's step is no longer to run: its session is not running, or moved on."""
+    return session.status is not SessionStatus.RUNNING or work.iteration != session.iteration + 1
+
+
+def _limit_reached(session: AgentSession, now: datetime) -> str | None:
+    if session.status is not SessionStatus.RUNNING:
+        return None
+    if session.iteration >= session.max_steps:
+        return "max_steps"
+    runtime = session.max_runtime_seconds
+    if runtime is not None and (now - session.created_at).total_seconds() >= runtime:
+        return "max_runtime"
+    return None
+
+
+def _ending(
+    services: Services, claimed: Job, work: SessionStepJob, seen: AgentSession, limit: str | None
+) -> Batch:
+    """End the job; when a limit is reached, end the session with it as the reason."""
+    batch = Batch(seen.conversation_id, None)
+
+    def go(conn: Connection) -> None:
+        now = services.clock()
+        session = rows.get(conn, claimed.tenant_id, work.session_id, lock=True)
+        if limit is not None and not _stale(session, work):
+            stopped = ended(session, now, limit)
+            rows.save(conn, stopped)
+            announce(batch, stopped, stopped.agent_id)
+        queue.finish(conn, claimed, now)
+
+    batch.then(go)
+    return batch
+
+
+def _prompt(agent: AgentDefinition, session: AgentSession) -> list[ChatMessage]:
+    frame: dict[str, object] = {"step": session.step, "state": session.state}
+    if session.guidance:
+        frame["guidance"] = session.guidance
+    system = (
+        f"{prompts.persona(agent)}\n\nYou are working through a long-running session, one "
+        f"step at a time, towards this goal: {session.goal}\n"
+        "You are given the current step, your state, and sometimes guidance from a person "
+        "(follow it). Answer with one JSON object: nextStep (the step to do next), state "
+        "(everything you need to remember), text (what to tell the conversation, if "
+        "anything), data, done (true when the goal is reached), notes, delaySeconds (to "
+        "wait before the next step)."
+    )
+    return [
+        ChatMessage(role="system", content=system),
+        ChatMessage(role="user", content=json.dumps(frame)),
+    ]
+
+
+def _record(
+    services: Services,
+    claimed: Job,
+    work: SessionStepJob,
+    call: RecordedCall,
+    before: AgentSession,
+    frame: FrameOut | None,
+    error: str | None,
+    started: datetime,
+    batch: Batch,
+    conn: Connection,
+) -> None:
+    """The step, the session's change, the events and the next job, in one transaction."""
+    now = services.clock()
+    if call.record is not None:
+        llm_calls.record(conn, call.record)
+    session = rows.get(conn, claimed.tenant_id, work.session_id, lock=True)
+    if work.iteration != session.iteration + 1 or session.status.final:
+        queue.finish(conn, claimed, now)  # ended or moved on while the step ran
+        return
+    agent_id = session.agent_id
+    if frame is None:
+        failed = session.model_copy(
+            update={"status": SessionStatus.FAILED, "reason": error, "updated_at": now}
+        )
+        rows.save(conn, failed)
+        announce(batch, failed, agent_id)
+        queue.finish(conn, claimed, now, error=error)
+        return
+    iteration = session.iteration + 1
+    step = SessionStep(
+        session_id=session.id,
+        iteration=iteration,
+        step=session.step,
+        next_step=frame.next_step,
+        text=frame.text,
+        data=frame.data,
+        done=frame.done,
+        notes=frame.notes,
+        guidance=before.guidance,
+        state=frame.state,
+        started_at=started,
+        finished_at=now,
+    )
+    rows.append_step(conn, claimed.tenant_id, step)
+    # guidance given while the step ran stays for the next one
+    guidance = None if session.guidance == before.guidance else session.guidance
+    status, reason = session.status, session.reason
+    if error is not None:
+        status, reason = SessionStatus.FAILED, error
+    elif frame.done:
+        status, reason = SessionStatus.COMPLETED, "done"
+    moved = session.model_copy(
+        update={
+            "iteration": iteration,
+            "step": frame.next_step,
+            "state": frame.state if error is None else session.state,
+            "guidance": guidance,
+            "status": status,
+            "reason": reason,
+            "next_run_at": None,
+            "updated_at": now,
+        }
+    )
+    batch.event(
+        event.SessionStepData(
+            session_id=session.id,
+            iteration=iteration,
+            step=step.step,
+            next_step=step.next_step,
+            text=step.text,
+            done=step.done,
+            guidance=step.guidance,
+        ),
+        agent_id=agent_id,
+    )
+    if frame.text:
+        batch.message(
+            message.Kind.ASSISTANT,
+            message.Author.ASSISTANT,
+            frame.text,
+            agent_id=agent_id,
+            metadata={"sessionId": session.id, "iteration": iteration},
+        )
+    if moved.status is SessionStatus.RUNNING and iteration >= session.max_steps:
+        moved = ended(moved, now, "max_steps")  # the last step it was given
+    if moved.status is SessionStatus.RUNNING:
+        if frame.delay_seconds:
+            later = now + timedelta(seconds=frame.delay_seconds)
+            moved = moved.model_copy(update={"next_run_at": later})
+        queue_step(conn, moved, now, frame.delay_seconds)
+    elif moved.status is not session.status:
+        announce(batch, moved, agent_id)
+    rows.save(conn, moved)
+    queue.finish(conn, claimed, now, error=error)

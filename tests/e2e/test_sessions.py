@@ -1,0 +1,234 @@
+"""Agent sessions over the real server (seed 004): steps, control, limits, a crash.
+
+Agents with a script of their own answer step frames as JSON; agents without one answer
+every step with plain text (the session goes on to the following step, its state kept).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from httpx_sse import connect_sse
+
+from harness import FAST, Server, events_until, post, running_server
+
+Session = dict[str, Any]
+
+
+def _frame(next_step: str, n: int, text: str, *, done: bool = False) -> dict[str, Any]:
+    body = {"nextStep": next_step, "state": {"checked": n}, "text": text, "done": done}
+    return {"purpose": "session_step", "text": json.dumps(body)}
+
+
+SCRIPTS: dict[str, list[dict[str, Any]]] = {
+    # three steps to a goal: 1 -> 2 -> report, done
+    "growthLead": [
+        _frame("2", 1, "Checked the rankings."),
+        _frame("report", 2, "Checked the backlinks."),
+        _frame("report", 3, "Weekly SEO report sent.", done=True),
+    ],
+    # slow steps (guidance arrives while one runs)
+    "deliveryLead": [
+        {"purpose": "session_step", "text": "tick", "delaySeconds": 0.6} for _ in range(10)
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("sessions")
+    config = []
+    for agent, steps in SCRIPTS.items():
+        script = tmp / f"{agent}.json"
+        script.write_text(json.dumps(steps))
+        config.append(f'[agents.{agent}]\nmodel = "scripted:{script}"\n')
+    (tmp / "hansa.toml").write_text("\n".join(config))
+    with running_server(tmp, extra_args=("--config", str(tmp / "hansa.toml"))) as s:
+        yield s
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[httpx.Client]:
+    with server.client() as c:
+        yield c
+
+
+def _start(client: httpx.Client, agent: str, **body: Any) -> Session:
+    response = client.post("/api/agent-sessions", json={"agentId": agent, "goal": "SEO", **body})
+    assert response.status_code == 201, response.text
+    return dict(response.json())
+
+
+def _until(
+    client: httpx.Client, sid: str, ok: Callable[[Session], bool], seconds: float = 30
+) -> Session:
+    deadline = time.monotonic() + seconds
+    while True:
+        session = client.get(f"/api/agent-sessions/{sid}").json()
+        if ok(session):
+            return dict(session)
+        assert time.monotonic() < deadline, f"session never got there: {session}"
+        time.sleep(0.05)
+
+
+def _steps(client: httpx.Client, sid: str) -> list[dict[str, Any]]:
+    steps: list[dict[str, Any]] = []
+    while True:
+        page = client.get(f"/api/agent-sessions/{sid}/steps", params={"after": len(steps)})
+        assert page.status_code == 200, page.text
+        if not page.json():
+            return steps
+        steps += page.json()
+
+
+def _gap_free(steps: list[dict[str, Any]]) -> None:
+    assert [s["iteration"] for s in steps] == list(range(1, len(steps) + 1))
+
+
+def test_a_session_steps_to_its_goal_and_says_so(client: httpx.Client) -> None:
+    started = _start(client, "growthLead", state={"site": "aquaverter.ca"})
+    assert started["status"] == "running" and started["step"] == 0
+    assert started["nextStep"] == "1"
+    done = _until(client, started["id"], lambda s: s["status"] == "completed")
+    steps = _steps(client, started["id"])
+    _gap_free(steps)
+    assert [(s["step"], s["nextStep"]) for s in steps] == [
+        ("1", "2"),
+        ("2", "report"),
+        ("report", "report"),
+    ]
+    assert [s["done"] for s in steps] == [False, False, True]
+    assert done["state"] == {"checked": 3} and done["reason"] == "done"
+    assert done["step"] == 3
+    said = client.get(f"/api/conversations/{started['conversationId']}/messages").json()
+    assert [m["content"] for m in said if m["kind"] == "assistant"] == [
+        "Checked the rankings.",
+        "Checked the backlinks.",
+        "Weekly SEO report sent.",
+    ]
+    events = events_until(
+        client, started["conversationId"], lambda e: e["data"].get("status") == "completed"
+    )
+    kinds = [e["type"] for e in events if e["type"].startswith("session_")]
+    assert kinds == ["session_status", "session_step", "session_step", "session_step"] + [
+        "session_status"
+    ]
+
+
+def test_guidance_goes_to_exactly_one_step(client: httpx.Client) -> None:
+    started = _start(client, "deliveryLead", maxSteps=3)
+    guided = client.post(
+        f"/api/agent-sessions/{started['id']}/interrupt", json={"guidance": "Focus on pricing"}
+    )
+    assert guided.status_code == 200, guided.text
+    _until(client, started["id"], lambda s: s["status"] == "stopped")
+    steps = _steps(client, started["id"])
+    assert [s["guidance"] for s in steps].count("Focus on pricing") == 1
+    assert len(steps) == 3
+
+
+def test_a_users_message_guides_the_next_step(client: httpx.Client) -> None:
+    started = _start(client, "creativeLead", maxSteps=1000)
+    sid, cid = started["id"], started["conversationId"]
+    _until(client, sid, lambda s: s["step"] >= 2)
+    post(client, cid, "Please cover the spring sale too")
+    _until(client, sid, lambda s: s["guidance"] is None and s["step"] >= 4)
+    assert client.post(f"/api/agent-sessions/{sid}/stop").json()["status"] == "stopped"
+    guided = [s for s in _steps(client, sid) if s["guidance"]]
+    assert [s["guidance"] for s in guided] == ["Please cover the spring sale too"]
+
+
+def test_pause_resume_stop_and_limits(client: httpx.Client) -> None:
+    started = _start(client, "creativeLead", maxSteps=1000)
+    sid = started["id"]
+    _until(client, sid, lambda s: s["step"] >= 3)
+    paused = client.post(f"/api/agent-sessions/{sid}/pause").json()
+    assert paused["status"] == "paused"
+    time.sleep(0.3)  # a step in flight when it paused is recorded; then nothing more
+    held = len(_steps(client, sid))
+    time.sleep(0.5)
+    assert len(_steps(client, sid)) == held, "no step starts while paused"
+    assert client.post(f"/api/agent-sessions/{sid}/resume").json()["status"] == "running"
+    _until(client, sid, lambda s: s["step"] >= held + 3)
+    stopped = client.post(f"/api/agent-sessions/{sid}/stop").json()
+    assert stopped["status"] == "stopped" and stopped["reason"] == "stopped"
+    time.sleep(0.3)
+    final = _steps(client, sid)
+    _gap_free(final)
+    assert len(final) == client.get(f"/api/agent-sessions/{sid}").json()["step"]
+    again = client.post(f"/api/agent-sessions/{sid}/resume")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "conflict"
+
+    limited = _start(client, "creativeLead", maxSteps=4)
+    ended = _until(client, limited["id"], lambda s: s["status"] == "stopped")
+    assert ended["reason"] == "max_steps" and len(_steps(client, limited["id"])) == 4
+    timed = _start(client, "deliveryLead", maxRuntimeSeconds=0.5, maxSteps=1000)
+    ended = _until(client, timed["id"], lambda s: s["status"] == "stopped")
+    assert ended["reason"] == "max_runtime"
+
+
+def test_bad_input_and_deletion(client: httpx.Client) -> None:
+    unknown = client.post("/api/agent-sessions", json={"agentId": "nobody", "goal": "x"})
+    assert unknown.status_code == 422
+    too_many = client.post(
+        "/api/agent-sessions", json={"agentId": "chief", "goal": "x", "maxSteps": 10**6}
+    )
+    assert too_many.status_code == 422
+    assert client.get("/api/agent-sessions/nope").status_code == 404
+    started = _start(client, "creativeLead", maxSteps=2)
+    assert client.delete(f"/api/agent-sessions/{started['id']}").status_code == 204
+    assert client.get(f"/api/agent-sessions/{started['id']}").status_code == 404
+    listed = client.get("/api/agent-sessions", params={"agentId": "growthLead"}).json()
+    assert listed and {s["agentId"] for s in listed} == {"growthLead"}
+
+
+def test_the_session_stream_resumes_with_last_event_id(client: httpx.Client) -> None:
+    started = _start(client, "creativeLead", maxSteps=4)
+    sid = started["id"]
+    _until(client, sid, lambda s: s["status"] == "stopped")
+    path = f"/api/agent-sessions/{sid}/events"
+
+    def read(headers: dict[str, str], count: int) -> list[Any]:
+        seen: list[Any] = []
+        with connect_sse(client, "GET", path, headers=headers) as source:
+            for sse in source.iter_sse():
+                seen.append((int(sse.id), json.loads(sse.data)))
+                if len(seen) == count:
+                    return seen
+        return seen
+
+    everything = read({}, 6)  # running, 4 steps, stopped
+    assert [e["type"] for _, e in everything] == ["session_status"] + ["session_step"] * 4 + [
+        "session_status"
+    ]
+    rest = read({"Last-Event-ID": str(everything[2][0])}, 3)
+    assert rest == everything[3:]
+
+
+def test_a_step_in_flight_when_the_server_is_killed_is_recorded_once(tmp_path: Path) -> None:
+    """kill -9 while a step runs; the next server goes on from the step after the last
+    recorded: every iteration once, no gap."""
+    script = tmp_path / "slow.json"
+    slow = {"purpose": "session_step", "text": "tick", "delaySeconds": 0.8}
+    script.write_text(json.dumps([slow] * 40))
+    (tmp_path / "hansa.toml").write_text(f'[agents.creativeLead]\nmodel = "scripted:{script}"\n')
+    args = ("--config", str(tmp_path / "hansa.toml"))
+    with running_server(tmp_path, extra_args=args, env=FAST) as doomed, doomed.client() as c:
+        started = _start(c, "creativeLead", maxSteps=5)
+        _until(c, started["id"], lambda s: s["step"] >= 2)
+        os.kill(doomed.process.pid, signal.SIGKILL)
+        doomed.process.wait(10)
+    with running_server(tmp_path, extra_args=args, env=FAST) as server, server.client() as c:
+        ended = _until(c, started["id"], lambda s: s["status"] == "stopped", seconds=60)
+        steps = _steps(c, started["id"])
+    assert ended["reason"] == "max_steps"
+    _gap_free(steps)
+    assert len(steps) == 5
