@@ -11,6 +11,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -232,3 +233,53 @@ def test_a_step_in_flight_when_the_server_is_killed_is_recorded_once(tmp_path: P
     assert ended["reason"] == "max_steps"
     _gap_free(steps)
     assert len(steps) == 5
+
+
+def test_sessions_paused_waiting_and_running_survive_a_restart(tmp_path: Path) -> None:
+    """kill -9 with one session paused, one waiting for its next step (delaySeconds) and one
+    running; after the restart the paused one stays paused until resumed, the waiting one
+    runs when due, the running one goes on: each to its limit, gap-free."""
+    script = tmp_path / "waits.json"
+    wait = {"nextStep": "2", "state": {}, "text": "see you soon", "done": False, "delaySeconds": 3}
+    script.write_text(json.dumps([{"purpose": "session_step", "text": json.dumps(wait)}] * 10))
+    config = f'[agents.deliveryLead]\nmodel = "scripted:{script}"\n'
+    (tmp_path / "hansa.toml").write_text(config)
+    args = ("--config", str(tmp_path / "hansa.toml"))
+    with running_server(tmp_path, extra_args=args, env=FAST) as doomed, doomed.client() as c:
+        paused = _start(c, "creativeLead", maxSteps=6)
+        running = _start(c, "creativeLead", maxSteps=6)
+        waiting = _start(c, "deliveryLead", maxSteps=2)
+        _until(c, paused["id"], lambda s: s["step"] >= 1)
+        assert c.post(f"/api/agent-sessions/{paused['id']}/pause").status_code == 200
+        _until(c, waiting["id"], lambda s: s["step"] == 1 and s["nextRunAt"] is not None)
+        os.kill(doomed.process.pid, signal.SIGKILL)
+        doomed.process.wait(10)
+    with running_server(tmp_path, extra_args=args, env=FAST) as server, server.client() as c:
+        finished = _until(c, running["id"], lambda s: s["status"] == "stopped", seconds=60)
+        assert finished["reason"] == "max_steps"
+        held = c.get(f"/api/agent-sessions/{paused['id']}").json()
+        assert held["status"] == "paused", "a paused session stays paused after a restart"
+        assert c.post(f"/api/agent-sessions/{paused['id']}/resume").status_code == 200
+        for session in (paused, waiting):
+            ended = _until(c, session["id"], lambda s: s["status"] == "stopped", seconds=60)
+            assert ended["reason"] == "max_steps"
+        for session, count in ((paused, 6), (running, 6), (waiting, 2)):
+            steps = _steps(c, session["id"])
+            _gap_free(steps)
+            assert len(steps) == count
+        waited = _steps(c, waiting["id"])
+    gap = datetime.fromisoformat(waited[1]["startedAt"]) - datetime.fromisoformat(
+        waited[0]["finishedAt"]
+    )
+    assert gap.total_seconds() >= 3, "the second step waited for its due time"
+
+
+def test_stop_during_a_step_records_nothing_more(client: httpx.Client) -> None:
+    started = _start(client, "deliveryLead", maxSteps=10)
+    sid = started["id"]
+    _until(client, sid, lambda s: s["step"] >= 1)
+    stopped = client.post(f"/api/agent-sessions/{sid}/stop").json()
+    assert stopped["status"] == "stopped"
+    count = len(_steps(client, sid))
+    time.sleep(1.0)  # longer than a step (0.6 s): the one in flight is not recorded
+    assert len(_steps(client, sid)) == count == stopped["step"]
