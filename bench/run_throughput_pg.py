@@ -32,6 +32,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from _fleet import FAST, fresh_schema, start_worker, stop
+from _pgstats import Spent, snapshot
 from _server import hansa_server, record
 from run_throughput import (
     RUN_TIMEOUT_SECONDS,
@@ -47,6 +48,8 @@ from run_throughput import (
 from scale import _wait_terminal
 
 POOL_SIZE = 16
+SPENT: dict[str, Spent] = {}
+"""What PostgreSQL spent per run of each engine's burst."""
 
 
 async def _burst(url: str, runs: int, db_url: str) -> float:
@@ -85,7 +88,9 @@ def hansa(seq: int, burst: int) -> Result:
             try:
                 time.sleep(2)  # the worker is up
                 sequential = asyncio.run(hansa_http(url, seq, 0)).sequential
+                before = snapshot()
                 rate = asyncio.run(_burst(url, burst, db_url))
+                SPENT["Hansa"] = (snapshot() - before).per(burst)
                 if worker.poll() is not None:
                     raise RuntimeError(f"the worker exited {worker.returncode}")
                 return Result(sequential, rate)
@@ -120,7 +125,13 @@ async def langgraph(seq: int, burst: int) -> Result:
                 assert len(out["log"]) == 5, out
                 return time.perf_counter() - started
 
-            return await _measure(one, lambda i: f"t{i}", seq, burst)
+            result = await _measure(one, lambda i: f"t{i}", seq, 0)
+            before = await asyncio.to_thread(snapshot)
+            started = time.perf_counter()
+            await asyncio.gather(*(one(f"b{i}") for i in range(burst)))
+            rate = burst / (time.perf_counter() - started)
+            SPENT["LangGraph"] = ((await asyncio.to_thread(snapshot)) - before).per(burst)
+            return Result(result.sequential, rate)
 
 
 def main() -> None:
@@ -149,6 +160,17 @@ def main() -> None:
         "| --- | --- |",
         f"| Hansa burst / LangGraph burst | {hs[1] / lg[1]:.2f}x |",
         f"| Hansa per-run p50 / LangGraph per-run p50 | {p50:.2f}x |",
+        "",
+        "What PostgreSQL spent per run of the burst (`pg_stat_database`; server CPU from "
+        "/proc; statements need pg_stat_statements, not loaded here):",
+        "",
+        "| engine | commits | rows written | rows fetched | server CPU ms | runs/s per core |",
+        "| --- | --- | --- | --- | --- | --- |",
+        *(
+            f"| {name} | {x.commits:.1f} | {x.rows_written:.1f} | {x.rows_fetched:.1f} | "
+            f"{x.cpu_seconds * 1000:.1f} | {1 / x.cpu_seconds if x.cpu_seconds else 0:.0f} |"
+            for name, x in SPENT.items()
+        ),
     ]
     report = "\n".join(lines)
     print(report)

@@ -1,0 +1,67 @@
+"""What PostgreSQL itself spends on a benchmark: commits, rows, server CPU.
+
+``pg_stat_database`` counts commits and rows of the benchmark database; the server's CPU
+is read from ``/proc`` (every ``postgres`` process of this machine, the server running
+here). Statement counts would need ``pg_stat_statements``, which the server does not load.
+Stats reach ``pg_stat_database`` within a second of each transaction, hence the pause.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import psycopg
+
+from _fleet import BASE
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+_COUNTERS = (
+    "SELECT xact_commit, tup_inserted + tup_updated + tup_deleted, tup_fetched "
+    "FROM pg_stat_database WHERE datname = current_database()"
+)
+
+
+@dataclass(frozen=True)
+class Spent:
+    """Counters at one moment, or what was spent between two."""
+
+    commits: float
+    rows_written: float
+    rows_fetched: float
+    cpu_seconds: float
+
+    def __sub__(self, other: Spent) -> Spent:
+        return Spent(*(a - b for a, b in zip(self._values(), other._values(), strict=True)))
+
+    def per(self, count: int) -> Spent:
+        """Each counter divided by ``count`` (runs, steps)."""
+        return Spent(*(a / count for a in self._values()))
+
+    def _values(self) -> tuple[float, float, float, float]:
+        return (self.commits, self.rows_written, self.rows_fetched, self.cpu_seconds)
+
+
+def _server_cpu() -> float:
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)
+            if not fields[0].endswith("(postgres"):
+                continue
+            values = fields[1].split()
+            total += int(values[11]) + int(values[12])  # utime, stime
+        except (OSError, IndexError, ValueError):
+            continue  # the process ended meanwhile
+    return total / _TICKS
+
+
+def snapshot() -> Spent:
+    """The counters now (after the stats of finished transactions arrived)."""
+    time.sleep(1.2)
+    with psycopg.connect(BASE, autocommit=True) as conn:
+        row = conn.execute(_COUNTERS).fetchone()
+    assert row is not None
+    return Spent(float(row[0]), float(row[1]), float(row[2]), _server_cpu())
