@@ -14,6 +14,7 @@ from hansa.api.guard import Guard
 from hansa.api.idempotency import IdempotencyKeys
 from hansa.api.panel import panel
 from hansa.api.routes import (
+    agent_state,
     agents,
     chat,
     claims,
@@ -66,6 +67,7 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         agents,
         projects,
         conversations,
+        agent_state,
         claims,
         control,
         handoffs,

@@ -169,11 +169,26 @@ class ToolResultData(Wire):
     """Why it gave no result, when not ``ok``."""
 
 
+OperationStatus = Literal["start", "success", "error"]
+"""Where an operation is: ``start`` is written before the change, then one of the others."""
+
+
 class OperationData(Wire):
-    """A human-readable name for an operation on workspace entities."""
+    """An operation on a workspace entity, as a person reads it (seed 002 §6.4)."""
 
     type: Literal["operation"] = "operation"
     name: str
+    """The sentence to show: ``create document “Brand book”: start``."""
+    action: str | None = None
+    """``list``, ``search``, ``read``, ``create``, ``update``, ``delete`` (None in events
+    logged before these fields)."""
+    entity_type: str | None = None
+    """``document``, ``goal``, ``page``, ``edge``…"""
+    entity_name: str | None = None
+    """The entity's name (a display name, not an id)."""
+    status: OperationStatus | None = None
+    entity_id: str | None = None
+    """The entity's id, once known (a created entity has none at ``start``)."""
 
 
 class EntityPatchData(Wire):
@@ -195,9 +210,11 @@ class ContextUsageData(Wire):
 
 
 class AgentStateData(Wire):
-    """An agent's scratchpad changed (emitted once the agent loop lands)."""
+    """An agent's scratchpad changed (``domain/agent_state.py``): its whole new state."""
 
     type: Literal["agent_state"] = "agent_state"
+    agent_id: str
+    version: int
     state: dict[str, Any]
 
 

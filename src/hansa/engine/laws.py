@@ -19,7 +19,7 @@ from hansa import errors
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
 from hansa.engine.text import map_strings
-from hansa.tasks.base import Judging, TaskType
+from hansa.tasks.base import ANY_AGENT, Judging, TaskType
 from hansa.tasks.registry import TaskRegistry
 
 REF = re.compile(r"\{\{\s*([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z0-9_.]+)\s*\}\}")
@@ -90,6 +90,11 @@ class ScopeDenied(errors.UserError):
         super().__init__(message, details={"law": Law.ALLOWED_SCOPE.value})
 
 
+def holds(agent: AgentDefinition, task_type: TaskType[Any]) -> bool:
+    """Whether ``agent`` has the capability ``task_type`` needs (``ANY_AGENT``: everyone)."""
+    return task_type.capability in (ANY_AGENT, *agent.capabilities)
+
+
 def scope_refusal(
     task_type: TaskType[Any], agent: AgentDefinition, project: ProjectContext
 ) -> str | None:
@@ -101,7 +106,7 @@ def scope_refusal(
             f"{LAW_NAMES[Law.ALLOWED_SCOPE]}: {where} does not allow the task type "
             f"{task_type.name!r}"
         )
-    if task_type.capability not in agent.capabilities:
+    if not holds(agent, task_type):
         return (
             f"{LAW_NAMES[Law.ALLOWED_SCOPE]}: {agent.display_name} does not have the "
             f"{task_type.capability!r} capability that {task_type.name!r} needs"

@@ -59,6 +59,8 @@ class ScriptStep(BaseModel):
     error: str | None = Field(default=None, description="Raise a ProviderError with this text.")
     delay_seconds: float = Field(default=0.0, ge=0, le=60, alias="delaySeconds")
     """Simulated generation time, spread over the streamed chunks."""
+    prompt_has: list[str] = Field(default_factory=list, alias="promptHas")
+    """Texts the call's prompt must contain (a test's check of what the engine sent)."""
 
 
 class Script(BaseModel):
@@ -128,6 +130,12 @@ class ScriptedModel(Model):
         if step.purpose is not None and step.purpose != params.purpose:
             raise errors.ScriptExhausted(
                 f"scripted model expected a {step.purpose} call, got a {params.purpose} call"
+            )
+        prompt = "\n".join(m.content for m in messages)
+        missing = [text for text in step.prompt_has if text not in prompt]
+        if missing:
+            raise errors.ScriptExhausted(
+                f"scripted model expected a prompt with {missing[0]!r}, got {prompt[-300:]!r}"
             )
         offered = [tool.name for tool in params.tools] if params.offers_tools else []
         for call in step.tool_calls:

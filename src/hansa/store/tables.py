@@ -439,3 +439,20 @@ api_keys = sa.Table(
     sa.Index("ux_api_keys_token_hash", "token_hash", unique=True),
     sa.Index("ix_api_keys_tenant", "tenant_id", "created_at"),
 )
+
+# An agent's scratchpad in one conversation (domain/agent_state.py), changed by deltas.
+agent_states = sa.Table(
+    "agent_states",
+    metadata,
+    sa.Column(
+        "conversation_id",
+        sa.String(36),
+        sa.ForeignKey("assistant_conversations.id"),
+        primary_key=True,
+    ),
+    sa.Column("agent_id", sa.String(64), primary_key=True),
+    _tenant(),
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("state", Json, nullable=False),
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
+)

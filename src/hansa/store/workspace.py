@@ -8,6 +8,7 @@ index (``find_by_slug``) rather than by reading every page of the project.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -213,6 +214,79 @@ def link(
         }
         direct.execute(conn, _INSERT_EDGE, row)
     return workspace.WorkspaceEdge(id=edge_id, from_id=from_id, to_id=to_id, relation=relation)
+
+
+@growing
+def search(
+    conn: Connection,
+    tenant_id: str,
+    project_id: str | None,
+    text: str,
+    kinds: Sequence[str],
+    limit: int,
+) -> list[workspace.WorkspaceEntity]:
+    """Live entities of the project whose name or fields contain ``text`` (ignoring case),
+    of ``kinds`` (any kind when empty): those whose name holds it first, then by name;
+    at most ``limit``."""
+    wanted = text.casefold()
+    in_name = sa.func.lower(_ent.c.name).contains(wanted, autoescape=True)
+    in_data = sa.func.lower(sa.cast(_ent.c.data, sa.Text)).contains(wanted, autoescape=True)
+    statement = (
+        sa.select(_ent)
+        .where(_ent.c.tenant_id == tenant_id, _LIVE, _project_is(project_id))
+        .where(sa.or_(in_name, in_data))
+        .order_by(sa.case((in_name, 0), else_=1), sa.func.lower(_ent.c.name), _ent.c.id)
+        .limit(limit)
+    )
+    if kinds:
+        statement = statement.where(_ent.c.kind.in_(list(kinds)))
+    return [_entity(dict(r._mapping)) for r in conn.execute(statement)]
+
+
+@growing
+def list_some(
+    conn: Connection, tenant_id: str, project_id: str | None, kind: str, limit: int
+) -> tuple[list[workspace.WorkspaceEntity], int]:
+    """At most ``limit`` live entities of a kind in a project, in tree order, and how many
+    there are in all."""
+    where = (_ent.c.tenant_id == tenant_id, _ent.c.kind == kind, _LIVE, _project_is(project_id))
+    total = conn.execute(sa.select(sa.func.count()).select_from(_ent).where(*where)).scalar()
+    rows = conn.execute(sa.select(_ent).where(*where).order_by(*_TREE_ORDER).limit(limit))
+    return [_entity(dict(r._mapping)) for r in rows], int(total or 0)
+
+
+def get_many(
+    conn: Connection, tenant_id: str, entity_ids: Sequence[str]
+) -> list[workspace.WorkspaceEntity]:
+    """The live entities of these ids, in the order asked (unknown ids are left out)."""
+    if not entity_ids:
+        return []
+    statement = sa.select(_ent).where(
+        _ent.c.tenant_id == tenant_id, _LIVE, _ent.c.id.in_(list(entity_ids))
+    )
+    found = {e.id: e for e in (_entity(dict(r._mapping)) for r in conn.execute(statement))}
+    return [found[i] for i in dict.fromkeys(entity_ids) if i in found]
+
+
+def edges_of(conn: Connection, tenant_id: str, entity_id: str) -> list[workspace.WorkspaceEdge]:
+    """The edges from and to an entity, oldest first."""
+    statement = (
+        sa.select(_edges)
+        .where(
+            _edges.c.tenant_id == tenant_id,
+            sa.or_(_edges.c.from_id == entity_id, _edges.c.to_id == entity_id),
+        )
+        .order_by(_edges.c.created_at, _edges.c.id)
+    )
+    return [
+        workspace.WorkspaceEdge(id=r.id, from_id=r.from_id, to_id=r.to_id, relation=r.relation)
+        for r in conn.execute(statement)
+    ]
+
+
+def _project_is(project_id: str | None) -> sa.ColumnElement[bool]:
+    column = _ent.c.project_id
+    return column == project_id if project_id is not None else column.is_(None)
 
 
 def _slug(data: dict[str, Any]) -> str | None:

@@ -83,6 +83,10 @@ class TaskContext:
     report: Operation = _no_report
     generate: Callable[[str, str], Awaitable[str]] | None = None
     """Ask the agent's model for text: ``await generate(instructions, material)``."""
+    state_deltas: list[dict[str, Any]] | None = None
+    """Where the execution proposes deltas to the acting agent's scratchpad
+    (``domain/agent_state.py``): a tool call of a turn applies them with its result. None
+    where there is no scratchpad (a run's step)."""
 
     def connector(self, name: str) -> Any:
         """The connector called ``name``; a clear failure when it is not configured."""
@@ -95,6 +99,9 @@ class TaskContext:
 
 
 Executor = Callable[[P, TaskContext], Awaitable[Result]]
+
+ANY_AGENT = "any_agent"
+"""The capability of a task type every agent may use (its own scratchpad)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +124,8 @@ class TaskType(Generic[P]):
     params: type[P]
     executor: Executor[P]
     capability: str
-    """The capability an agent must hold to own this task (law of allowed scope)."""
+    """The capability an agent must hold to own this task (law of allowed scope);
+    ``ANY_AGENT``: every agent holds it."""
     is_reversible_by_system: bool = True
     undo: Executor[P] | None = None
     """Reverses a completed execution; its result is ``ctx.outputs['self']``. Defined for

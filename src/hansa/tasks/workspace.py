@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+from collections.abc import Sequence
 from typing import Any
 
 from hansa.domain import workspace
@@ -57,6 +58,23 @@ class Workspace(abc.ABC):
     async def named(self, kind: str, name: str, *, project_id: str | None) -> list[Entity]:
         """The live entities of ``kind`` called ``name``, ignoring case."""
 
+    @abc.abstractmethod
+    async def search(
+        self, text: str, *, kinds: Sequence[str], project_id: str | None, limit: int
+    ) -> list[Entity]:
+        """At most ``limit`` live entities whose name or fields hold ``text`` (ignoring
+        case), of ``kinds`` (any when empty); name matches first."""
+
+    @abc.abstractmethod
+    async def list_kind(
+        self, kind: str, *, project_id: str | None, limit: int
+    ) -> tuple[list[Entity], int]:
+        """At most ``limit`` live entities of ``kind`` in tree order, and how many there are."""
+
+    @abc.abstractmethod
+    async def get_many(self, entity_ids: Sequence[str]) -> list[Entity]:
+        """The live entities of these ids, in the order asked; unknown ids are left out."""
+
 
 def entity_result(entity: Entity) -> dict[str, Any]:
     """An entity as task results show it (camelCase; times in ISO 8601)."""
@@ -82,4 +100,16 @@ def edge_result(edge: Edge) -> dict[str, Any]:
         "fromId": edge.from_id,
         "toId": edge.to_id,
         "relation": edge.relation,
+    }
+
+
+def entity_summary(entity: Entity) -> dict[str, Any]:
+    """An entity as search and list results show it: who it is, none of its fields."""
+    return {
+        "id": entity.id,
+        "kind": entity.kind,
+        "name": entity.name,
+        "parentId": entity.parent_id,
+        "projectId": entity.project_id,
+        "updatedAt": entity.updated_at.isoformat(),
     }

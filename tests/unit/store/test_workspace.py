@@ -86,3 +86,57 @@ def test_list_kind_purge_and_edges(db: Database) -> None:
     with pytest.raises(errors.NotFound):
         db.write_now(lambda conn: workspace.get(conn, T, b.id, deleted=True))
     assert db.write_now(lambda conn: workspace.list_kind(conn, T, None, "page")) == []
+
+
+def _entity(db: Database, kind: str, name: str, data: dict[str, object] | None = None) -> str:
+    made = db.write_now(
+        lambda conn: workspace.create(conn, T, "p1", kind, name, data or {}, utcnow())
+    )
+    return made.id
+
+
+def test_search_finds_names_first_then_fields_within_the_project_and_kinds(db: Database) -> None:
+    book = _entity(db, "document", "Brand book")
+    notes = _entity(db, "document", "Notes", {"description": "about the brand colours"})
+    goal = _entity(db, "goal", "Consistent BRAND")
+    _entity(db, "document", "Pricing")
+    db.write_now(  # outside the project
+        lambda conn: workspace.create(conn, T, None, "document", "Brand", {}, utcnow())
+    )
+
+    def search(text: str, kinds: tuple[str, ...] = (), limit: int = 10) -> list[str]:
+        found = db.write_now(lambda conn: workspace.search(conn, T, "p1", text, kinds, limit))
+        return [e.id for e in found]
+
+    assert search("brand") == [book, goal, notes]
+    assert search("brand", ("document",)) == [book, notes]
+    assert search("brand", limit=1) == [book]
+    assert search("100%") == [], "LIKE's wildcards are escaped"
+    assert db.write_now(lambda conn: workspace.search(conn, "other", "p1", "brand", (), 10)) == []
+
+
+def test_a_list_is_capped_and_counts_them_all_and_get_many_keeps_the_order(db: Database) -> None:
+    ids = [_entity(db, "task", f"Task {i}") for i in range(3)]
+    deleted = _entity(db, "task", "Gone")
+    db.write_now(lambda conn: workspace.set_deleted(conn, T, deleted, utcnow()))
+
+    some, total = db.write_now(lambda conn: workspace.list_some(conn, T, "p1", "task", 2))
+    many = db.write_now(lambda conn: workspace.get_many(conn, T, [ids[2], "nope", ids[0], deleted]))
+
+    assert ([e.id for e in some], total) == (ids[:2], 3)
+    assert [e.id for e in many] == [ids[2], ids[0]]
+
+
+def test_edges_of_an_entity_go_both_ways(db: Database) -> None:
+    doc, goal, other = (_entity(db, "document", n) for n in ("Doc", "Goal", "Other"))
+    now = utcnow()
+    db.write_now(lambda conn: workspace.link(conn, T, doc, goal, "supports", now))
+    db.write_now(lambda conn: workspace.link(conn, T, other, doc, "cites", now))
+
+    edges = db.write_now(lambda conn: workspace.edges_of(conn, T, doc))
+
+    assert {(e.from_id, e.to_id, e.relation) for e in edges} == {
+        (doc, goal, "supports"),
+        (other, doc, "cites"),
+    }
+    assert db.write_now(lambda conn: workspace.edges_of(conn, "other", doc)) == []

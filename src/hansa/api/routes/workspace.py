@@ -1,4 +1,5 @@
-"""Pages and products of the built-in CMS and shop, served as HTML documents.
+"""Workspace entities as JSON, and the pages and products of the built-in CMS and shop,
+served as HTML documents.
 
 Their HTML comes from agents and models. Served from Hansa's own origin it could run
 script with the panel's access to the API, so every document is sandboxed by its
@@ -9,15 +10,18 @@ inline styles.
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.domain import secrets
 from hansa.domain.workspace import WorkspaceEntity
 from hansa.engine.runtime.services import Services
 from hansa.store import workspace
+from hansa.tasks.workspace import edge_result, entity_result
 
 router = APIRouter()
 
@@ -60,3 +64,19 @@ async def workspace_product(
         f"<p>{escape(str(data.get('description', '')))}</p>"
     )
     return _document(product.name, body)
+
+
+@router.get("/api/workspace/entities/{entity_id}")
+async def workspace_entity(
+    entity_id: str, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """A live workspace entity with its fields (secrets masked), and its edges from and to
+    other entities."""
+
+    def read(conn: Any) -> dict[str, Any]:
+        entity = workspace.get(conn, tenant, entity_id)
+        edges = workspace.edges_of(conn, tenant, entity_id)
+        return {**entity_result(entity), "edges": [edge_result(e) for e in edges]}
+
+    found: dict[str, Any] = secrets.mask(await services.db.read(read))
+    return found

@@ -13,6 +13,15 @@ _CHANGE = re.compile(
     re.I,
 )
 _IRREVERSIBLE = re.compile(r"\b(delete|remove|drop|erase|wipe|unpublish)\b", re.I)
+_WORKSPACE = re.compile(
+    r"\b(documents?|docs?|tasks?|goals?|plans?|milestones?|risks?|requirements?)\b", re.I
+)
+_WORKSPACE_CHANGE = re.compile(
+    r"\b(create|add|make|write|draft|update|change|edit|rename|link|connect|attach|note|"
+    r"record|list|find|search|look up|show)\b",
+    re.I,
+)
+_KIND_OF = {"doc": "document", "docs": "document"}
 
 
 @dataclass(frozen=True)
@@ -22,10 +31,14 @@ class Triage:
     plan: bool
     reason: str
     playbook: Playbook | None = None
+    workspace: tuple[str, ...] = ()
+    """The workspace kinds a request that the agent answers with its workspace tools
+    names (``document``, ``goal``…); empty for any other request."""
 
 
 def triage(text: str) -> Triage:
-    """Plan when the request changes an outside system, spans agents or steps, or may be final."""
+    """Plan when the request changes an outside system, spans agents or steps, or may be
+    final; a request about workspace entities goes to the agent and its workspace tools."""
     playbook = find(text)
     if playbook is not None:
         owners = {step.owner for step in playbook.steps()}
@@ -45,4 +58,15 @@ def triage(text: str) -> Triage:
         return Triage(True, "planning run: it may include a step that cannot be undone")
     if _CHANGE.search(text) and re.search(r"\b(page|product|site|post|ticket|dns)\b", text, re.I):
         return Triage(True, "planning run: it changes the project's systems")
+    named = workspace_kinds(text)
+    if named and _WORKSPACE_CHANGE.search(text):
+        reason = f"workspace request: the agent uses its workspace tools ({', '.join(named)})"
+        return Triage(False, reason, None, named)
     return Triage(False, "simple answer: no change to outside systems is asked for")
+
+
+def workspace_kinds(text: str) -> tuple[str, ...]:
+    """The workspace kinds ``text`` names, in the order it names them, each once."""
+    found = (m.group(1).lower() for m in _WORKSPACE.finditer(text))
+    kinds = (_KIND_OF.get(word, word.removesuffix("s")) for word in found)
+    return tuple(dict.fromkeys(kinds))

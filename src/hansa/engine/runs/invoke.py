@@ -9,6 +9,7 @@ not be a stored task: the agent loop runs a turn's tool calls through it too.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,10 +61,25 @@ class Doer:
     """The stored task; None for a tool call of a turn (it has no task row)."""
 
 
+Announce = Callable[[Batch], Awaitable[object]]
+"""Commits a batch at once (``Recorder.write``): how a ``start`` operation is written
+before the change it announces is made."""
+
+
 @dataclass
 class _Reports:
+    """The executor's ``report``: ``operation`` events, and ``entity_patch`` with a patch.
+
+    With ``announce``, a ``start`` is committed before the executor goes on; the others
+    join ``batch``, which commits with the result. A ``start`` left without its end when
+    the executor fails gets an ``error`` (:meth:`close`).
+    """
+
     doer: Doer
     batch: Batch
+    announce: Announce | None = None
+    open: dict[tuple[str, str, str], str | None] = field(default_factory=dict)
+    """Operations started and not yet ended: (action, type, name) -> entity id."""
 
     async def __call__(
         self,
@@ -74,15 +90,52 @@ class _Reports:
         entity_id: str | None = None,
         patch: dict[str, Any] | None = None,
     ) -> None:
-        doer, batch = self.doer, self.batch
-        name = f"{action} {entity_type} “{entity_name}”: {status}"
-        batch.event(event.OperationData(name=name), agent_id=doer.agent_id, task_id=doer.task_id)
+        doer = self.doer
+        key = (action, entity_type, entity_name)
+        if status == "start":
+            self.open[key] = entity_id
+        else:
+            self.open.pop(key, None)
+        payload = _operation(action, entity_type, entity_name, status, entity_id)
+        if status == "start" and self.announce is not None:
+            now = Batch(self.batch.conversation_id, self.batch.turn_id, run_id=self.batch.run_id)
+            now.event(payload, agent_id=doer.agent_id, task_id=doer.task_id)
+            await self.announce(now)
+            return
+        self.batch.event(payload, agent_id=doer.agent_id, task_id=doer.task_id)
         if patch is not None and entity_id is not None:
-            batch.event(
+            self.batch.event(
                 event.EntityPatchData(entity=entity_type, entity_id=entity_id, patch=patch),
                 agent_id=doer.agent_id,
                 task_id=doer.task_id,
             )
+
+    def close(self) -> None:
+        """End every operation still open with ``error`` (the executor failed)."""
+        for (action, entity_type, entity_name), entity_id in self.open.items():
+            payload = _operation(action, entity_type, entity_name, "error", entity_id)
+            self.batch.event(payload, agent_id=self.doer.agent_id, task_id=self.doer.task_id)
+        self.open.clear()
+
+
+_STATUSES: dict[str, event.OperationStatus] = {
+    "start": "start",
+    "success": "success",
+    "error": "error",
+}
+
+
+def _operation(
+    action: str, entity_type: str, entity_name: str, status: str, entity_id: str | None
+) -> event.OperationData:
+    return event.OperationData(
+        name=f"{action} {entity_type} “{entity_name}”: {status}",
+        action=action,
+        entity_type=entity_type,
+        entity_name=entity_name,
+        status=_STATUSES.get(status, "success"),
+        entity_id=entity_id,
+    )
 
 
 async def invoke(services: Services, tenant_id: str, started: Started) -> Outcome:
@@ -127,6 +180,11 @@ class Execution:
     """Collects the ``operation`` and ``entity_patch`` events the executor reports."""
     calls: list[LlmCall]
     """Collects the model calls the executor makes (``TaskContext.generate``)."""
+    announce: Announce | None = None
+    """Commits a ``start`` operation before the executor goes on (a turn's tool call);
+    None: it joins ``batch`` (a run's step, whose ``in_progress`` committed before)."""
+    state_deltas: list[dict[str, Any]] | None = None
+    """Collects the scratchpad deltas the executor proposes (a turn's tool call)."""
 
 
 async def perform(
@@ -154,6 +212,7 @@ async def perform(
 
 
 async def _execute(services: Services, tenant_id: str, execution: Execution) -> dict[str, Any]:
+    reports = _Reports(execution.doer, execution.batch, execution.announce)
     async with connectors_for(services, tenant_id, execution.project) as connectors:
         ctx = TaskContext(
             tenant_id=tenant_id,
@@ -163,10 +222,15 @@ async def _execute(services: Services, tenant_id: str, execution: Execution) -> 
             project_config=secrets.mask(execution.project.config),  # secrets reach connectors only
             connectors=connectors,
             outputs=execution.outputs,
-            report=_Reports(execution.doer, execution.batch),
+            report=reports,
             generate=_generator(services, tenant_id, execution.doer, execution.calls),
+            state_deltas=execution.state_deltas,
         )
-        return await execution.task_type.executor(execution.params, ctx)
+        try:
+            return await execution.task_type.executor(execution.params, ctx)
+        except BaseException:
+            reports.close()
+            raise
 
 
 def _generator(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Any:

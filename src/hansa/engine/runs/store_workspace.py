@@ -6,7 +6,7 @@ which runs ``named``'s scan of a kind on a reader thread).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from sqlalchemy import Connection
@@ -106,3 +106,21 @@ class StoreWorkspace(Workspace):
         wanted = name.casefold()
         found = await self._read(workspace.list_kind, self._tenant, project_id, kind)
         return [e for e in found if e.name.casefold() == wanted]
+
+    async def search(
+        self, text: str, *, kinds: Sequence[str], project_id: str | None, limit: int
+    ) -> list[Entity]:
+        """Entities whose name or fields hold ``text``."""
+        return await self._read(
+            workspace.search, self._tenant, project_id, text, tuple(kinds), limit
+        )
+
+    async def list_kind(
+        self, kind: str, *, project_id: str | None, limit: int
+    ) -> tuple[list[Entity], int]:
+        """Some entities of a kind, and their number."""
+        return await self._read(workspace.list_some, self._tenant, project_id, kind, limit)
+
+    async def get_many(self, entity_ids: Sequence[str]) -> list[Entity]:
+        """The live entities of these ids."""
+        return await self._read(workspace.get_many, self._tenant, tuple(entity_ids))

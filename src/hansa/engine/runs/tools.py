@@ -20,7 +20,7 @@ from hansa.domain.base import new_id
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
 from hansa.engine.runs import service
-from hansa.engine.runs.invoke import Doer, Execution, perform
+from hansa.engine.runs.invoke import Announce, Doer, Execution, perform
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
 from hansa.store import runs
@@ -38,6 +38,8 @@ class ToolRun:
     turn_id: str
     agent_id: str
     project: ProjectContext
+    announce: Announce | None = None
+    """Commits the executor's ``start`` operations at once (the turn's ``Recorder.write``)."""
 
 
 @dataclass
@@ -50,6 +52,8 @@ class ToolDone:
     failure: TaskFailed | None = None
     calls: list[LlmCall] = field(default_factory=list)
     """Model calls the executor made (``TaskContext.generate``)."""
+    deltas: list[dict[str, Any]] = field(default_factory=list)
+    """Deltas to the agent's scratchpad the executor proposed (applied with the result)."""
 
 
 async def run_tool(services: Services, tenant_id: str, tool: ToolRun) -> ToolDone:
@@ -67,6 +71,8 @@ async def run_tool(services: Services, tenant_id: str, tool: ToolRun) -> ToolDon
         {},
         done.batch,
         done.calls,
+        announce=tool.announce,
+        state_deltas=done.deltas,
     )
     done.result, done.failure = await perform(services, tenant_id, execution)
     return done

@@ -11,7 +11,7 @@ from hansa import errors
 from hansa.domain import conversation, event, handoff, message
 from hansa.domain.base import new_id
 from hansa.domain.rules import Action, Firing, Trigger
-from hansa.engine import runs
+from hansa.engine import laws, runs
 from hansa.engine.handoffs import service
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
@@ -160,7 +160,7 @@ def _start_run(scene: Scene, rule_id: str, action: Action) -> str:
     task_type = services.registry.get(action.type)
     params = {k: v for k, v in action.params.items() if k != "agentId"}
     owner = action.params.get("agentId") or next(
-        (a.id for a in services.roster if task_type.capability in a.capabilities),
+        (a.id for a in services.roster if laws.holds(a, task_type)),
         services.supervisor.id,
     )
     draft = runs.TaskDraft(

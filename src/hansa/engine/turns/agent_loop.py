@@ -19,15 +19,19 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import Connection
+
 from hansa import errors
 from hansa.domain import event, secrets
 from hansa.engine import runs, thinking
 from hansa.engine.llm import CallScope, RecordedCall
 from hansa.engine.runtime.recorder import Batch
+from hansa.engine.turns import scratchpad
 from hansa.engine.turns.deltas import DeltaCoalescer
 from hansa.engine.turns.pipeline import TurnContext
 from hansa.engine.turns.toolbox import Refused, Runs, Toolbox, Waits
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams, ToolCall
+from hansa.tasks.builtin import scratchpad as scratchpad_tool
 
 MAX_RESULT_CHARS = 8_000
 """A tool's answer is cut to this many characters in the prompt (the event keeps it whole)."""
@@ -195,14 +199,51 @@ class AgentLoop:
             for finished in asyncio.as_completed(executions):
                 i, answer, done = await finished
                 self.ctx.reply_calls.extend(done.calls)
-                done.batch.event(answer.payload(), agent_id=self.agent.id)
-                await self.ctx.recorder.write(done.batch)
-                answers[i] = answer
+                answers[i] = await self._answer(answer, done)
         finally:  # cancelled, or a write refused: no execution outlives its turn
             for execution in executions:
                 execution.cancel()
             await asyncio.gather(*executions, return_exceptions=True)
         return [answers[i] for i in range(len(calls))]
+
+    async def _answer(self, answer: Settled, done: runs.ToolDone) -> Settled:
+        """Write the call's answer with what its executor reported and, when it proposed
+        scratchpad deltas, the changed state (``agent_state``): one transaction."""
+        batch = done.batch
+        if not done.deltas or answer.error is not None:
+            batch.event(answer.payload(), agent_id=self.agent.id)
+            await self.ctx.recorder.write(batch)
+            return answer
+        final: list[Settled] = []
+        own = answer.name == scratchpad_tool.NAME
+
+        def remember(conn: Connection) -> None:
+            ctx, settled = self.ctx, answer
+            try:
+                stored = scratchpad.change(
+                    conn,
+                    ctx.services,
+                    ctx.tenant_id,
+                    ctx.conversation_id,
+                    self.agent.id,
+                    done.deltas,
+                )
+            except errors.InvalidInput as exc:  # the state stays as it was
+                if own:
+                    refused = event.ToolError(code=exc.code, message=exc.message)
+                    settled = Settled(answer.call, answer.name, error=refused)
+                batch.event(settled.payload(), agent_id=self.agent.id)
+            else:
+                if own:
+                    result = {"version": stored.version, "state": stored.state}
+                    settled = Settled(answer.call, answer.name, result=result)
+                batch.event(settled.payload(), agent_id=self.agent.id)
+                scratchpad.announce(batch, stored)
+            final[:] = [settled]
+
+        batch.then(remember)
+        await self.ctx.recorder.write(batch)
+        return final[0]
 
     async def _execute(
         self, i: int, call: ToolCall, verdict: Runs
@@ -215,6 +256,7 @@ class AgentLoop:
             turn_id=self.ctx.turn_id,
             agent_id=self.agent.id,
             project=self.project,
+            announce=self.ctx.recorder.write,
         )
         async with self._slots:
             done = await runs.run_tool(self.ctx.services, self.ctx.tenant_id, tool)

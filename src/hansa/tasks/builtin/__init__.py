@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from hansa.tasks.builtin import audit, cms, content, entities, tickets, utility, webhook
+from hansa.tasks.builtin import (
+    audit,
+    cms,
+    content,
+    entities,
+    entity_queries,
+    scratchpad,
+    tickets,
+    utility,
+    webhook,
+)
 from hansa.tasks.registry import Hook
 
 BUILTIN_HOOKS: tuple[Hook, ...] = (
     entities.register,
+    entity_queries.register,
+    scratchpad.register,
     cms.register,
     tickets.register,
     audit.register,

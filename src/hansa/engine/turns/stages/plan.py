@@ -25,8 +25,9 @@ from hansa.engine.planning.request import (
     Planned,
     PlanningRequest,
 )
-from hansa.engine.planning.triage import triage
+from hansa.engine.planning.triage import Triage, triage
 from hansa.engine.turns.pipeline import Then, TurnContext
+from hansa.engine.turns.stages.workspace_agent import hand_to_workspace_agent
 
 
 async def plan(ctx: TurnContext) -> Then:
@@ -42,10 +43,12 @@ async def plan(ctx: TurnContext) -> Then:
         batch=ctx.batch(),
         calls=ctx.planner_calls,
     )
-    outcome = await _decide(req, ctx.conversation.planning)
+    outcome, decision = await _decide(req, ctx.conversation.planning)
     batch = req.batch
     match outcome:
         case NotAPlan():
+            if decision is not None and decision.workspace:
+                hand_to_workspace_agent(ctx)
             return Then.NEXT
         case Asked() | Planned():
             pass
@@ -62,9 +65,11 @@ async def plan(ctx: TurnContext) -> Then:
     return Then.FINALIZE
 
 
-async def _decide(req: PlanningRequest, state: PlanningState | None) -> Outcome:
+async def _decide(
+    req: PlanningRequest, state: PlanningState | None
+) -> tuple[Outcome, Triage | None]:
     if state is not None:
-        return protocol.proceed(req, state)
+        return protocol.proceed(req, state), None
     decision = triage(req.text)
     hans = req.supervisor
     req.batch.thinking(
@@ -73,14 +78,15 @@ async def _decide(req: PlanningRequest, state: PlanningState | None) -> Outcome:
         phase=message.Phase.TRIAGE,
     )
     if not decision.plan:
-        return NotAPlan()
+        return NotAPlan(), decision
     if decision.playbook is not None:
-        return protocol.start(req, decision)
+        return protocol.start(req, decision), decision
     drafted = await draft_plan(req)
     if drafted is None:
         req.think(
             f"{hans.display_name} found no plan template and the model gave no valid plan; "
             "the agent answers directly"
         )
-        return NotAPlan()
-    return protocol.show(req, drafted, PlanningState(plan=drafted, intent=drafted.intent))
+        return NotAPlan(), decision
+    plan_state = PlanningState(plan=drafted, intent=drafted.intent)
+    return protocol.show(req, drafted, plan_state), decision

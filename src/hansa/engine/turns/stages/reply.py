@@ -5,6 +5,7 @@ from __future__ import annotations
 from hansa.domain import message
 from hansa.engine import runs, thinking
 from hansa.engine.runtime.faults import crash_point
+from hansa.engine.turns import scratchpad
 from hansa.engine.turns.agent_loop import AgentLoop
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.engine.turns.toolbox import Toolbox
@@ -22,6 +23,9 @@ async def reply(ctx: TurnContext) -> Then:
     services = ctx.services
     toolbox = Toolbox(
         services.registry, agent, ctx.project_context, trusted=runs.trusted_targets(services)
+    )
+    ctx.prompt = await scratchpad.carry(
+        services, ctx.tenant_id, ctx.conversation_id, agent.id, ctx.prompt
     )
     ctx.reply_text = await AgentLoop(ctx, toolbox).run()
     return Then.FINALIZE
