@@ -1,9 +1,11 @@
 # Two commands: `make run` serves Hansa, `make test` runs every check and test.
-# Each creates .venv and installs what it needs (again only when pyproject.toml changes).
+# Each creates .venv and installs what it needs (again only when pyproject.toml or
+# constraints.txt changes): pyproject.toml states ranges, constraints.txt the exact releases.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+PIP_INSTALL := $(BIN)/pip install --quiet -c constraints.txt
 
 # The embedded model's llama.cpp is compiled when it is installed. On x86-64 it is built for
 # AVX2 rather than -march=native: native builds use the AMX kernels of recent Intel CPUs,
@@ -18,16 +20,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-$(VENV)/.installed-local: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[local]"
+$(VENV)/.installed-local: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP_INSTALL) -e ".[local]"
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[local,dev]"
+$(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP_INSTALL) -e ".[local,dev]"
 	touch $@ $(VENV)/.installed-local
 
-$(VENV)/.installed-bench: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e ".[local,dev,bench]"
+$(VENV)/.installed-bench: pyproject.toml constraints.txt | $(BIN)/python
+	$(PIP_INSTALL) -e ".[local,dev,bench]"
 	touch $@ $(VENV)/.installed-dev $(VENV)/.installed-local
 
 run: $(VENV)/.installed-local

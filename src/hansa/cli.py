@@ -29,6 +29,32 @@ KeyOpt = Annotated[
     typer.Option("--key", help="An API key (none needed in local mode).", envvar="HANSA_API_KEY"),
 ]
 DbOpt = Annotated[str | None, typer.Option(help="SQLite file or PostgreSQL URL.")]
+LogFormatOpt = Annotated[
+    str | None, typer.Option(help="Log lines: text (readable, the default) or json.")
+]
+LogLevelOpt = Annotated[
+    str | None, typer.Option(help="debug, info (the default: with the access log), warning.")
+]
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        import hansa
+
+        typer.echo(f"hansa {hansa.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Hansa: multi-agent assistants that plan, act and show their work."""
 
 
 def _settings(**flags: Any) -> Settings:
@@ -58,11 +84,13 @@ def serve(
     model: Annotated[str | None, typer.Option(help="local, scripted[:file], openai:<m>.")] = None,
     config: Annotated[Path | None, typer.Option(help="A hansa.toml with agents/rules.")] = None,
     workers: Annotated[int | None, typer.Option(help="In-process workers (0 = HTTP only).")] = None,
-    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    log_format: LogFormatOpt = None,
+    log_level: LogLevelOpt = None,
 ) -> None:
     """Run the API, the panel and an in-process worker."""
     import uvicorn
 
+    from hansa import logs
     from hansa.api.app import create_app
     from hansa.engine.runtime.setup import build_model
 
@@ -73,7 +101,10 @@ def serve(
         model=model,
         config=config,
         workers=workers,
+        log_format=log_format,
+        log_level=log_level,
     )
+    logs.configure(settings.log_format, settings.log_level)
     try:
         chosen = build_model(settings)
     except errors.ConfigError as exc:
@@ -88,7 +119,9 @@ def serve(
         create_app(settings, model=chosen),
         host=settings.host,
         port=settings.port,
-        log_level=log_level,
+        log_config=None,  # logs.configure did it: uvicorn's lines go through the same handler
+        log_level=settings.log_level,
+        access_log=False,  # api/access.py writes the access log, with request ids
         timeout_graceful_shutdown=5,
         ws_max_size=settings.max_body_bytes,  # a WebSocket frame is a body too
     )
@@ -99,14 +132,24 @@ def worker(
     database_url: Annotated[str | None, typer.Option(help="SQLite file or PostgreSQL URL.")] = None,
     model: Annotated[str | None, typer.Option(help="local, scripted[:file], openai:<m>.")] = None,
     config: Annotated[Path | None, typer.Option(help="A hansa.toml with agents/rules.")] = None,
+    log_format: LogFormatOpt = None,
+    log_level: LogLevelOpt = None,
 ) -> None:
     """Run a worker without HTTP: claims turns and tasks from the shared queue until stopped."""
     import signal
 
+    from hansa import logs
     from hansa.engine.running import running
     from hansa.engine.runtime.setup import build_model
 
-    settings = _settings(database_url=database_url, model=model, config=config)
+    settings = _settings(
+        database_url=database_url,
+        model=model,
+        config=config,
+        log_format=log_format,
+        log_level=log_level,
+    )
+    logs.configure(settings.log_format, settings.log_level)
     try:
         chosen = build_model(settings)
     except errors.ConfigError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 from pathlib import Path
+from typing import Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -48,6 +49,11 @@ class Settings(BaseSettings):
     """Fernet keys sealing stored secrets (connector passwords, credential headers); several,
     comma-separated, to rotate: the first seals, all open. Make one with ``python -c "from
     cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"``."""
+
+    log_format: Literal["text", "json"] = "text"
+    """Log lines on stderr: ``text`` (readable) or ``json`` (one object per line)."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """The least severe log line written; ``info`` includes the access log."""
 
     workers: int = Field(default=1, ge=0, le=1)
     """In-process workers of ``hansa serve`` (0: HTTP only; run ``hansa worker`` elsewhere)."""

@@ -69,14 +69,15 @@ def running_server(
     extra_args: tuple[str, ...] = (),
     ready_seconds: float = 60,
     database_url: str | None = None,
+    hansa: tuple[str, ...] = (sys.executable, "-m", "hansa"),
+    cwd: Path | None = None,
 ) -> Iterator[Server]:
+    """A ``hansa serve`` process (``hansa``: the command that runs it) on a free port."""
     port = free_port()
     db_path = tmp / "hansa.db"
     log_path = tmp / f"server-{port}.log"
     args = [
-        sys.executable,
-        "-m",
-        "hansa",
+        *hansa,
         "serve",
         "--port",
         str(port),
@@ -88,7 +89,11 @@ def running_server(
     ]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(
-            args, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+            args,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **(env or {})},
+            cwd=cwd,
         )
     server = Server(f"http://127.0.0.1:{port}", db_path, proc, log_path)
     deadline = time.monotonic() + ready_seconds

@@ -9,7 +9,9 @@ from pathlib import Path
 
 from fastapi import Depends, FastAPI
 
+import hansa
 from hansa.api import auth, errors, limits, policy
+from hansa.api.access import AccessLog
 from hansa.api.guard import Guard
 from hansa.api.idempotency import IdempotencyKeys
 from hansa.api.panel import panel
@@ -24,6 +26,7 @@ from hansa.api.routes import (
     health,
     keys,
     me,
+    metrics,
     projects,
     rules,
     runs,
@@ -55,13 +58,14 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
     app = FastAPI(
         title="Hansa",
         summary="Multi-agent assistants that plan, act and show their work.",
-        version="0.1.0",
+        version=hansa.__version__,
         lifespan=lifespan,
         dependencies=[Depends(policy.authorize)],  # what each role may do, on every route
     )
     errors.install(app)
     routers = (
         health,
+        metrics,
         me,
         keys,
         agents,
@@ -89,5 +93,6 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         errors.BodyLimit, max_bytes=settings.max_body_bytes, max_depth=settings.max_json_depth
     )
     limits.install(app, settings)  # inside the guard (per principal), before bodies are read
-    app.add_middleware(Guard, loopback=auth.is_loopback(settings.host))  # outermost: who asks
+    app.add_middleware(Guard, loopback=auth.is_loopback(settings.host))  # who asks
+    app.add_middleware(AccessLog)  # outermost: every answer, refusals too, has a request id
     return app

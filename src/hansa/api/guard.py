@@ -1,8 +1,8 @@
 """The gate every request passes first: who is calling, and may a browser ask this.
 
-Pure ASGI middleware, outermost, for HTTP and WebSocket alike. It puts the request's
-principal in ``scope["state"]["principal"]`` (``api/deps.py`` hands it to routes) and
-refuses, in the API error shape:
+Pure ASGI middleware, outermost but for the access log (``api/access.py``), for HTTP and
+WebSocket alike. It puts the request's principal in ``scope["state"]["principal"]``
+(``api/deps.py`` hands it to routes) and refuses, in the API error shape:
 
 - 401 ``unauthenticated``: a path under ``/api/`` with no principal, or a bad key;
 - 403 ``origin_denied``: in local mode a ``Host`` that is not a loopback name (DNS

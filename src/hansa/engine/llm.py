@@ -29,12 +29,20 @@ class CallScope:
 class RecordedCall:
     """Streams one model call and keeps its ``LlmCall`` record for the caller to store."""
 
-    def __init__(self, model: Model, scope: CallScope, clock: Callable[[], datetime]) -> None:
+    def __init__(
+        self,
+        model: Model,
+        scope: CallScope,
+        clock: Callable[[], datetime],
+        observe: Callable[[LlmCall], None] | None = None,
+    ) -> None:
         self.model = model
         self.scope = scope
         self.record: LlmCall | None = None
         self.response: ModelResponse | None = None
         self._clock = clock
+        self._observe = observe
+        """Told of the record as soon as it is made (``Metrics.called``), stored or not."""
 
     async def stream(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
@@ -81,3 +89,5 @@ class RecordedCall:
             cost_usd=self.model.cost_usd(usage) if usage else 0.0,
             created_at=self._clock(),
         )
+        if self._observe is not None:
+            self._observe(self.record)

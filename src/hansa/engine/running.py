@@ -10,15 +10,18 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import gc
+import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 
+from hansa import logs
 from hansa.bus.postgres import PostgresBus
 from hansa.domain.job import Job, JobKind
 from hansa.engine.runs import run_job, summary
 from hansa.engine.runtime.give_up import give_up
-from hansa.engine.runtime.services import Services
+from hansa.engine.runtime.services import Drive, Services
 from hansa.engine.runtime.setup import build_services
 from hansa.engine.runtime.worker import Handler, Worker
 from hansa.engine.sessions import step_job
@@ -26,6 +29,8 @@ from hansa.engine.triggers import jobs
 from hansa.engine.turns import turn_job
 from hansa.models.base import Model
 from hansa.settings import Settings
+
+log = logging.getLogger(__name__)
 
 HANDLERS = {
     JobKind.TURN: turn_job.run_turn_job,
@@ -48,7 +53,7 @@ async def running(
     task: asyncio.Task[None] | None = None
     if (workers if workers is not None else settings.workers) > 0:
         worker = Worker(settings, services.db, services.clock)
-        services = dataclasses.replace(services, local_worker=worker)
+        services = dataclasses.replace(services, local_worker=_Observed(worker, services))
         task = asyncio.create_task(
             worker.run(_handler(services), partial(give_up, services)), name="in-process worker"
         )
@@ -69,9 +74,65 @@ async def running(
 
 def _handler(services: Services) -> Handler:
     async def handle(job: Job) -> None:
-        await HANDLERS[job.kind](services, job)
+        await _observed(services, job, partial(HANDLERS[job.kind], services, job))
 
     return handle
+
+
+async def _observed(services: Services, job: Job, work: Drive) -> None:
+    """Run a job's work with its ids bound to every log line; time it, log its end."""
+    payload = job.payload
+    with logs.bound(
+        request_id=None,  # a job adopted while a request was served is not that request
+        job_id=str(job.id),
+        job_kind=job.kind.value,
+        conversation_id=_payload_id(payload, "conversation"),
+        turn_id=_payload_id(payload, "turn"),
+        run_id=_payload_id(payload, "run"),
+    ):
+        started = time.perf_counter()
+        ok = False
+        try:
+            await work()
+            ok = True
+        finally:
+            seconds = time.perf_counter() - started
+            services.metrics.job_done(job.kind, seconds, ok=ok)
+            ms = round(seconds * 1000, 1)
+            log.info(
+                "%s job %d %s in %.1f ms",
+                job.kind.value,
+                job.id,
+                "ended" if ok else "failed",
+                ms,
+                extra={"duration_ms": ms, "outcome": "ok" if ok else "error"},
+            )
+
+
+def _payload_id(payload: dict[str, object], name: str) -> str | None:
+    found = payload.get(f"{name}Id", payload.get(f"{name}_id"))
+    return found if isinstance(found, str) else None
+
+
+class _Observed:
+    """The worker as the services see it: jobs handed over to it are observed too."""
+
+    def __init__(self, worker: Worker, services: Services) -> None:
+        self.owner = worker.owner
+        self._worker = worker
+        self._services = services
+
+    def wake(self) -> None:
+        self._worker.wake()
+
+    def reserve_run_slot(self) -> bool:
+        return self._worker.reserve_run_slot()
+
+    def release_run_slots(self, count: int) -> None:
+        self._worker.release_run_slots(count)
+
+    def adopt(self, job: Job, drive: Drive) -> None:
+        self._worker.adopt(job, partial(_observed, self._services, job, drive))
 
 
 COLLECTOR_THRESHOLDS = (20_000, 20, 20)

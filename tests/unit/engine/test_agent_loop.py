@@ -16,6 +16,7 @@ from hansa.domain import event
 from hansa.domain.base import new_id, utcnow
 from hansa.domain.job import Job, JobKind, TurnJob
 from hansa.domain.project import ProjectContext
+from hansa.engine.metrics import Metrics
 from hansa.engine.roster import default_roster
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.turns.agent_loop import MAX_RESULT_CHARS, AgentLoop, Settled, ToolLoopLimit
@@ -65,6 +66,7 @@ def _context(model: FunctionModel, **settings: Any) -> tuple[TurnContext, Keepin
         settings=Settings(delta_flush_ms=5000, **settings),
         model_for=lambda agent, project=None, action=None: model,
         clock=utcnow,
+        metrics=Metrics(),
     )
     work = TurnJob(turn_id=new_id(), conversation_id=new_id(), message_id=new_id())
     job = Job(

@@ -70,7 +70,7 @@ async def draft_plan(req: PlanningRequest) -> Plan | None:
         agent_id=req.supervisor.id,
     )
     model = req.services.model_for(req.supervisor, req.project)
-    call = RecordedCall(model, scope, req.services.clock)
+    call = RecordedCall(model, scope, req.services.clock, req.services.metrics.called)
     prompt = [ChatMessage("system", _instructions(req)), ChatMessage("user", req.text)]
     params = RequestParams(output_schema=DRAFT_SCHEMA, purpose="plan")
     parts: list[str] = []

@@ -245,7 +245,7 @@ def _generator(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCa
             agent_id=agent.id,
         )
         model = services.model_for(agent)
-        call = RecordedCall(model, scope, services.clock)
+        call = RecordedCall(model, scope, services.clock, services.metrics.called)
         prompt = [
             ChatMessage(
                 "system",

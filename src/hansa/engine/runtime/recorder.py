@@ -172,6 +172,7 @@ class Recorder:
             batch.steps, batch.rolled_back = [], []
         if stored:
             self.services.bus.publish(self.conversation_id, stored[-1].seq, stored)
+            self.services.metrics.saw(stored)
         hooks, batch.committed = batch.committed, []
         for hook in hooks:
             hook()

@@ -13,6 +13,7 @@ from hansa.domain.agent import SUPERVISOR_ID, AgentDefinition
 from hansa.domain.base import utcnow
 from hansa.domain.job import Job
 from hansa.domain.project import ProjectContext
+from hansa.engine.metrics import Metrics
 from hansa.engine.routing import Router
 from hansa.models.base import Model
 from hansa.models.pool import ModelPool
@@ -59,6 +60,8 @@ class Services:
     clock: Callable[[], datetime] = utcnow
     local_worker: LocalWorker | None = None
     """This process's worker, if it runs one (given by ``engine.running``)."""
+    metrics: Metrics = field(default_factory=Metrics, compare=False)
+    """The process's counters (``GET /metrics``)."""
     agents: dict[str, AgentDefinition] = field(init=False, repr=False, compare=False)
     """The roster by id."""
 

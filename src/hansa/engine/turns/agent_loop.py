@@ -136,7 +136,9 @@ class AgentLoop:
         return "".join(self._said).strip()
 
     async def _ask(self, prompt: list[ChatMessage]) -> tuple[str, tuple[ToolCall, ...]]:
-        call = RecordedCall(self.model, self.scope, self.ctx.services.clock)
+        call = RecordedCall(
+            self.model, self.scope, self.ctx.services.clock, self.ctx.services.metrics.called
+        )
         self.ctx.call = call
         parts: list[str] = []
         try:

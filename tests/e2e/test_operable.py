@@ -1,0 +1,101 @@
+"""Operating a server: JSON logs with request and turn ids, the access log, ``/metrics``."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness import Server, new_conversation, running_server, turn
+
+
+@pytest.fixture(scope="module")
+def json_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("operable")
+    with running_server(tmp, extra_args=("--log-format", "json")) as s:
+        yield s
+
+
+def _metric(text: str, name: str, **labels: str) -> float:
+    """The value of one sample of the export (0 when absent)."""
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        match = re.fullmatch(r"([a-z_]+)(?:\{(.*)\})? (\S+)", line)
+        if match is None or match[1] != name:
+            continue
+        found = dict(re.findall(r'(\w+)="([^"]*)"', match[2] or ""))
+        if all(found.get(k) == v for k, v in labels.items()):
+            return float(match[3])
+    return 0.0
+
+
+def _log_lines(path: Path) -> list[dict[str, object]]:
+    lines = [line for line in path.read_text().splitlines() if line.startswith("{")]
+    return [json.loads(line) for line in lines]
+
+
+def test_metrics_count_a_turn_and_its_tokens(json_server: Server) -> None:
+    with json_server.client() as client:
+        before = client.get("/metrics")
+        cid = new_conversation(client)
+        events = turn(client, cid, "Hello there")
+        after = client.get("/metrics")
+
+    assert before.status_code == after.status_code == 200
+    assert after.headers["content-type"].startswith("text/plain")
+    text = after.text
+    done = next(e for e in events if e["type"] == "done")
+    assert done["data"]["status"] == "completed"
+    turns = _metric(text, "hansa_turns_total", status="completed")
+    assert turns == _metric(before.text, "hansa_turns_total", status="completed") + 1
+    prompt = _metric(text, "hansa_llm_tokens_total", provider="scripted", kind="prompt")
+    assert prompt > _metric(
+        before.text, "hansa_llm_tokens_total", provider="scripted", kind="prompt"
+    )
+    assert _metric(text, "hansa_llm_calls_total", provider="scripted", outcome="ok") >= 1
+    assert _metric(text, "hansa_job_seconds_count", kind="turn", outcome="ok") >= 1
+    assert "hansa_llm_cost_usd_total" in text
+    # the queue is read from the jobs table at scrape time: every kind is there
+    assert 'hansa_queue_jobs{kind="turn",status="queued"}' in text
+    assert 'hansa_queue_jobs{kind="run",status="running"}' in text
+
+
+def test_metrics_is_not_in_the_openapi_description(json_server: Server) -> None:
+    with json_server.client() as client:
+        paths = client.get("/openapi.json").json()["paths"]
+    assert "/metrics" not in paths and "/healthz" in paths
+
+
+def test_json_logs_carry_request_and_turn_ids(json_server: Server) -> None:
+    with json_server.client() as client:
+        given = client.get("/healthz", headers={"X-Request-ID": "probe-42"})
+        made = client.get("/api/agents")
+        cid = new_conversation(client)
+        events = turn(client, cid, "Hello again")
+    turn_id = events[-1]["turnId"]
+    assert given.headers["x-request-id"] == "probe-42"
+    request_id = made.headers["x-request-id"]
+    assert re.fullmatch(r"[0-9A-Z]{26}", request_id)
+
+    deadline = time.monotonic() + 10
+    while True:  # the access line is written as the response ends
+        lines = _log_lines(json_server.log_path)
+        access = [x for x in lines if x.get("logger") == "hansa.access"]
+        jobs = [x for x in lines if x.get("turn_id") == turn_id]
+        if (len(access) >= 2 and jobs) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+
+    probe = next(x for x in access if x.get("request_id") == "probe-42")
+    assert probe["method"] == "GET" and probe["path"] == "/healthz" and probe["status"] == 200
+    assert probe["level"] == "info" and isinstance(probe["duration_ms"], float)
+    agents = next(x for x in access if x.get("request_id") == request_id)
+    assert agents["path"] == "/api/agents" and agents["message"].startswith("GET /api/agents 200")
+    (job,) = jobs
+    assert job["job_kind"] == "turn" and job["conversation_id"] == cid
+    assert job["outcome"] == "ok" and "request_id" not in job
