@@ -13,6 +13,7 @@ import { HandoffQueue } from "./handoff-queue.js";
 import { HumanView } from "./human-view.js";
 import { RulesDialog } from "./rules-view.js";
 import { Runs } from "./runs.js";
+import { SessionsView } from "./sessions-view.js";
 import { askForKey, needsKey } from "./signin.js";
 import { follow } from "./stream.js";
 import { TopBar } from "./topbar.js";
@@ -101,6 +102,13 @@ const humanView = new HumanView($("human-view"), {
   openQueue: () => handoffQueue.open(),
   changed: () => countHandoffs(),
 });
+const sessionsView = new SessionsView($("sessions-view"), {
+  agents: state.agents,
+  openSession: (id) => openSessions(id),
+  openList: () => openSessions(""),
+  openConversation: (id) => navigate(id),
+});
+$("open-sessions").addEventListener("click", () => openSessions(""));
 $("open-rules").addEventListener("click", () => rulesDialog.open());
 $("open-handoffs").addEventListener("click", () => handoffQueue.open());
 
@@ -113,11 +121,19 @@ function openHandoff(id) {
   else humanView.open(id);
 }
 
-/** The human's view (``#h=<handoff id>``) in place of the conversation, or back. */
-function showHuman(on) {
-  $("human-view").hidden = !on;
-  $("conversation-view").hidden = on;
-  if (!on) humanView.close();
+/** The sessions (``#s=``) or one of them (``#s=<session id>``). */
+function openSessions(id) {
+  if (location.hash !== `#s=${id}`) location.hash = `s=${id}`;
+  else route();
+}
+
+/** The human's view (``#h=<handoff id>``) or the sessions in place of the conversation, or back. */
+function showView(which) {
+  $("human-view").hidden = which !== "human";
+  $("sessions-view").hidden = which !== "sessions";
+  $("conversation-view").hidden = which !== "conversation";
+  if (which !== "human") humanView.close();
+  if (which !== "sessions") sessionsView.close();
 }
 
 const topBar = new TopBar(
@@ -144,11 +160,14 @@ function hashId() {
   return new URLSearchParams(location.hash.slice(1)).get("c");
 }
 
-/** Show the conversation (or handoff) named in the URL; resolves once its history is drawn. */
+/** Show the conversation (or handoff, or sessions) named in the URL; resolves once it is drawn. */
 function route(prefetched = null) {
-  const handoffId = new URLSearchParams(location.hash.slice(1)).get("h");
-  showHuman(Boolean(handoffId));
+  const params = new URLSearchParams(location.hash.slice(1));
+  const handoffId = params.get("h");
+  const sessionId = params.get("s"); // "" for the list
+  showView(handoffId ? "human" : sessionId !== null ? "sessions" : "conversation");
   if (handoffId) return humanView.open(handoffId);
+  if (sessionId !== null) return sessionId ? sessionsView.open(sessionId) : sessionsView.showList();
   const id = hashId();
   if (id && id === state.conversation?.id) return Promise.resolve();
   if (id) return openConversation(id, prefetched);
@@ -173,7 +192,7 @@ function reset() {
 }
 
 function openDraft() {
-  showHuman(false);
+  showView("conversation");
   reset();
   state.conversation = null;
   if (location.hash) history.pushState(null, "", location.pathname + location.search);
