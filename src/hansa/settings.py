@@ -85,7 +85,20 @@ class Settings(BaseSettings):
     delta_flush_ms: int = Field(default=50, ge=1, le=5000)
     delta_flush_chars: int = Field(default=64, ge=1, le=65536)
     history_messages: int = Field(default=12, ge=0, le=200)
-    """How many earlier user/assistant messages go into an agent's prompt."""
+    """The newest user/assistant messages that stay word for word when older ones are
+    folded into the rolling summary (prompts hold the summary and every message after it)."""
+    summary_after_messages: int = Field(default=24, ge=0, le=1000)
+    """Messages after the summary past which the older ones are summarized (0: never by
+    count); keep it above ``history_messages``."""
+    summary_after_chars: int = Field(default=5_000, ge=0)
+    """Characters of the messages after the summary past which it is brought up to date
+    (0: never by characters)."""
+    summary_after_tokens: int = Field(default=0, ge=0)
+    """Estimated tokens (characters / 4) of the messages after the summary past which it is
+    brought up to date (0: only when the prompt's history did not fit its budget)."""
+    prompt_max_messages: int = Field(default=200, ge=1, le=2000)
+    """The most messages after the summary a prompt reads; older ones wait for the summary
+    (and ``context_usage`` names them as dropped meanwhile)."""
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_message_chars: int = Field(default=20_000, ge=1)
     chat_timeout_seconds: float = Field(default=300.0, gt=0)

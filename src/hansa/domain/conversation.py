@@ -67,6 +67,14 @@ class Conversation(Wire):
         return dict(found) if isinstance(found, dict) else {}
 
     @property
+    def focus_entity_id(self) -> str | None:
+        """The workspace entity the conversation focuses on (its prompts carry the entity
+        pack), set with ``PATCH /api/conversations/{id} {focusEntityId}``."""
+        focus = self.metadata.get("focus")
+        found = focus.get("entityId") if isinstance(focus, dict) else None
+        return found if isinstance(found, str) else None
+
+    @property
     def planning(self) -> PlanningState | None:
         """The plan Hans is working on with the user, if any."""
         state = self.metadata.get("planning")

@@ -200,13 +200,56 @@ class EntityPatchData(Wire):
     patch: dict[str, Any]
 
 
+class ContextDrop(Wire):
+    """Content that did not fit the prompt's budget and was left out of it."""
+
+    section: str
+    """The section it belonged to: ``global``, ``project``, ``entity``, ``summary``,
+    ``history``."""
+    what: str
+    """What was left out, in words (``3 oldest messages``, ``document tree: 40 titles``)."""
+    tokens: int
+    """Its estimated size."""
+
+
 class ContextUsageData(Wire):
-    """How much of the model's context a turn used."""
+    """How much of the model's context a turn used, section by section."""
 
     type: Literal["context_usage"] = "context_usage"
     prompt_tokens: int
+    """The model's own count for the reply's last call (providers that count; else an
+    estimate)."""
     completion_tokens: int
     context_window: int | None = None
+    """The model's window in tokens (None only in events logged before it was known)."""
+    estimate: str | None = None
+    """How ``sections`` were counted: ``chars/4`` (characters divided by four, rounded up,
+    plus four per message)."""
+    sections: dict[str, int] = Field(default_factory=dict)
+    """Estimated tokens of the first prompt by section: ``system``, ``tools``, ``global``,
+    ``project``, ``entity``, ``summary``, ``history``, ``message`` (the user's), and
+    ``reply`` (kept free for the answer)."""
+    budgets: dict[str, int] = Field(default_factory=dict)
+    """The most each fitted section (packs, summary, history) could take."""
+    dropped: list[ContextDrop] = Field(default_factory=list)
+    """What did not fit and was left out, lowest priority first."""
+    summary_version: int | None = None
+    """The rolling summary the prompt held, if any."""
+
+
+class SummaryUpdatedData(Wire):
+    """A new version of the conversation's rolling summary was written."""
+
+    type: Literal["summary_updated"] = "summary_updated"
+    version: int
+    covered_through_seq: int
+    """Prompts now hold the summary and the messages after this seq."""
+    summarized_messages: int
+    """Messages this version folded in (the earlier versions covered the rest)."""
+    kept_ids: int
+    """Ids the summary keeps word for word."""
+    model_failed: bool = False
+    """The summarizer model failed: the text is an extract made by code."""
 
 
 class AgentStateData(Wire):
@@ -341,6 +384,7 @@ Payload = Annotated[
     | OperationData
     | EntityPatchData
     | ContextUsageData
+    | SummaryUpdatedData
     | AgentStateData
     | HandoffData
     | HandoffStatusData

@@ -34,6 +34,10 @@ class JobKind(StrEnum):
     TIMER = "timer"
     """A ``timer.fired`` rule's next firing, due at ``run_at`` (keyed ``timer:<ruleId>``:
     at most one live per rule)."""
+    CONVERSATION_SUMMARY = "conversation_summary"
+    """Fold a conversation's older messages into its rolling summary (keyed
+    ``summary:<conversationId>``: summaries of one conversation run one at a time, and
+    never hold up its turns)."""
     SESSION_STEP = "session_step"
     """One step of an agent session (keyed ``session:<id>``: one step at a time), due at
     ``run_at`` when the last step put it off."""
@@ -107,6 +111,12 @@ class SessionStepJob(Wire):
     iteration: int
     """The step this job records (the session's ``iteration + 1`` when it was queued); a job
     whose session has moved on is stale and ends without a step."""
+
+
+class ConversationSummaryJob(Wire):
+    """The payload of a conversation summary's job."""
+
+    conversation_id: str
 
 
 def payload(data: Wire) -> dict[str, Any]:

@@ -42,6 +42,8 @@ class Message(Wire):
     content: str
     created_at: datetime
     metadata: dict[str, Any]
+    seq: int | None = None
+    """The seq of the event that announced it (None before it is stored)."""
 
 
 class Phase(StrEnum):

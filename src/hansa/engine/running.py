@@ -26,7 +26,7 @@ from hansa.engine.runtime.setup import build_services
 from hansa.engine.runtime.worker import Handler, Worker
 from hansa.engine.sessions import step_job
 from hansa.engine.triggers import jobs
-from hansa.engine.turns import turn_job
+from hansa.engine.turns import summary_job, turn_job
 from hansa.models.base import Model
 from hansa.settings import Settings
 
@@ -38,6 +38,7 @@ HANDLERS = {
     JobKind.RUN_SUMMARY: summary.run_summary_job,
     JobKind.TRIGGER: jobs.run_trigger_job,
     JobKind.TIMER: jobs.run_timer_job,
+    JobKind.CONVERSATION_SUMMARY: summary_job.run_conversation_summary_job,
     JobKind.SESSION_STEP: step_job.run_session_step_job,
 }
 

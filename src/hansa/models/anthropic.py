@@ -73,6 +73,10 @@ def price_per_mtok(model_name: str) -> tuple[float, float] | None:
     return None
 
 
+CONTEXT_WINDOW = 200_000
+"""Tokens per call of every Claude model named here (without the long-context beta)."""
+
+
 class AnthropicModel(Model):
     """A Claude model behind the Anthropic Messages API (``/v1/messages``)."""
 
@@ -105,6 +109,7 @@ class AnthropicModel(Model):
                 " or ANTHROPIC_API_KEY"
             )
         self.model_name = model_name
+        self.context_window = CONTEXT_WINDOW
         self._api_key = api_key
         self._base_url = base_url
         self._timeout = timeout

@@ -174,6 +174,9 @@ class Model(abc.ABC):
     """The provider's name as in "provider:model"."""
     model_name: str = "unknown"
     """The model's name as the provider knows it."""
+    context_window: int = 8_192
+    """Tokens one call may hold, prompt and reply together; the engine fits its prompts to
+    it (``engine/context_budget.py``). Providers set it per model; 8,192 when unknown."""
     agent_tools: bool = True
     """Whether the engine's agent loop offers this model an agent's tools in a reply. A model
     without native tool calling may say False: its replies then stream as plain text (it

@@ -69,6 +69,7 @@ class FunctionModel(Model):
         *,
         stream_function: StreamFunction | None = None,
         model_name: str | None = None,
+        context_window: int | None = None,
     ) -> None:
         if function is None and stream_function is None:
             raise TypeError("FunctionModel needs a function, a stream_function or both")
@@ -76,6 +77,8 @@ class FunctionModel(Model):
         self.stream_function = stream_function
         named = [f.__name__ for f in (function, stream_function) if f is not None]
         self.model_name = model_name or ":".join(named)
+        if context_window is not None:  # a test's small window, to see prompts fitted
+            self.context_window = context_window
 
     async def request(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams

@@ -107,6 +107,7 @@ class LocalModel(Model):
         """The GGUF file the model loads."""
         self.model_name = path.stem
         self._n_ctx = n_ctx
+        self.context_window = n_ctx
         self._n_threads = n_threads
         self._llm: Llama | None = None
         self._load_lock = asyncio.Lock()

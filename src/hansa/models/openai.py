@@ -48,6 +48,30 @@ def price_per_mtok(model_name: str) -> tuple[float, float] | None:
     return None
 
 
+CONTEXT_WINDOWS: dict[str, int] = {
+    "gpt-5": 400_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-4-turbo": 128_000,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+}
+"""Tokens per call by model family (the longest matching prefix wins: ``gpt-4o-mini`` is a
+``gpt-4o``); any other name (a local OpenAI-compatible server's) gets ``DEFAULT_WINDOW``."""
+DEFAULT_WINDOW = 8_192
+
+
+def context_window_of(model_name: str) -> int:
+    """The context window of ``model_name``: its family's, else ``DEFAULT_WINDOW``."""
+    for base in sorted(CONTEXT_WINDOWS, key=len, reverse=True):
+        if model_name == base or model_name.startswith(f"{base}-"):
+            return CONTEXT_WINDOWS[base]
+    return DEFAULT_WINDOW
+
+
 class OpenAIModel(Model):
     """A chat model behind an OpenAI-compatible ``/v1/chat/completions`` endpoint."""
 
@@ -80,6 +104,7 @@ class OpenAIModel(Model):
                 " OPENAI_API_KEY (or HANSA_OPENAI_BASE_URL for a local OpenAI-compatible server)"
             )
         self.model_name = model_name
+        self.context_window = context_window_of(model_name)
         self._base_url = base_url
         self._api_key = api_key or "not-needed"  # a local server that checks no key
         self._timeout = timeout

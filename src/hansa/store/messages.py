@@ -92,6 +92,41 @@ def list_for(
     return [_message(r) for r in rows]
 
 
+_AFTER = {
+    count: (sa.select(sa.func.count()) if count else sa.select(_msg)).where(
+        _msg.c.conversation_id == _B("p_conversation"),
+        _msg.c.tenant_id == _B("p_tenant"),
+        _msg.c.seq > _B("p_after"),
+        _msg.c.kind.in_(_B("p_kinds", expanding=True)),
+    )
+    for count in (True, False)
+}
+_NEWEST_AFTER = _AFTER[False].order_by(_msg.c.seq.desc()).limit(_B("p_last"))
+
+
+def newest_after(
+    conn: Connection,
+    tenant_id: str,
+    conversation_id: str,
+    after_seq: int,
+    kinds: tuple[message.Kind, ...],
+    last: int,
+) -> tuple[list[message.Message], int]:
+    """The newest ``last`` messages of ``kinds`` after seq ``after_seq``, in order, and how
+    many there are after it in all (those the list leaves out are older)."""
+    params: dict[str, object] = {
+        "p_conversation": conversation_id,
+        "p_tenant": tenant_id,
+        "p_after": after_seq,
+        "p_kinds": [k.value for k in kinds],
+    }
+    rows = conn.execute(_NEWEST_AFTER, {**params, "p_last": last}).mappings().all()
+    found = [_message(dict(r)) for r in reversed(rows)]
+    if len(found) < last:
+        return found, len(found)
+    return found, int(conn.execute(_AFTER[True], params).scalar() or 0)
+
+
 @growing
 def all_of(conn: Connection, tenant_id: str, conversation_id: str) -> list[message.Message]:
     """Every message of a conversation, in order; NotFound for an unknown conversation."""

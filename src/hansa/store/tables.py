@@ -456,3 +456,23 @@ agent_states = sa.Table(
     sa.Column("state", Json, nullable=False),
     sa.Column("updated_at", UtcDateTime(), nullable=False),
 )
+
+# A conversation's rolling summary (domain/summary.py): every version kept, never rewritten.
+conversation_summaries = sa.Table(
+    "conversation_summaries",
+    metadata,
+    sa.Column(
+        "conversation_id",
+        sa.String(36),
+        sa.ForeignKey("assistant_conversations.id"),
+        primary_key=True,
+    ),
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    _tenant(),
+    sa.Column("covered_through_seq", sa.Integer, nullable=False),
+    sa.Column("covered_messages", sa.Integer, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("facts", Json, nullable=False),
+    sa.Column("model_failed", sa.Boolean, nullable=False),
+    _created(),
+)

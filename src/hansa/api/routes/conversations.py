@@ -108,13 +108,20 @@ class ConversationPatch(Wire):
     title: str | None = Field(default=None, min_length=1, max_length=200)
     participants: list[str] | None = Field(default=None, max_length=50)
     """Who takes part in turn-taking: roster agents, and external assistants by key."""
+    focus_entity_id: str | None = Field(default=None, min_length=1, max_length=36)
+    """The workspace entity the conversation focuses on (its prompts carry the entity
+    pack); ``null`` ends the focus."""
 
 
 @router.patch("/{conversation_id}")
 async def patch_conversation(
     conversation_id: str, body: ConversationPatch, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
-    """Change the context or title; a context change fires ``context.updated``."""
+    """Change the context, title, participants or focus; a context change fires
+    ``context.updated``."""
+    focus = body.focus_entity_id
+    if focus is None and "focus_entity_id" in body.model_fields_set:
+        focus = ""  # null: the focus ends
     changed = await chat.update_conversation(
         services,
         tenant,
@@ -122,5 +129,6 @@ async def patch_conversation(
         context=body.context,
         title=body.title,
         participants=body.participants,
+        focus_entity_id=focus,
     )
     return conversation_out(changed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -18,7 +19,7 @@ from hansa.engine.runtime.follow import follow
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.engine.sessions import service as sessions
-from hansa.store import conversations, projects, queue, turns
+from hansa.store import conversations, projects, queue, turns, workspace
 
 
 async def create_conversation(
@@ -221,6 +222,28 @@ def _known_agent(services: Services, agent_id: str | None) -> str | None:
     return agent_id
 
 
+def _focus_on(
+    conn: Connection,
+    tenant_id: str,
+    convo: conversation.Conversation,
+    entity_id: str,
+    now: datetime,
+) -> None:
+    """Focus the conversation on a live entity of its tenant (and of its project, when it
+    has one): its prompts then carry the entity pack. ``""`` ends the focus."""
+    if entity_id:
+        try:
+            entity = workspace.get(conn, tenant_id, entity_id)
+        except errors.NotFound:
+            raise errors.InvalidInput(f"there is no workspace entity {entity_id}") from None
+        if convo.project_id is not None and entity.project_id not in (None, convo.project_id):
+            raise errors.InvalidInput(
+                f"workspace entity {entity_id} belongs to another project than the conversation"
+            )
+    focus = {"entityId": entity_id} if entity_id else None
+    conversations.set_metadata(conn, tenant_id, convo.id, "focus", focus, now)
+
+
 async def update_conversation(
     services: Services,
     tenant_id: str,
@@ -229,8 +252,10 @@ async def update_conversation(
     context: dict[str, Any] | None = None,
     title: str | None = None,
     participants: list[str] | None = None,
+    focus_entity_id: str | None = None,
 ) -> conversation.Conversation:
-    """Change the conversation's context (merged; a ``None`` value removes a key) or title.
+    """Change the conversation's context (merged; a ``None`` value removes a key), title,
+    participants or focus (a workspace entity's id; ``""`` ends the focus).
 
     A context change fires ``context.updated`` for the tenant's rules, with the changed
     keys as ``changed`` facts.
@@ -239,6 +264,8 @@ async def update_conversation(
 
     def go(conn: Connection) -> bool:
         convo = conversations.get(conn, tenant_id, conversation_id)
+        if focus_entity_id is not None:
+            _focus_on(conn, tenant_id, convo, focus_entity_id, now)
         if title is not None:
             conversations.set_title(conn, tenant_id, conversation_id, title, now)
         if participants is not None:

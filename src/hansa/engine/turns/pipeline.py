@@ -28,6 +28,8 @@ from hansa.domain.llm_call import LlmCall
 from hansa.domain.message import Message
 from hansa.domain.project import ProjectContext
 from hansa.domain.routing import RoutingDecision
+from hansa.domain.summary import ConversationSummary
+from hansa.engine.context_budget import Fitted
 from hansa.engine.llm import RecordedCall
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
@@ -62,7 +64,14 @@ class TurnContext:
     agent: AgentDefinition | None = None
     project_context: ProjectContext | None = None
     history: list[Message] = field(default_factory=list)
-    """Recent user and assistant messages, loaded with the conversation."""
+    """The user and assistant messages after the rolling summary (the newest
+    ``prompt_max_messages`` of them), loaded with the conversation."""
+    history_total: int = 0
+    """How many messages there are after the summary in all (``history`` holds the newest)."""
+    summary: ConversationSummary | None = None
+    """The conversation's rolling summary, when it has one."""
+    fitted: Fitted | None = None
+    """The prompt as fitted to the model's window, and what it left out (``context_usage``)."""
     prompt: list[ChatMessage] = field(default_factory=list)
     reply_message_id: str = field(default_factory=new_id)
     reply_text: str = ""

@@ -1,13 +1,32 @@
-"""Stage 4 of 6: build the project context and the agent's prompt."""
+"""Stage 4 of 6: build the project context, the context packs and the agent's prompt.
+
+The prompt is one system message (who the agent is, the packs, the rolling summary),
+the messages after the summary, and the user's message, fitted to the model's context
+window by ``context_budget.fit``; what did not fit is reported by ``context_usage``.
+"""
 
 from __future__ import annotations
 
+import json
+
+from sqlalchemy import Connection
+
+from hansa import errors
 from hansa.domain import message
-from hansa.engine import thinking
+from hansa.domain.project import ProjectContext
+from hansa.domain.workspace import WorkspaceEdge, WorkspaceEntity
+from hansa.engine import context_budget, context_packs, rolling_summary, runs, thinking
 from hansa.engine.project_context import build_project_context
 from hansa.engine.prompts import persona
 from hansa.engine.turns.pipeline import Then, TurnContext
+from hansa.engine.turns.toolbox import Toolbox
 from hansa.models.base import ChatMessage
+from hansa.store import workspace
+
+MAX_LINKED = 50
+"""Linked entities read for the entity pack (the budget may keep fewer)."""
+
+Linked = list[tuple[WorkspaceEdge, WorkspaceEntity]]
 
 
 def _before_this_turn(history: list[message.Message], turn_id: str) -> list[message.Message]:
@@ -18,33 +37,90 @@ def _before_this_turn(history: list[message.Message], turn_id: str) -> list[mess
     return []
 
 
+def _focus(
+    conn: Connection, tenant_id: str, entity_id: str
+) -> tuple[WorkspaceEntity | None, Linked]:
+    """The focused entity and the entities its edges link it to (None: it is gone)."""
+    try:
+        entity = workspace.get(conn, tenant_id, entity_id)
+    except errors.NotFound:
+        return None, []
+    edges = workspace.edges_of(conn, tenant_id, entity_id)[:MAX_LINKED]
+    other_ids = [e.to_id if e.from_id == entity_id else e.from_id for e in edges]
+    others = {o.id: o for o in workspace.get_many(conn, tenant_id, other_ids)}
+    linked = [(e, others[o]) for e, o in zip(edges, other_ids, strict=True) if o in others]
+    return entity, linked
+
+
 async def build_context(ctx: TurnContext) -> Then:
-    """Project context (one builder for routing, prompts and planning), history, prompt."""
+    """Project context (one builder for routing, prompts and planning), packs, history,
+    fitted to the model's window."""
     assert ctx.conversation is not None and ctx.agent is not None
+    services = ctx.services
     project_id = ctx.conversation.project_id
     request_context = ctx.request_context
-    if project_id is None and not (request_context or {}).get("projectId"):
+    focus_id = ctx.conversation.focus_entity_id
+    focused: tuple[WorkspaceEntity | None, Linked] = (None, [])
+    if project_id is None and not (request_context or {}).get("projectId") and not focus_id:
         project = build_project_context(None, ctx.tenant_id, None, request_context)
     else:
-        project = await ctx.services.db.read(
-            lambda conn: build_project_context(conn, ctx.tenant_id, project_id, request_context)
+
+        def read(conn: Connection) -> tuple[ProjectContext, tuple[WorkspaceEntity | None, Linked]]:
+            found = build_project_context(conn, ctx.tenant_id, project_id, request_context)
+            return found, _focus(conn, ctx.tenant_id, focus_id) if focus_id else (None, [])
+
+        project, focused = await services.db.read(read)
+    documents: list[WorkspaceEntity] = []
+    if project.project_id is not None:  # the tree grows with the project: a reader thread
+        documents = await services.db.read(
+            workspace.list_kind, ctx.tenant_id, project.project_id, "document"
         )
     ctx.project_context = project
-    history = ctx.history
     ctx.batch().thinking(
         thinking.context_entry(ctx.supervisor, project),
         agent_id=ctx.supervisor.id,
         phase=message.Phase.CONTEXT,
     )
     agent = ctx.agent
-    system = (
-        f"{persona(agent, lead=ctx.supervisor)} {project.describe()} Answer briefly and concretely."
+    packs = [
+        context_packs.global_pack(services.clock(), services.roster, agent),
+        context_packs.project_pack(project, documents),
+    ]
+    if focus_id is not None:
+        packs.append(context_packs.entity_pack(focus_id, *focused))
+    model = services.model_for(agent, project)
+    history = tuple(
+        ChatMessage("user" if m.kind is message.Kind.USER else "assistant", m.content)
+        for m in _before_this_turn(ctx.history, ctx.turn_id)
     )
-    prompt = [ChatMessage("system", system)]
-    for m in _before_this_turn(history, ctx.turn_id):
-        prompt.append(
-            ChatMessage("user" if m.kind is message.Kind.USER else "assistant", m.content)
-        )
-    prompt.append(ChatMessage("user", ctx.user_text))
-    ctx.prompt = prompt
+    parts = context_budget.PromptParts(
+        window=model.context_window,
+        reply=agent.model_settings.max_tokens,
+        system=f"{persona(agent, lead=ctx.supervisor)} Answer briefly and concretely.",
+        tools=_tool_tokens(ctx, offered=model.agent_tools),
+        message=ctx.user_text,
+        packs=tuple(packs),
+        summary=rolling_summary.for_prompt(ctx.summary) if ctx.summary is not None else None,
+        history=history,
+        unread=max(ctx.history_total - len(ctx.history), 0),
+    )
+    ctx.fitted = context_budget.fit(parts)
+    ctx.prompt = ctx.fitted.prompt
     return Then.NEXT
+
+
+def _tool_tokens(ctx: TurnContext, *, offered: bool) -> int:
+    """The estimated tokens of the tools the agent loop will offer (none to a model that
+    takes no tools, or with ``max_tool_rounds`` 0)."""
+    services = ctx.services
+    if not (offered and services.settings.max_tool_rounds):
+        return 0
+    assert ctx.agent is not None and ctx.project_context is not None
+    toolbox = Toolbox(
+        services.registry, ctx.agent, ctx.project_context, trusted=runs.trusted_targets(services)
+    )
+    schemas = [
+        {"name": t.name, "description": t.description, "parameters": t.parameters}
+        for t in toolbox.definitions()
+    ]
+    return context_packs.estimate_tokens(json.dumps(schemas)) if schemas else 0

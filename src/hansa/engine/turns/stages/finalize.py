@@ -5,10 +5,14 @@ from __future__ import annotations
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import conversation, event, message, turn
-from hansa.engine import thinking
+from hansa.domain import conversation, event, job, message, turn
+from hansa.domain.llm_call import LlmCall
+from hansa.engine import context_packs, rolling_summary, thinking
+from hansa.engine.runtime.recorder import Batch
+from hansa.engine.turns import summary_job
 from hansa.engine.turns.agent_loop import ToolLoopLimit
 from hansa.engine.turns.pipeline import TurnContext
+from hansa.models.base import Model
 from hansa.store import conversations, llm_calls, queue, turns
 
 
@@ -24,13 +28,8 @@ async def finalize(ctx: TurnContext) -> None:
             message_id=ctx.reply_message_id,
         )
         if ctx.call.record is not None:
-            rec = ctx.call.record
-            batch.event(
-                event.ContextUsageData(
-                    prompt_tokens=rec.prompt_tokens, completion_tokens=rec.completion_tokens
-                ),
-                agent_id=ctx.agent.id,
-            )
+            batch.event(_usage(ctx, ctx.call.record, ctx.call.model), agent_id=ctx.agent.id)
+        batch.then(lambda conn: _summarize_if_due(ctx, batch, conn))
     batch.event(event.DoneData(status="completed"), agent_id=ctx.supervisor.id)
     batch.then(lambda conn: _close(ctx, conn, turn.TurnStatus.COMPLETED, None))
     await ctx.flush()
@@ -58,6 +57,41 @@ async def fail(ctx: TurnContext) -> None:
     detail = f"{type(exc).__name__}: {exc}" if exc else "unknown error"
     batch.then(lambda conn: _close(ctx, conn, turn.TurnStatus.FAILED, detail))
     await ctx.flush()
+
+
+def _usage(ctx: TurnContext, record: LlmCall, model: Model) -> event.ContextUsageData:
+    """How much of the window the reply used, and how its first prompt was fitted."""
+    fitted = ctx.fitted
+    return event.ContextUsageData(
+        prompt_tokens=record.prompt_tokens,
+        completion_tokens=record.completion_tokens,
+        context_window=fitted.window if fitted is not None else model.context_window,
+        estimate=context_packs.TOKEN_ESTIMATE,
+        sections=fitted.sections if fitted is not None else {},
+        budgets=fitted.budgets if fitted is not None else {},
+        dropped=fitted.dropped if fitted is not None else [],
+        summary_version=ctx.summary.version if ctx.summary is not None else None,
+    )
+
+
+def _summarize_if_due(ctx: TurnContext, batch: Batch, conn: Connection) -> None:
+    """Queue the conversation's summary job when the history after the summary (with this
+    turn's answer) passed its budget, unless one is queued or running already."""
+    limits = rolling_summary.Thresholds.of(ctx.services.settings)
+    total = ctx.history_total + 1  # the answer written with this
+    chars = sum(len(m.content) for m in ctx.history) + len(ctx.reply_text)
+    overflow = ctx.fitted is not None and ctx.fitted.history_overflow
+    if not rolling_summary.needs_summary(total, chars, limits, overflow):
+        return
+    key = summary_job.key_of(ctx.conversation_id)
+    if queue.live_statuses(conn, key):
+        return
+    work = job.ConversationSummaryJob(conversation_id=ctx.conversation_id)
+    now = ctx.services.clock()
+    queue.enqueue(
+        conn, ctx.tenant_id, job.JobKind.CONVERSATION_SUMMARY, job.payload(work), now, key=key
+    )
+    batch.after_commit(ctx.services.wake_worker)
 
 
 def _close(ctx: TurnContext, conn: Connection, status: turn.TurnStatus, error: str | None) -> None:

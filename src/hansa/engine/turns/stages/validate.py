@@ -7,7 +7,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation, message
 from hansa.engine.turns.pipeline import Then, TurnContext
-from hansa.store import conversations, messages
+from hansa.store import conversations, messages, summaries
 
 _USER = message.Kind.USER
 _HISTORY_KINDS = (message.Kind.USER, message.Kind.ASSISTANT)
@@ -17,13 +17,16 @@ _HUMAN_STATES = (conversation.State.HANDOFF_PENDING, conversation.State.AGENT_AC
 async def validate(ctx: TurnContext) -> Then:
     """Load what the turn needs; a conversation held by a human gets no AI reply."""
 
-    last = ctx.services.settings.history_messages + 1
+    last = ctx.services.settings.prompt_max_messages + 1
 
     def load(conn: Connection) -> tuple[conversation.Conversation, list[message.Message]]:
         convo = conversations.get(conn, ctx.tenant_id, ctx.conversation_id)
-        # the recent history, for the prompt later; it normally holds this turn's message
-        ctx.history = messages.list_for(
-            conn, ctx.tenant_id, ctx.conversation_id, kinds=_HISTORY_KINDS, last=last
+        # the rolling summary and the messages after it, for the prompt later; they
+        # normally hold this turn's message
+        ctx.summary = summaries.latest(conn, ctx.tenant_id, ctx.conversation_id)
+        after = ctx.summary.covered_through_seq if ctx.summary is not None else 0
+        ctx.history, ctx.history_total = messages.newest_after(
+            conn, ctx.tenant_id, ctx.conversation_id, after, _HISTORY_KINDS, last
         )
         found = [m for m in ctx.history if m.turn_id == ctx.turn_id and m.kind is _USER]
         if not found:  # newer messages are already queued behind this one

@@ -1,0 +1,212 @@
+"""Fit a prompt to the model's context window, section by section, and say what it left out.
+
+The window is shared in this order (seed 002 §5.1):
+
+1. **reply**: the agent's ``max_tokens``, kept free for the answer;
+2. what is always sent: the **system** rules (who the agent is), the **tools** offered,
+   and the user's **message**;
+3. the **packs** (global, project, entity): at most ``PACKS_SHARE`` of the window; when
+   they do not fit, items go lowest priority first (the roster, linked entities, the
+   document tree, payload fields; the date and the project's facts last), and once an item
+   of a group goes, the group's later items go too (a tree is never left with holes);
+4. the rolling **summary**: at most ``SUMMARY_SHARE`` of the window and ``SUMMARY_MAX``
+   tokens; its kept facts come first, its prose is cut to fit;
+5. the **history** (the messages after the summary): whatever is left, newest first; the
+   oldest that do not fit are left out.
+
+Every left-out piece is named in ``Fitted.dropped`` (and so in ``context_usage``): nothing
+is dropped silently. A history that did not fit also asks for a new summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from hansa.domain.event import ContextDrop
+from hansa.engine.context_packs import MESSAGE_TOKENS, Item, Pack, estimate_tokens
+from hansa.models.base import ChatMessage
+
+PACKS_SHARE = 0.25
+"""The most of the window the packs may take together."""
+SUMMARY_SHARE = 0.10
+"""The most of the window the rolling summary may take."""
+SUMMARY_MAX = 2_000
+"""The most tokens the rolling summary may take, however large the window (seed: 1–2k)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryText:
+    """The rolling summary as the prompt gives it: its kept facts, then its prose."""
+
+    version: int
+    facts: str
+    prose: str
+
+
+@dataclass(frozen=True, slots=True)
+class PromptParts:
+    """Everything a prompt could hold, before fitting."""
+
+    window: int
+    reply: int
+    """Tokens kept free for the answer (the agent's ``max_tokens``)."""
+    system: str
+    """Who the agent is and how to answer: always sent."""
+    tools: int
+    """Estimated tokens of the tools' definitions offered with the call."""
+    message: str
+    """The user's message this turn answers: always sent."""
+    packs: tuple[Pack, ...] = ()
+    summary: SummaryText | None = None
+    history: tuple[ChatMessage, ...] = ()
+    """The messages after the summary, oldest first."""
+    unread: int = 0
+    """Older messages after the summary that were not even read (past the read limit)."""
+
+
+@dataclass
+class Fitted:
+    """The fitted prompt and its report."""
+
+    prompt: list[ChatMessage]
+    """The system message (rules, packs, summary), the history kept, the user's message."""
+    window: int
+    sections: dict[str, int]
+    """Estimated tokens by section, as sent (``reply``: kept free)."""
+    budgets: dict[str, int]
+    """The most the fitted sections could take."""
+    dropped: list[ContextDrop] = field(default_factory=list)
+    history_overflow: bool = False
+    """Whether messages after the summary were left out: the summary is behind."""
+
+
+def fit(parts: PromptParts) -> Fitted:
+    """Fit ``parts`` to their window; see the module's docstring for the order."""
+    sections = {
+        "system": estimate_tokens(parts.system) + MESSAGE_TOKENS,
+        "tools": parts.tools,
+        "message": estimate_tokens(parts.message) + MESSAGE_TOKENS,
+        "reply": parts.reply,
+    }
+    free = max(parts.window - sum(sections.values()), 0)
+    dropped: list[ContextDrop] = []
+
+    packs_budget = min(int(parts.window * PACKS_SHARE), free)
+    pack_texts, used = _fit_packs(parts.packs, packs_budget, dropped)
+    for pack in parts.packs:
+        sections[pack.scope] = used.get(pack.scope, 0)
+    free -= sum(used.values())
+
+    summary_budget = min(int(parts.window * SUMMARY_SHARE), SUMMARY_MAX, free)
+    summary_text = ""
+    if parts.summary is not None:
+        summary_text = _fit_summary(parts.summary, summary_budget, dropped)
+        sections["summary"] = estimate_tokens(summary_text) + 1 if summary_text else 0
+        free -= sections["summary"]
+
+    history_budget = free
+    kept, overflow = _fit_history(parts.history, history_budget, parts.unread, dropped)
+    sections["history"] = sum(_cost(m) for m in kept)
+
+    system = "\n\n".join(t for t in (parts.system, *pack_texts, summary_text) if t)
+    prompt = [ChatMessage("system", system), *kept, ChatMessage("user", parts.message)]
+    budgets = {"packs": packs_budget, "summary": summary_budget, "history": history_budget}
+    dropped.sort(key=lambda d: _DROP_ORDER.get(d.section, 0))
+    return Fitted(prompt, parts.window, sections, budgets, dropped, overflow)
+
+
+_DROP_ORDER = {"global": 0, "entity": 1, "project": 2, "summary": 3, "history": 4}
+"""The drop report's order: packs (lowest priority first), then the summary, the history."""
+
+
+def _cost(message: ChatMessage) -> int:
+    return estimate_tokens(message.content) + MESSAGE_TOKENS
+
+
+def _fit_packs(
+    packs: Sequence[Pack], budget: int, dropped: list[ContextDrop]
+) -> tuple[list[str], dict[str, int]]:
+    order = sorted(
+        (
+            (item.priority, p, i)
+            for p, pack in enumerate(packs)
+            for i, item in enumerate(pack.items)
+        ),
+    )
+    left = budget - sum(estimate_tokens(f"## {pack.heading}") + 1 for pack in packs)
+    kept: set[tuple[int, int]] = set()
+    cut: set[tuple[int, str]] = set()
+    for _, p, i in order:
+        item = packs[p].items[i]
+        if (p, item.group) not in cut and item.tokens <= left:
+            kept.add((p, i))
+            left -= item.tokens
+        else:
+            cut.add((p, item.group))
+    texts: list[str] = []
+    used: dict[str, int] = {}
+    for p, pack in enumerate(packs):
+        items = [item for i, item in enumerate(pack.items) if (p, i) in kept]
+        text = pack.render(items)
+        if text:
+            texts.append(text)
+        used[pack.scope] = used.get(pack.scope, 0) + (estimate_tokens(text) + 1 if text else 0)
+        _report_pack(pack, [i for i in range(len(pack.items)) if (p, i) not in kept], dropped)
+    return texts, used
+
+
+def _report_pack(pack: Pack, left_out: list[int], dropped: list[ContextDrop]) -> None:
+    by_group: dict[str, list[Item]] = {}
+    for i in left_out:
+        by_group.setdefault(pack.items[i].group, []).append(pack.items[i])
+    groups = sorted(by_group.items(), key=lambda g: -g[1][0].priority)  # lowest priority first
+    for group, items in groups:
+        total = sum(1 for item in pack.items if item.group == group)
+        what = f"{group}: {len(items)} of {total} lines"
+        dropped.append(ContextDrop(section=pack.scope, what=what, tokens=_tokens(items)))
+
+
+def _tokens(items: Sequence[Item]) -> int:
+    return sum(item.tokens for item in items)
+
+
+def _fit_summary(summary: SummaryText, budget: int, dropped: list[ContextDrop]) -> str:
+    whole = "\n".join(t for t in (summary.facts, summary.prose) if t)
+    if estimate_tokens(whole) + 1 <= budget:
+        return whole
+    facts_cost = estimate_tokens(summary.facts) + 1
+    if facts_cost > budget:  # not even the kept facts fit: cut them too, newest last
+        text = summary.facts[: max(budget - 2, 0) * 4]
+        what = f"summary v{summary.version}: its prose and the end of its kept facts"
+        dropped.append(ContextDrop(section="summary", what=what, tokens=estimate_tokens(whole)))
+        return text.rstrip()
+    room = (budget - facts_cost - 2) * 4
+    prose = summary.prose[: max(room, 0)].rstrip()
+    cut = estimate_tokens(summary.prose) - estimate_tokens(prose)
+    what = f"summary v{summary.version}: the end of its prose"
+    dropped.append(ContextDrop(section="summary", what=what, tokens=cut))
+    return "\n".join(t for t in (summary.facts, f"{prose}…" if prose else "") if t)
+
+
+def _fit_history(
+    history: Sequence[ChatMessage], budget: int, unread: int, dropped: list[ContextDrop]
+) -> tuple[list[ChatMessage], bool]:
+    kept: list[ChatMessage] = []
+    left = budget
+    for message in reversed(history):
+        if _cost(message) > left:
+            break
+        kept.append(message)
+        left -= _cost(message)
+    kept.reverse()
+    left_out = history[: len(history) - len(kept)]
+    if unread:
+        what = f"{unread} older message{'s' if unread != 1 else ''} not read (past the read limit)"
+        dropped.append(ContextDrop(section="history", what=what, tokens=0))
+    if left_out:
+        count = len(left_out)
+        what = f"{count} oldest message{'s' if count != 1 else ''} after the summary"
+        tokens = sum(_cost(m) for m in left_out)
+        dropped.append(ContextDrop(section="history", what=what, tokens=tokens))
+    return kept, bool(left_out or unread)

@@ -1,0 +1,206 @@
+"""The rolling summary's rules (seed 002 §5), pure: when to summarize, what to fold in,
+what code keeps whatever the model writes, and how the prompt shows it.
+
+- **When**: the messages after the summary pass a budget: their count
+  (``summary_after_messages``), their characters (``summary_after_chars``) or their
+  estimated tokens (``summary_after_tokens``), or the prompt's history did not fit.
+- **What**: every message after the summary but the newest ``history_messages``, which
+  stay word for word (fewer when those alone pass the characters or tokens budget; the
+  newest two always stay).
+- **Kept by code** (``SummaryFacts``): the ids the messages mention (ULIDs, UUIDs, and the
+  ids in their metadata), the user's decisions and approvals, the questions still open;
+  carried from one version to the next.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from hansa.domain import message
+from hansa.domain.summary import ConversationSummary, SummaryFacts
+from hansa.engine.context_budget import SummaryText
+from hansa.models.base import ChatMessage
+from hansa.settings import Settings
+
+MAX_IDS = 60
+"""Ids a summary keeps; past it, the oldest mentions go first."""
+MAX_DECISIONS = 20
+MAX_QUESTIONS = 10
+LINE_CHARS = 240
+"""The longest decision or question kept (longer: cut)."""
+MIN_KEPT = 2
+"""Messages that always stay word for word: the last exchange."""
+SUMMARY_WORDS = 250
+"""How long the summarizer is asked to be at most."""
+
+_ID = re.compile(
+    r"\b(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+    r"[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\b"
+)
+"""A ULID (Hansa's ids) or a UUID."""
+_DECISION = re.compile(
+    r"^\s*(?:yes|yep|ok(?:ay)?|sure|approved?|confirm(?:ed)?|go ahead|proceed)\b"
+    r"|\b(?:decided|decision|let'?s go with|we(?:'ll| will) (?:go with|use)|go with|"
+    r"approve[ds]?|agreed|settle on|we chose|i chose|i choose|we choose)\b",
+    re.IGNORECASE,
+)
+"""What reads as a user's decision or approval."""
+_QUESTION = re.compile(r"[^.!?\n]*\?")
+
+
+@dataclass(frozen=True, slots=True)
+class Thresholds:
+    """When the messages after the summary are too many (0 turns a limit off)."""
+
+    messages: int
+    chars: int
+    tokens: int
+    keep: int
+    """Messages that stay word for word (``history_messages``)."""
+
+    @classmethod
+    def of(cls, settings: Settings) -> Thresholds:
+        """The limits the settings give."""
+        return cls(
+            messages=settings.summary_after_messages,
+            chars=settings.summary_after_chars,
+            tokens=settings.summary_after_tokens,
+            keep=settings.history_messages,
+        )
+
+
+def needs_summary(total: int, chars: int, limits: Thresholds, overflow: bool) -> bool:
+    """Whether the ``total`` messages after the summary (``chars`` characters) pass a limit,
+    or the prompt could not hold them all (``overflow``), with something old enough to
+    fold in."""
+    if total <= MIN_KEPT:
+        return False
+    return (
+        overflow
+        or (limits.messages > 0 and total > limits.messages)
+        or (limits.chars > 0 and chars > limits.chars)
+        or (limits.tokens > 0 and chars_to_tokens(chars) > limits.tokens)
+    )
+
+
+def chars_to_tokens(chars: int) -> int:
+    """The estimate of ``context_packs.estimate_tokens`` for a length."""
+    return (chars + 3) // 4
+
+
+def to_fold(history: Sequence[message.Message], limits: Thresholds) -> list[message.Message]:
+    """The oldest messages of ``history`` that the next summary folds in: all but the
+    newest ``keep`` (fewer kept while those pass the characters or tokens budget), up to
+    the last answer among them."""
+    keep = min(max(limits.keep, MIN_KEPT), len(history))
+    while keep > MIN_KEPT and _too_long(history[len(history) - keep :], limits):
+        keep -= 1
+    folded = list(history[: len(history) - keep])
+    while folded and folded[-1].kind is not message.Kind.ASSISTANT:
+        folded.pop()  # a question not answered yet stays word for word with its answer
+    return folded
+
+
+def _too_long(messages: Sequence[message.Message], limits: Thresholds) -> bool:
+    chars = sum(len(m.content) for m in messages)
+    return (limits.chars > 0 and chars > limits.chars) or (
+        limits.tokens > 0 and chars_to_tokens(chars) > limits.tokens
+    )
+
+
+def extract_facts(
+    folded: Sequence[message.Message],
+    later: Sequence[message.Message],
+    previous: SummaryFacts | None,
+) -> SummaryFacts:
+    """What code keeps of ``folded`` (and the earlier facts): ids, decisions, open questions.
+
+    A user's question is open until an assistant answers after it; an assistant's
+    question, until the user answers with a decision. ``later`` (the messages that stay
+    word for word) may close questions of ``folded``.
+    """
+    ids = list(previous.ids) if previous else []
+    decisions = list(previous.decisions) if previous else []
+    questions = list(previous.open_questions) if previous else []
+    # questions carried from the last version close as an assistant's do
+    asked: list[tuple[message.Kind, str]] = [(message.Kind.ASSISTANT, q) for q in questions]
+    for m in folded:
+        ids += _ids_of(m)
+        if m.kind is message.Kind.USER and _DECISION.search(m.content):
+            decisions.append(_line(m.content))
+    for i, m in enumerate((*folded, *later)):
+        if m.kind is message.Kind.ASSISTANT:
+            asked = [(k, q) for k, q in asked if k is not message.Kind.USER]
+        elif _DECISION.search(m.content):
+            asked = [(k, q) for k, q in asked if k is not message.Kind.ASSISTANT]
+        if i < len(folded):
+            asked += [(m.kind, _line(q)) for q in _QUESTION.findall(m.content) if q.strip()]
+    return SummaryFacts(
+        ids=list(dict.fromkeys(ids))[-MAX_IDS:],
+        decisions=decisions[-MAX_DECISIONS:],
+        open_questions=list(dict.fromkeys(q for _, q in asked))[-MAX_QUESTIONS:],
+    )
+
+
+def _ids_of(m: message.Message) -> list[str]:
+    found = _ID.findall(m.content)
+    for key, value in m.metadata.items():
+        if key.endswith("Id") and isinstance(value, str) and _ID.fullmatch(value):
+            found.append(value)
+    if m.run_id:
+        found.append(m.run_id)
+    return found
+
+
+def _line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
+
+
+def summarizer_prompt(
+    previous: ConversationSummary | None, folded: Sequence[message.Message]
+) -> list[ChatMessage]:
+    """The summarizer model's prompt: the summary so far and the messages to fold in."""
+    system = (
+        "You keep the running summary of a conversation between a user and a team of AI "
+        "assistants, for the assistants' later prompts. Rewrite the summary so it also "
+        "covers the new messages. Keep every id and name, every decision and approval, "
+        "every change made and every open question; add nothing the messages do not say. "
+        f"Answer with the summary only, in at most {SUMMARY_WORDS} words."
+    )
+    so_far = previous.text if previous else "(none yet)"
+    lines = [f"Summary so far:\n{so_far}", "", "New messages:"]
+    lines += [f"{_speaker(m)}: {m.content}" for m in folded]
+    return [ChatMessage("system", system), ChatMessage("user", "\n".join(lines))]
+
+
+def extract_text(previous: ConversationSummary | None, folded: Sequence[message.Message]) -> str:
+    """The summary's prose when the model failed: the earlier prose and the new messages'
+    openings, one line each."""
+    lines = [previous.text] if previous else []
+    lines += [f"{_speaker(m)}: {_line(m.content)}" for m in folded]
+    return "\n".join(lines)
+
+
+def _speaker(m: message.Message) -> str:
+    return "User" if m.kind is message.Kind.USER else f"Assistant ({m.agent_id or 'team'})"
+
+
+def for_prompt(summary: ConversationSummary) -> SummaryText:
+    """The summary as the prompt shows it: its kept facts first, then its prose."""
+    facts = summary.facts
+    lines = [
+        f"## Earlier in this conversation (summary v{summary.version}, "
+        f"{summary.covered_messages} messages)"
+    ]
+    if facts.ids:
+        lines.append("Ids mentioned: " + ", ".join(facts.ids))
+    if facts.decisions:
+        lines.append("Decisions:")
+        lines += [f"- {d}" for d in facts.decisions]
+    if facts.open_questions:
+        lines.append("Open questions:")
+        lines += [f"- {q}" for q in facts.open_questions]
+    return SummaryText(summary.version, "\n".join(lines), summary.text)

@@ -1,0 +1,62 @@
+"""Conversations' rolling summaries (``domain/summary.py``): one row per version.
+
+Writers call :func:`lock` first: it takes the conversation's row (as appending events
+does), so two summary jobs never write the same version, on SQLite or PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy import Connection
+
+from hansa.domain import summary
+from hansa.store import direct, events, tables
+
+_s = tables.conversation_summaries
+_B = sa.bindparam
+
+# Statements are built once and run through store.direct (decision 0007).
+_LATEST = (
+    sa.select(_s)
+    .where(_s.c.conversation_id == _B("p_conversation"), _s.c.tenant_id == _B("p_tenant"))
+    .order_by(_s.c.version.desc())
+    .limit(1)
+)
+_INSERT = _s.insert()
+
+
+def lock(conn: Connection, tenant_id: str, conversation_id: str) -> None:
+    """Hold the conversation's row to the commit (NotFound for another tenant's)."""
+    events.reserve_seqs(conn, tenant_id, conversation_id, 0)
+
+
+def latest(
+    conn: Connection, tenant_id: str, conversation_id: str
+) -> summary.ConversationSummary | None:
+    """The newest version of the conversation's summary, or None before the first."""
+    params = {"p_conversation": conversation_id, "p_tenant": tenant_id}
+    row = direct.first(conn, _LATEST, params)
+    if row is None:
+        return None
+    return summary.ConversationSummary.model_validate(
+        {**row, "facts": summary.SummaryFacts.model_validate(row["facts"])}
+    )
+
+
+def add(conn: Connection, tenant_id: str, new: summary.ConversationSummary) -> None:
+    """Store ``new`` (its version one more than :func:`latest`'s, read under :func:`lock`)."""
+    direct.execute(
+        conn,
+        _INSERT,
+        {
+            "conversation_id": new.conversation_id,
+            "version": new.version,
+            "tenant_id": tenant_id,
+            "covered_through_seq": new.covered_through_seq,
+            "covered_messages": new.covered_messages,
+            "text": new.text,
+            "facts": new.facts.model_dump(mode="json", by_alias=True),
+            "model_failed": new.model_failed,
+            "created_at": new.created_at,
+        },
+    )

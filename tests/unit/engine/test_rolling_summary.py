@@ -1,0 +1,135 @@
+"""The rolling summary's rules (seed 002 §5): when, what it folds in, what code keeps."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from hansa.domain.message import Author, Kind, Message
+from hansa.domain.summary import ConversationSummary, SummaryFacts
+from hansa.engine import rolling_summary
+from hansa.engine.rolling_summary import Thresholds, extract_facts, needs_summary, to_fold
+
+PAGE_ID = "01JQ7ZP3V5K2M8N4R6T9W1X3Y5"
+RUN_ID = "01JQ7ZQ0A1B2C3D4E5F6G7H8J9"
+TASK_UUID = "3f2b8c1e-9a4d-4c7e-8b1a-2d5e6f7a8b9c"
+
+
+def _msg(seq: int, kind: Kind, content: str, **metadata: str) -> Message:
+    return Message(
+        id=f"m{seq}",
+        conversation_id="c",
+        turn_id=f"t{seq}",
+        run_id=None,
+        kind=kind,
+        author=Author.USER if kind is Kind.USER else Author.ASSISTANT,
+        agent_id=None if kind is Kind.USER else "chief",
+        content=content,
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        metadata=dict(metadata),
+        seq=seq,
+    )
+
+
+def _chat(n: int, chars: int = 10) -> list[Message]:
+    return [
+        _msg(i + 1, Kind.USER if i % 2 == 0 else Kind.ASSISTANT, f"m{i + 1} " + "x" * chars)
+        for i in range(n)
+    ]
+
+
+LIMITS = Thresholds(messages=8, chars=0, tokens=0, keep=4)
+
+
+def test_the_count_triggers_a_summary_past_its_budget_and_not_before() -> None:
+    assert not needs_summary(8, 100, LIMITS, overflow=False)
+    assert needs_summary(9, 100, LIMITS, overflow=False)
+
+
+def test_characters_tokens_and_an_overflow_trigger_it_too() -> None:
+    by_chars = Thresholds(messages=0, chars=500, tokens=0, keep=4)
+    by_tokens = Thresholds(messages=0, chars=0, tokens=100, keep=4)
+    off = Thresholds(messages=0, chars=0, tokens=0, keep=4)
+
+    assert needs_summary(3, 501, by_chars, overflow=False)
+    assert not needs_summary(3, 500, by_chars, overflow=False)
+    assert needs_summary(3, 401, by_tokens, overflow=False)  # 401 chars ≈ 101 tokens
+    assert not needs_summary(3, 400, by_tokens, overflow=False)
+    assert needs_summary(3, 10, off, overflow=True), "a history that did not fit"
+    assert not needs_summary(2, 10_000, by_chars, overflow=True), "nothing old enough to fold"
+
+
+def test_the_summary_folds_all_but_the_newest_messages_up_to_an_answer() -> None:
+    history = _chat(10)
+
+    assert [m.seq for m in to_fold(history, LIMITS)] == [1, 2, 3, 4, 5, 6]
+    # an odd keep would leave an answer apart from its question: the question stays too
+    odd = Thresholds(messages=8, chars=0, tokens=0, keep=3)
+    assert [m.seq for m in to_fold(history, odd)] == [1, 2, 3, 4, 5, 6]
+
+
+def test_long_newest_messages_keep_fewer_but_always_the_last_exchange() -> None:
+    history = _chat(10, chars=300)
+    tight = Thresholds(messages=0, chars=700, tokens=0, keep=6)
+
+    assert [m.seq for m in to_fold(history, tight)] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert to_fold(_chat(2, chars=5_000), tight) == []
+
+
+def test_code_keeps_ids_decisions_and_open_questions_whatever_the_model_writes() -> None:
+    folded = [
+        _msg(1, Kind.USER, f"Please look at page {PAGE_ID} and task {TASK_UUID}."),
+        _msg(2, Kind.ASSISTANT, "Done. Should the slug be spring-sale or sale-2026?", runId=RUN_ID),
+        _msg(3, Kind.USER, "We decided: go with spring-sale."),
+        _msg(4, Kind.ASSISTANT, "Noted."),
+        _msg(5, Kind.USER, "What does the audit say about images?"),
+        _msg(6, Kind.ASSISTANT, "Which audit do you mean, the March one?"),
+    ]
+    later = [_msg(7, Kind.USER, "Tell me about prices.")]
+
+    facts = extract_facts(folded, later, None)
+
+    assert facts.ids == [PAGE_ID, TASK_UUID, RUN_ID]
+    assert facts.decisions == ["We decided: go with spring-sale."]
+    assert facts.open_questions == ["Which audit do you mean, the March one?"], (
+        "the slug question was decided, the user's question answered; the last one is open"
+    )
+
+
+def test_facts_carry_over_versions_and_a_later_decision_closes_an_open_question() -> None:
+    earlier = SummaryFacts(ids=[PAGE_ID], decisions=["yes, proceed"], open_questions=["Which?"])
+    folded = [_msg(9, Kind.USER, f"OK, approve run {RUN_ID}."), _msg(10, Kind.ASSISTANT, "Ok.")]
+
+    facts = extract_facts(folded, [], earlier)
+
+    assert facts.ids == [PAGE_ID, RUN_ID]
+    assert facts.decisions == ["yes, proceed", f"OK, approve run {RUN_ID}."]
+    assert facts.open_questions == []
+
+
+def test_the_prompt_shows_the_kept_facts_before_the_prose() -> None:
+    summary = ConversationSummary(
+        conversation_id="c",
+        version=2,
+        covered_through_seq=40,
+        covered_messages=30,
+        text="The user is planning a spring sale.",
+        facts=SummaryFacts(ids=[PAGE_ID], decisions=["go with spring-sale"], open_questions=[]),
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )
+
+    shown = rolling_summary.for_prompt(summary)
+
+    assert shown.version == 2
+    assert shown.facts.splitlines() == [
+        "## Earlier in this conversation (summary v2, 30 messages)",
+        f"Ids mentioned: {PAGE_ID}",
+        "Decisions:",
+        "- go with spring-sale",
+    ]
+    assert shown.prose == "The user is planning a spring sale."
+
+
+def test_without_the_model_the_prose_is_an_extract_of_the_messages() -> None:
+    text = rolling_summary.extract_text(None, _chat(2))
+
+    assert text.splitlines() == ["User: m1 xxxxxxxxxx", "Assistant (chief): m2 xxxxxxxxxx"]
