@@ -70,11 +70,18 @@ def get(conn: Connection, tenant_id: str, session_id: str, *, lock: bool = False
     return _session(row)
 
 
+_SAVE = (
+    sa.update(_s)
+    .where(_s.c.id == _B("p_id"))
+    .values({name: _B(f"p_{name}", type_=_s.c[name].type) for name in _FIELDS})
+)
+
+
 def save(conn: Connection, session: AgentSession) -> None:
     """Write the session's changing fields."""
-    values = {name: getattr(session, name) for name in _FIELDS}
-    values["status"] = session.status.value
-    conn.execute(_s.update().where(_s.c.id == session.id), values)
+    values = {f"p_{name}": getattr(session, name) for name in _FIELDS}
+    values["p_status"] = session.status.value
+    direct.execute(conn, _SAVE, {**values, "p_id": session.id})
 
 
 def append_step(conn: Connection, tenant_id: str, step: SessionStep) -> None:

@@ -5,8 +5,8 @@ would otherwise hold its conversation's key until its lease ends, then be claime
 for ever, and every later message of that conversation would wait behind it. The worker
 gives such a job back to the queue at once; after ``max_attempts`` it calls
 :func:`give_up`: the job fails with its error recorded and, when it belongs to a
-conversation, an ``error`` and a ``done`` tell it so and the conversation is free again,
-so its next job runs.
+conversation, an ``error`` tells it so; a turn's job also ends its turn (``done``
+``failed``) and frees the conversation, so its next job runs.
 """
 
 from __future__ import annotations
@@ -50,21 +50,25 @@ async def _tell(services: Services, job: Job, conversation_id: str, error: str) 
         "and was stopped. Please try again."
     )
     batch.event(event.ErrorData(code=GAVE_UP, message=text), agent_id=hans.id)
-    batch.event(event.DoneData(status="failed"), agent_id=hans.id)
+    ends_a_turn = job.kind is JobKind.TURN  # other work (a summary, a trigger) ends no turn
+    if ends_a_turn:
+        batch.event(event.DoneData(status="failed"), agent_id=hans.id)
 
     def close(conn: Connection) -> None:
         now = services.clock()
-        if turn_id is not None and turns.exists(conn, job.tenant_id, turn_id):
-            turns.set_status(conn, job.tenant_id, turn_id, turn.TurnStatus.FAILED, now, error=error)
-        conversations.move(
-            conn,
-            job.tenant_id,
-            conversation_id,
-            conversation.State.IDLE,
-            now,
-            strict=False,
-            only_from=(conversation.State.AI_ACTIVE,),
-        )
+        if ends_a_turn:
+            if turn_id is not None and turns.exists(conn, job.tenant_id, turn_id):
+                failed = turn.TurnStatus.FAILED
+                turns.set_status(conn, job.tenant_id, turn_id, failed, now, error=error)
+            conversations.move(
+                conn,
+                job.tenant_id,
+                conversation_id,
+                conversation.State.IDLE,
+                now,
+                strict=False,
+                only_from=(conversation.State.AI_ACTIVE,),
+            )
         queue.finish(conn, job, now, error=error)
 
     batch.then(close)
