@@ -19,7 +19,16 @@ import httpx
 import pytest
 from httpx_sse import connect_sse
 
-from harness import FAST, Server, events_until, post, running_server
+from harness import (
+    FAST,
+    Server,
+    events_until,
+    hans_says,
+    new_conversation,
+    post,
+    running_server,
+    turn,
+)
 
 Session = dict[str, Any]
 
@@ -283,3 +292,23 @@ def test_stop_during_a_step_records_nothing_more(client: httpx.Client) -> None:
     count = len(_steps(client, sid))
     time.sleep(1.0)  # longer than a step (0.6 s): the one in flight is not recorded
     assert len(_steps(client, sid)) == count == stopped["step"]
+
+
+def test_asking_in_chat_for_ongoing_work_starts_a_session(tmp_path: Path) -> None:
+    """Seed 004 from the chat: "keep an eye on our SEO and report weekly" starts a session
+    of the Growth Lead in the conversation; its first step runs now, the next a week on."""
+    with running_server(tmp_path) as server, server.client() as c:
+        cid = new_conversation(c)
+        events = turn(c, cid, "Keep an eye on our SEO and report weekly")
+        (started,) = c.get("/api/agent-sessions").json()
+        ran = _until(c, started["id"], lambda s: s["step"] >= 1)
+        asked = turn(c, cid, "How do I monitor my site?")
+    assert started["agentId"] == "growthLead" and started["conversationId"] == cid
+    assert started["everySeconds"] == 7 * 24 * 3600
+    assert events[-1]["type"] == "done" and events[-1]["data"]["status"] == "completed"
+    said = hans_says(events)
+    assert len(said) == 1 and "check in every week" in said[0]
+    assert ran["status"] == "running" and ran["nextRunAt"] is not None
+    waited = datetime.fromisoformat(ran["nextRunAt"]) - datetime.fromisoformat(ran["updatedAt"])
+    assert waited.total_seconds() >= 7 * 24 * 3600 - 1
+    assert not [e for e in asked if e["type"] == "session_status"], "a question starts nothing"

@@ -64,6 +64,9 @@ class AgentSession(Wire):
     max_steps: int
     max_runtime_seconds: float | None
     next_run_at: datetime | None
+    every_seconds: float | None = None
+    """Ongoing work's cadence: the next step waits at least this long (a step may ask for
+    longer with ``delaySeconds``)."""
     reason: str | None
     """Why the session ended or paused (``done``, ``max_steps``, ``max_runtime``, ``stopped``,
     an error)."""

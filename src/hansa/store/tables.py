@@ -349,6 +349,8 @@ agent_sessions = sa.Table(
     sa.Column("max_steps", sa.Integer, nullable=False),
     sa.Column("max_runtime_seconds", sa.Float),
     sa.Column("next_run_at", UtcDateTime()),
+    # ongoing work's cadence: the least wait between two steps
+    sa.Column("every_seconds", sa.Float),
     sa.Column("reason", sa.String(500)),
     _created(),
     sa.Column("updated_at", UtcDateTime(), nullable=False),

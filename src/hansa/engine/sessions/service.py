@@ -20,6 +20,7 @@ from hansa.domain import conversation, event, job
 from hansa.domain.base import Wire, new_id
 from hansa.domain.session import (
     DEFAULT_MAX_STEPS,
+    MAX_DELAY_SECONDS,
     MAX_GUIDANCE_CHARS,
     MAX_RUNTIME_SECONDS,
     MAX_STEPS,
@@ -44,6 +45,8 @@ class NewSession(Wire):
     max_runtime_seconds: float | None = Field(default=None, gt=0, le=MAX_RUNTIME_SECONDS)
     state: dict[str, Any] = Field(default_factory=dict)
     step: str = Field(default="1", min_length=1, max_length=200)
+    every_seconds: float | None = Field(default=None, ge=1, le=MAX_DELAY_SECONDS)
+    """Ongoing work's cadence: the least wait between two steps (the first runs at once)."""
 
 
 def key_of(session_id: str) -> str:
@@ -78,6 +81,20 @@ def announce(batch: Batch, session: AgentSession, agent_id: str) -> None:
 async def create(services: Services, tenant_id: str, new: NewSession) -> AgentSession:
     """Store a running session and queue its first step; a new conversation is made for it
     unless it joins one (whose events then carry the session's)."""
+    conversation_id = new.conversation_id or new_id()
+    batch = Batch(conversation_id, None)
+    session = opening(services, tenant_id, new, batch, conversation_id)
+    await Recorder(services, tenant_id, conversation_id).write(batch)
+    services.wake_worker()
+    return session
+
+
+def opening(
+    services: Services, tenant_id: str, new: NewSession, batch: Batch, conversation_id: str
+) -> AgentSession:
+    """The session, stored (with its first step queued and ``session_status``) by
+    ``batch``'s transaction; a new conversation ``conversation_id`` is made unless ``new``
+    names one. Raises InvalidInput for an unknown agent or a state too large."""
     if not services.has_agent(new.agent_id):
         raise errors.InvalidInput(
             f"agent {new.agent_id!r} is not one of this server's agents",
@@ -86,7 +103,6 @@ async def create(services: Services, tenant_id: str, new: NewSession) -> AgentSe
     if state_too_large(new.state):
         raise errors.InvalidInput("state is too large", details={"field": "state"})
     now = services.clock()
-    conversation_id = new.conversation_id or new_id()
     session = AgentSession(
         id=new_id(),
         tenant_id=tenant_id,
@@ -101,11 +117,11 @@ async def create(services: Services, tenant_id: str, new: NewSession) -> AgentSe
         max_steps=new.max_steps,
         max_runtime_seconds=new.max_runtime_seconds,
         next_run_at=None,
+        every_seconds=new.every_seconds,
         reason=None,
         created_at=now,
         updated_at=now,
     )
-    batch = Batch(conversation_id, None)
 
     def store(conn: Connection) -> None:
         if new.conversation_id is None:
@@ -129,9 +145,8 @@ async def create(services: Services, tenant_id: str, new: NewSession) -> AgentSe
         queue_step(conn, session, now)
 
     batch.then(store)
+    batch.after_commit(services.wake_worker)
     announce(batch, session, session.agent_id)
-    await Recorder(services, tenant_id, conversation_id).write(batch)
-    services.wake_worker()
     return session
 
 

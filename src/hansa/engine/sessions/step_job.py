@@ -230,10 +230,10 @@ def _record(
     if moved.status is SessionStatus.RUNNING and iteration >= session.max_steps:
         moved = ended(moved, now, "max_steps")  # the last step it was given
     if moved.status is SessionStatus.RUNNING:
-        if frame.delay_seconds:
-            later = now + timedelta(seconds=frame.delay_seconds)
-            moved = moved.model_copy(update={"next_run_at": later})
-        queue_step(conn, moved, now, frame.delay_seconds)
+        delay = max(frame.delay_seconds, session.every_seconds or 0.0)
+        if delay:
+            moved = moved.model_copy(update={"next_run_at": now + timedelta(seconds=delay)})
+        queue_step(conn, moved, now, delay)
     elif moved.status is not session.status:
         announce(batch, moved, agent_id)
     rows.save(conn, moved)

@@ -3,7 +3,8 @@
 Planning returns what it decided (``planning.request.Outcome``); this stage turns
 that into the turn's next step: the agent replies (not a plan), or the turn ends
 with the plan's messages, and an approval or a cancellation runs in the same
-transaction, fenced by the turn's job.
+transaction, fenced by the turn's job. A request for ongoing work ends the turn with
+an agent session started in its transaction (seed 004).
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from hansa.engine.planning.request import (
     Planned,
     PlanningRequest,
 )
-from hansa.engine.planning.triage import Triage, triage
+from hansa.engine.planning.triage import Cadence, Triage, triage
+from hansa.engine.sessions import service as sessions
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.engine.turns.stages.workspace_agent import hand_to_workspace_agent
 
@@ -47,6 +49,10 @@ async def plan(ctx: TurnContext) -> Then:
     batch = req.batch
     match outcome:
         case NotAPlan():
+            if decision is not None and decision.ongoing is not None:
+                _take_on(ctx, decision.ongoing)
+                await ctx.flush()
+                return Then.FINALIZE
             if decision is not None and decision.workspace:
                 hand_to_workspace_agent(ctx)
             return Then.NEXT
@@ -90,3 +96,25 @@ async def _decide(
         return NotAPlan(), decision
     plan_state = PlanningState(plan=drafted, intent=drafted.intent)
     return protocol.show(req, drafted, plan_state), decision
+
+
+def _take_on(ctx: TurnContext, cadence: Cadence) -> None:
+    """Start a session of the routed agent on the request, in this conversation, checking
+    in at ``cadence``; the turn says so."""
+    agent = ctx.agent or ctx.supervisor
+    batch = ctx.batch()
+    new = sessions.NewSession(
+        agent_id=agent.id,
+        goal=ctx.user_text[:4000],
+        conversation_id=ctx.conversation_id,
+        every_seconds=cadence.seconds,
+    )
+    session = sessions.opening(ctx.services, ctx.tenant_id, new, batch, ctx.conversation_id)
+    batch.message(
+        message.Kind.ASSISTANT,
+        message.Author.ASSISTANT,
+        f"{agent.display_name} will keep an eye on this and check in {cadence.words}, "
+        "starting now. You can pause, guide or stop this work from Sessions.",
+        agent_id=agent.id,
+        metadata={"sessionId": session.id},
+    )
