@@ -97,6 +97,11 @@ def formatter(fmt: Format) -> logging.Formatter:
     return JsonFormatter() if fmt == "json" else TextFormatter()
 
 
+QUIET = ("httpx", "httpcore", "openai", "anthropic")
+"""Libraries whose info lines name whole outbound URLs, query strings and all (where a
+connector's key may sit): their warnings and errors only."""
+
+
 def configure(fmt: Format = "text", level: str = "info") -> None:
     """Send every log line to stderr in ``fmt``, from ``level`` up (uvicorn's too)."""
     handler = logging.StreamHandler(sys.stderr)
@@ -110,3 +115,5 @@ def configure(fmt: Format = "text", level: str = "info") -> None:
         uvicorn_log = logging.getLogger(name)
         uvicorn_log.handlers = []
         uvicorn_log.propagate = True
+    for name in QUIET:
+        logging.getLogger(name).setLevel(logging.WARNING)

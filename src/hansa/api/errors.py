@@ -66,20 +66,11 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(sa.exc.SQLAlchemyError)
     async def _database(_: Request, exc: sa.exc.SQLAlchemyError) -> JSONResponse:
-        reason = outage.outage(exc)
-        if reason is None:
-            log.error("request failed", exc_info=exc)
-            return _response(500, "internal_error", "the server failed to answer this request")
-        if _LOG_OUTAGE(reason):
-            log.warning("answering 503: %s (%s)", outage.describe(reason), exc.__class__.__name__)
-        response = _response(
-            503,
-            "database_unavailable",
-            f"{outage.describe(reason)}; try again later",
-            {"reason": reason},
-        )
-        response.headers["Retry-After"] = str(outage.RETRY_AFTER_SECONDS)
-        return response
+        unavailable = _unavailable(exc)
+        if unavailable is not None:
+            return unavailable
+        log.error("request failed", exc_info=exc)
+        return _response(500, "internal_error", "the server failed to answer this request")
 
     @app.exception_handler(errors.HansaError)
     async def _hansa(_: Request, exc: errors.HansaError) -> JSONResponse:
@@ -88,8 +79,29 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+        # also what a middleware raised (the guard reads keys): an outage there is a 503 too;
         # Starlette logs the traceback after this answer; the caller learns nothing internal
+        unavailable = _unavailable(exc)
+        if unavailable is not None:
+            return unavailable
         return _response(500, "internal_error", "the server failed to answer this request")
+
+
+def _unavailable(exc: BaseException) -> JSONResponse | None:
+    """503 ``database_unavailable`` with ``Retry-After`` when ``exc`` is an outage."""
+    reason = outage.outage(exc)
+    if reason is None:
+        return None
+    if _LOG_OUTAGE(reason):
+        log.warning("answering 503: %s (%s)", outage.describe(reason), exc.__class__.__name__)
+    response = _response(
+        503,
+        "database_unavailable",
+        f"{outage.describe(reason)}; try again later",
+        {"reason": reason},
+    )
+    response.headers["Retry-After"] = str(outage.RETRY_AFTER_SECONDS)
+    return response
 
 
 class Refused(Exception):
