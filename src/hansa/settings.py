@@ -79,6 +79,9 @@ class Settings(BaseSettings):
     db_idle_in_transaction_seconds: float = Field(default=5.0, gt=0, le=600)
     """PostgreSQL: a session idle this long inside a transaction (its process frozen) is
     ended and its locks released; keep it below ``lease_seconds``."""
+    clock_skew_seconds: float = Field(default=0.0, ge=-86_400, le=86_400)
+    """Fault injection for tests: this process's clock runs this far off (leases and due
+    times are the database's, so a skewed worker neither steals nor loses jobs)."""
     drop_notices: bool = False
     """Fault injection for tests: ignore every notice from other processes."""
 
@@ -139,6 +142,10 @@ class Settings(BaseSettings):
     task_max_attempts: int = Field(default=3, ge=1, le=10)
     """Attempts of a reversible task that fails with a retryable error."""
     max_tasks_per_run: int = Field(default=50, ge=1, le=500)
+    quality_evaluator: Literal["off", "model"] = "off"
+    """The quality gate's evaluator (``engine/quality_gate.py``): ``model`` also asks the
+    supervisor's model (purpose ``evaluate``) whether each answer may go out; ``off`` runs
+    the deterministic checks only."""
     claim_window_ms: int = Field(default=500, ge=0, le=10_000)
     """How long external assistants may claim a message (seed 001 turn-taking)."""
 

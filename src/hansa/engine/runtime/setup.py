@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 
@@ -13,6 +14,7 @@ from hansa import errors
 from hansa.bus.memory import MemoryBus
 from hansa.bus.postgres import PostgresBus
 from hansa.domain.agent import AgentDefinition
+from hansa.domain.base import utcnow
 from hansa.engine.roster import load_config, roster_from_config
 from hansa.engine.routing import Router, rules_from_config
 from hansa.engine.runtime.services import Services
@@ -88,7 +90,16 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
         roster=roster,
         router=router,
         registry=default_registry(),
+        clock=_clock(settings.clock_skew_seconds),
     )
+
+
+def _clock(skew: float) -> Callable[[], datetime]:
+    """The process's clock: the system's, or one running ``skew`` seconds off (a fault)."""
+    if not skew:
+        return utcnow
+    offset = timedelta(seconds=skew)
+    return lambda: utcnow() + offset
 
 
 async def _secrets_at_rest(settings: Settings, db: Database) -> None:
