@@ -12,7 +12,8 @@ from hansa.domain.base import Wire
 
 
 class RunStatus(StrEnum):
-    """A run: planning -> awaiting_approval -> running -> completed | failed | cancelled."""
+    """A run: planning -> awaiting_approval -> running -> completed | failed | cancelled;
+    an ended run whose completed steps were all undone is ``rolled_back``."""
 
     PLANNING = "planning"
     AWAITING_APPROVAL = "awaiting_approval"
@@ -22,6 +23,8 @@ class RunStatus(StrEnum):
     COMPLETED = "completed"
     FAILED = "failed"
     CANCELLED = "cancelled"
+    ROLLED_BACK = "rolled_back"
+    """Every step that could be undone was undone (``POST /api/runs/{id}/rollback``)."""
 
 
 RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
@@ -31,11 +34,17 @@ RUN_TRANSITIONS: dict[RunStatus, frozenset[RunStatus]] = {
         {RunStatus.PAUSED, RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED}
     ),
     RunStatus.PAUSED: frozenset({RunStatus.RUNNING, RunStatus.CANCELLED}),
-    RunStatus.COMPLETED: frozenset(),
-    RunStatus.FAILED: frozenset(),
-    RunStatus.CANCELLED: frozenset(),
+    # an ended run may be rolled back (law of no return): its steps' undo, newest first
+    RunStatus.COMPLETED: frozenset({RunStatus.ROLLED_BACK}),
+    RunStatus.FAILED: frozenset({RunStatus.ROLLED_BACK}),
+    RunStatus.CANCELLED: frozenset({RunStatus.ROLLED_BACK}),
+    RunStatus.ROLLED_BACK: frozenset(),
 }
-RUN_FINAL = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
+RUN_FINAL = frozenset(
+    {RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED, RunStatus.ROLLED_BACK}
+)
+RUN_ENDED = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLED})
+"""How a run's execution ends; only such a run's steps may be undone."""
 
 
 class TaskStatus(StrEnum):
@@ -43,7 +52,8 @@ class TaskStatus(StrEnum):
 
     ``open`` waits for its group; ``awaiting_confirmation`` is an irreversible task
     waiting for the user's consent; ``ambiguous`` means the outcome of an
-    irreversible call is unknown after a crash (it goes back to the user).
+    irreversible call is unknown after a crash (it goes back to the user); ``undone``
+    is a completed task whose task type's undo ran (``POST /api/tasks/{id}/undo``).
     """
 
     OPEN = "open"
@@ -53,6 +63,7 @@ class TaskStatus(StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     AMBIGUOUS = "ambiguous"
+    UNDONE = "undone"
 
 
 TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
@@ -75,13 +86,20 @@ TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
             TaskStatus.AMBIGUOUS,
         }
     ),
-    TaskStatus.COMPLETED: frozenset(),
+    TaskStatus.COMPLETED: frozenset({TaskStatus.UNDONE}),
+    TaskStatus.UNDONE: frozenset(),
     TaskStatus.FAILED: frozenset(),
     TaskStatus.CANCELLED: frozenset(),
     TaskStatus.AMBIGUOUS: frozenset({TaskStatus.CANCELLED}),
 }
 TASK_FINAL = frozenset(
-    {TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELLED, TaskStatus.AMBIGUOUS}
+    {
+        TaskStatus.COMPLETED,
+        TaskStatus.FAILED,
+        TaskStatus.CANCELLED,
+        TaskStatus.AMBIGUOUS,
+        TaskStatus.UNDONE,
+    }
 )
 
 

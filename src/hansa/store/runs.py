@@ -12,7 +12,7 @@ from hansa import errors
 from hansa.domain import run
 from hansa.domain.transitions import check_transition, sources
 from hansa.store import direct, tables
-from hansa.store.types import JsonOrNull
+from hansa.store.types import Json, JsonOrNull
 
 _runs = tables.assistant_runs
 _tasks = tables.assistant_tasks
@@ -51,6 +51,9 @@ _LOCK_RUN_IF_UNTOUCHED = (
     .values(updated_at=_B("p_now"))
     .returning(*_runs.c)
 )
+_SET_RUN_METADATA = (
+    sa.update(_runs).where(_runs.c.id == _B("p_id")).values(metadata=_B("p_metadata", type_=Json))
+)
 _GET_TASK = sa.select(_tasks).where(_tasks.c.id == _B("p_id"), _tasks.c.tenant_id == _B("p_tenant"))
 _RUN_TASKS = (
     sa.select(_tasks)
@@ -77,6 +80,11 @@ def create(conn: Connection, r: run.Run, tasks: list[run.Task]) -> None:
     """Insert a run with its tasks."""
     direct.execute(conn, _INSERT_RUN, {**r.model_dump(), "status": r.status.value})
     direct.execute_many(conn, _INSERT_TASK, [_task_row(r.tenant_id, t) for t in tasks])
+
+
+def add_tasks(conn: Connection, tenant_id: str, tasks: list[run.Task]) -> None:
+    """Insert tasks into an existing run (the caller holds the run's lock)."""
+    direct.execute_many(conn, _INSERT_TASK, [_task_row(tenant_id, t) for t in tasks])
 
 
 def _task_row(tenant_id: str, t: run.Task) -> dict[str, Any]:
@@ -127,6 +135,11 @@ def move(
     statement = _MOVE_RUN.get(target)
     if statement is None or direct.execute(conn, statement, {"p_id": run_id, "p_now": now}) != 1:
         check_transition(run.RUN_TRANSITIONS, get(conn, tenant_id, run_id).status, target)
+
+
+def set_metadata(conn: Connection, run_id: str, metadata: dict[str, Any]) -> None:
+    """Replace the run's metadata (the caller holds the run's lock)."""
+    direct.execute(conn, _SET_RUN_METADATA, {"p_id": run_id, "p_metadata": metadata})
 
 
 def tasks_of(conn: Connection, run_id: str) -> list[run.Task]:

@@ -99,6 +99,9 @@ class TaskContext:
 
 
 Executor = Callable[[P, TaskContext], Awaitable[Result]]
+Checker = Callable[[P, TaskContext], Awaitable[list[str]]]
+"""Reads a completed execution back (its result is ``ctx.outputs['self']``): every way the
+outside system differs from what was planned, in plain words; empty when it matches."""
 
 ANY_AGENT = "any_agent"
 """The capability of a task type every agent may use (its own scratchpad)."""
@@ -128,10 +131,12 @@ class TaskType(Generic[P]):
     ``ANY_AGENT``: every agent holds it."""
     is_reversible_by_system: bool = True
     undo: Executor[P] | None = None
-    """Reverses a completed execution; its result is ``ctx.outputs['self']``. Defined for
-    the reversible built-ins; the engine does not call it yet: undo and rollback
-    (``POST /api/tasks/{id}/undo``, ``/api/runs/{id}/rollback``) are the assistant bible
-    issue's, which wires these executors."""
+    """Reverses a completed execution; its result is ``ctx.outputs['self']``. Run by
+    ``POST /api/tasks/{id}/undo`` and ``/api/runs/{id}/rollback`` (``engine/runs/undo.py``).
+    A reversible type without one changes nothing that needs undoing."""
+    check: Checker[P] | None = None
+    """Hans's review of a completed run step (``engine/runs/invoke.py``): reads the result
+    back through the connectors; what it finds reaches the final message."""
     retryable: bool = True
     """Whether failures marked retryable may be retried (never for irreversible types)."""
     reversible_when: Callable[[P, Judging], bool] | None = None

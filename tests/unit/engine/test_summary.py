@@ -99,4 +99,37 @@ def test_a_run_without_a_review_has_no_findings_section() -> None:
     text, facts = compose(RUN, tasks, NAMES)
 
     assert "review" not in text.lower()
-    assert facts == {"completed": 1, "failed": 0, "cancelled": 0}
+    assert facts == {"completed": 1, "failed": 0, "cancelled": 0, "discrepancies": 0}
+
+
+def test_a_discrepancy_found_on_reading_back_is_not_reported_as_done() -> None:
+    lost = "the page 7 is not there when read back (the site has no page 7 (HTTP 404))"
+    validation = {"checked": True, "discrepancies": [lost]}
+    tasks = [
+        _task(0, "webEngineer", "Create the Services page", {"url": "/p", "validation": validation})
+    ]
+
+    text, facts = compose(RUN, tasks, NAMES)
+
+    lines = text.splitlines()
+    assert not text.startswith("Done")
+    assert (
+        lines[0]
+        == "Finished, but not as planned: Create the Services page. Here is what the team did:"
+    )
+    assert f"- Create the Services page: {lost}" in lines
+    assert facts["discrepancies"] == 1
+
+
+def test_a_failed_run_offers_to_undo_what_completed() -> None:
+    failed_run = RUN.model_copy(update={"status": run.RunStatus.FAILED})
+    done = _task(0, "webEngineer", "Create the Services page", {"url": "/p"})
+    broken = _task(1, "chief", "Review the page", None).model_copy(
+        update={"status": run.TaskStatus.FAILED, "error": "no page"}
+    )
+
+    offered, _ = compose(failed_run, [done, broken], NAMES, undoable=1)
+    silent, _ = compose(failed_run, [done, broken], NAMES)
+
+    assert "press Undo on the run card" in offered.splitlines()[-1]
+    assert "Undo" not in silent

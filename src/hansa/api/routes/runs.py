@@ -28,7 +28,10 @@ router = APIRouter()
 async def _card(services: Services, tenant: str, run_id: str) -> dict[str, Any]:
     shown = await runs.view(services, tenant, run_id)
     names = {a.id: a.display_name for a in services.roster}
-    return run_card(shown.current, shown.tasks, shown.thinking, names)
+    card = run_card(shown.current, shown.tasks, shown.thinking, names)
+    # what the panel's Undo offers: the steps a rollback would undo, newest first
+    card["undoableTaskIds"] = [t.id for t in runs.undoable(services.registry, shown.tasks)]
+    return card
 
 
 @router.get("/api/task-types")
@@ -102,6 +105,22 @@ async def resume_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> d
     """Continue a paused run."""
     await runs.resume(services, tenant, run_id)
     return await _card(services, tenant, run_id)
+
+
+@router.post("/api/runs/{run_id}/rollback")
+async def rollback_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """Undo every completed step of an ended run that can be undone, newest first (law of no
+    return); the run becomes ``rolled_back``. 409 ``not_undoable`` when nothing can be undone
+    or the run has not ended; 409 ``undo_failed`` when an undo failed (recorded)."""
+    await runs.rollback(services, tenant, run_id)
+    return await _card(services, tenant, run_id)
+
+
+@router.post("/api/tasks/{task_id}/undo")
+async def undo_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """Undo one completed step of an ended run with its task type's undo; the task, now
+    ``undone``. 409 ``not_undoable`` for an irreversible step or one that changed nothing."""
+    return task_out(await runs.undo_task(services, tenant, task_id))
 
 
 @router.post("/api/tasks/{task_id}/preempt")

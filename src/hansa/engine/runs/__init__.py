@@ -1,8 +1,9 @@
 """Runs: approved plans executed as tasks, group by group, under the four laws.
 
 The public face is ``service`` (create, approve, confirm, cancel, pause, resume,
-preempt, read) and ``tools`` (a turn's tool calls); turns, planning and the API use
-only these names. The scheduler, the run job and task invocation are this package's own.
+preempt, read), ``undo`` (undo a step, roll a run back) and ``tools`` (a turn's tool
+calls); turns, planning and the API use only these names. The scheduler, the run job
+and task invocation are this package's own.
 """
 
 from hansa.engine.runs.change import RunChange
@@ -30,14 +31,17 @@ from hansa.engine.runs.service import (
     view,
 )
 from hansa.engine.runs.tools import ToolDone, ToolRun, hold_for_confirmation, run_tool
+from hansa.engine.runs.undo import NotUndoable, UndoFailed, rollback, undo_task, undoable
 
 __all__ = [
     "NewRun",
+    "NotUndoable",
     "RunChange",
     "RunView",
     "TaskDraft",
     "ToolDone",
     "ToolRun",
+    "UndoFailed",
     "approve",
     "approving",
     "cancel",
@@ -54,8 +58,11 @@ __all__ = [
     "preempt",
     "resume",
     "resuming",
+    "rollback",
     "run_tool",
     "store_run",
     "trusted_targets",
+    "undo_task",
+    "undoable",
     "view",
 ]

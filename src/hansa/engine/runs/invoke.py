@@ -61,6 +61,10 @@ class Doer:
     """The stored task; None for a tool call of a turn (it has no task row)."""
 
 
+VALIDATION = "validation"
+"""The key of a reviewed result that holds what the review found: ``{checked,
+discrepancies: [text...]}`` (``runs/summary.py`` reports them)."""
+
 Announce = Callable[[Batch], Awaitable[object]]
 """Commits a batch at once (``Recorder.write``): how a ``start`` operation is written
 before the change it announces is made."""
@@ -157,6 +161,7 @@ async def invoke(services: Services, tenant_id: str, started: Started) -> Outcom
         started.outputs,
         outcome.batch,
         outcome.calls,
+        review=True,
     )
     outcome.result, outcome.failure = await perform(services, tenant_id, execution)
     return outcome
@@ -185,6 +190,9 @@ class Execution:
     None: it joins ``batch`` (a run's step, whose ``in_progress`` committed before)."""
     state_deltas: list[dict[str, Any]] | None = None
     """Collects the scratchpad deltas the executor proposes (a turn's tool call)."""
+    review: bool = False
+    """Read a completed step back with its task type's ``check`` (a run's step): what it
+    finds is kept in the result's ``validation``."""
 
 
 async def perform(
@@ -227,10 +235,21 @@ async def _execute(services: Services, tenant_id: str, execution: Execution) -> 
             state_deltas=execution.state_deltas,
         )
         try:
-            return await execution.task_type.executor(execution.params, ctx)
+            result = await execution.task_type.executor(execution.params, ctx)
         except BaseException:
             reports.close()
             raise
+        check = execution.task_type.check
+        if not execution.review or check is None:
+            return result
+        ctx.outputs = {**ctx.outputs, "self": result}
+        try:
+            found = await check(execution.params, ctx)
+        except errors.HansaError as exc:  # the review never fails the step it reviews
+            found = [f"the result could not be checked: {exc.message}"]
+        except Exception as exc:
+            found = [f"the result could not be checked ({type(exc).__name__})"]
+        return {**result, VALIDATION: {"checked": True, "discrepancies": found}}
 
 
 def _generator(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Any:

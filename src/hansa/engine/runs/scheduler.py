@@ -208,7 +208,8 @@ def finish_run(change: RunChange, r: run.Run, final: run.RunStatus, tasks: list[
         change.batch.after_commit(services.wake_worker)
         return
     crash_point(services.settings, "summary.before_write")
-    summary.answer(services, r.model_copy(update={"status": final}), tasks, change.batch)
+    ended = r.model_copy(update={"status": final})
+    summary.answer(services, conn, ended, tasks, change.batch)
 
 
 def cancel_run(change: RunChange) -> bool:

@@ -1,6 +1,9 @@
 """Hans validates a finished run and answers: what was done, with links, or what failed and why.
 
-Never reports a failed task as success (seed 000 §11.2); proposes a recovery path.
+Never reports a failed task as success (seed 000 §11.2); proposes a recovery path, the
+undo of what did complete included. Each completed step was read back when it ended
+(its task type's ``check``, ``runs/invoke.py``): every discrepancy with the plan reaches
+the final message and the run's metadata (``validation``), seed 000 §6.1.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from sqlalchemy import Connection
 
 from hansa.domain import event, message, run
 from hansa.domain.job import Job, SummaryJob
+from hansa.engine.runs import undo
+from hansa.engine.runs.invoke import VALIDATION
 from hansa.engine.runtime.faults import crash_point
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
@@ -77,16 +82,65 @@ def _findings(done: list[run.Task]) -> list[str]:
     return lines
 
 
-def compose(r: run.Run, tasks: list[run.Task], names: dict[str, str]) -> tuple[str, dict[str, Any]]:
-    """The final message and its structured facts."""
+def discrepancies(tasks: list[run.Task]) -> list[dict[str, str]]:
+    """What the review of each completed step found: ``{taskId, taskType, step, problem}``."""
+    found: list[dict[str, str]] = []
+    for t in tasks:
+        review = (t.result or {}).get(VALIDATION) if t.status is run.TaskStatus.COMPLETED else None
+        if not isinstance(review, dict):
+            continue
+        for problem in review.get("discrepancies") or []:
+            found.append(
+                {
+                    "taskId": t.id,
+                    "taskType": t.task_type,
+                    "step": t.summary,
+                    "problem": str(problem),
+                }
+            )
+    return found
+
+
+def _differences(found: list[dict[str, str]]) -> list[str]:
+    if not found:
+        return []
+    lines = ["", "My check of the results found what differs from the plan:"]
+    return lines + [f"- {d['step']}: {d['problem']}" for d in found]
+
+
+def _undo_offer(undoable: int) -> list[str]:
+    if not undoable:
+        return []
+    steps = "step" if undoable == 1 else f"{undoable} steps"
+    return [
+        f"If you would rather not keep the {steps} that did complete, press Undo on the run "
+        "card and I will undo them, newest first."
+    ]
+
+
+def compose(
+    r: run.Run, tasks: list[run.Task], names: dict[str, str], *, undoable: int = 0
+) -> tuple[str, dict[str, Any]]:
+    """The final message and its structured facts; ``undoable``: how many completed steps
+    the system can undo (a failed run offers it)."""
     done = [t for t in tasks if t.status is run.TaskStatus.COMPLETED]
     failed = [t for t in tasks if t.status in (run.TaskStatus.FAILED, run.TaskStatus.AMBIGUOUS)]
     cancelled = [t for t in tasks if t.status is run.TaskStatus.CANCELLED]
-    facts = {"completed": len(done), "failed": len(failed), "cancelled": len(cancelled)}
+    found = discrepancies(done)
+    facts = {
+        "completed": len(done),
+        "failed": len(failed),
+        "cancelled": len(cancelled),
+        "discrepancies": len(found),
+    }
     lines: list[str] = []
     if r.status is run.RunStatus.COMPLETED:
-        lines.append(f"Done: {r.title}. Here is what the team did:")
+        if found:  # never report a discrepancy as success
+            lines.append(f"Finished, but not as planned: {r.title}. Here is what the team did:")
+        else:
+            lines.append(f"Done: {r.title}. Here is what the team did:")
         lines += [_describe(t, names) for t in done]
+        lines += _differences(found)
         lines += _findings(done)
     elif r.status is run.RunStatus.FAILED:
         first = failed[0]
@@ -107,17 +161,20 @@ def compose(r: run.Run, tasks: list[run.Task], names: dict[str, str]) -> tuple[s
         if done:
             lines.append("These steps did complete:")
             lines += [_describe(t, names) for t in done]
+            lines += _differences(found)
         if cancelled:
             lines.append(
                 "Not started, because an earlier step failed: "
                 + "; ".join(t.summary for t in cancelled)
                 + "."
             )
+        lines += _undo_offer(undoable)
     else:
         lines.append(f"The run “{r.title}” was cancelled.")
         if done:
             lines.append("These steps had completed:")
             lines += [_describe(t, names) for t in done]
+            lines += _differences(found)
     return "\n".join(lines), facts
 
 
@@ -128,8 +185,11 @@ _DONE: dict[run.RunStatus, Literal["completed", "failed", "cancelled"]] = {
 """How an ended run's summary ends the conversation's work (``done``); else ``failed``."""
 
 
-def answer(services: Services, r: run.Run, tasks: list[run.Task], batch: Batch) -> None:
-    """Add Hans's validation, final message and ``done`` for ended run ``r`` to ``batch``."""
+def answer(
+    services: Services, conn: Connection, r: run.Run, tasks: list[run.Task], batch: Batch
+) -> None:
+    """Add Hans's validation, final message and ``done`` for ended run ``r`` to ``batch``;
+    what the review found is kept in the run's metadata (``validation``)."""
     chief = services.supervisor
     names = services.names()
     batch.thinking(
@@ -137,7 +197,20 @@ def answer(services: Services, r: run.Run, tasks: list[run.Task], batch: Batch) 
         agent_id=chief.id,
         phase=message.Phase.VALIDATION,
     )
-    text, facts = compose(r, tasks, names)
+    reviewed = [t for t in tasks if isinstance((t.result or {}).get(VALIDATION), dict)]
+    found = discrepancies(tasks)
+    if reviewed:
+        batch.thinking(
+            f"{chief.display_name} read back {len(reviewed)} result"
+            f"{'' if len(reviewed) == 1 else 's'}: "
+            + (f"{len(found)} differ from the plan" if found else "all match the plan"),
+            agent_id=chief.id,
+            phase=message.Phase.VALIDATION,
+        )
+    validation = {"checked": len(reviewed), "discrepancies": found}
+    runs.set_metadata(conn, r.id, {**r.metadata, "validation": validation})
+    can_undo = len(undo.undoable(services.registry, tasks))
+    text, facts = compose(r, tasks, names, undoable=can_undo)
     batch.thinking(
         f"{chief.display_name} is preparing the final summary",
         agent_id=chief.id,
@@ -161,7 +234,8 @@ async def run_summary_job(services: Services, claimed: Job) -> None:
     batch = Batch(r.conversation_id, None, run_id=run_id)
 
     def write(conn: Connection) -> None:
-        answer(services, runs.get(conn, tenant_id, run_id), runs.tasks_of(conn, run_id), batch)
+        current = runs.get(conn, tenant_id, run_id)
+        answer(services, conn, current, runs.tasks_of(conn, run_id), batch)
         queue.finish(conn, claimed, services.clock())
 
     crash_point(services.settings, "summary.before_write")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 from hansa.tasks.base import CmsConnector, Result, TaskContext, TaskType
+from hansa.tasks.builtin import checks
 from hansa.tasks.builtin.page_ref import PageRef, resolve
 from hansa.tasks.registry import Register
 
@@ -108,4 +109,13 @@ async def _run(p: PageRef, ctx: TaskContext) -> Result:
 
 def register(add: Register) -> None:
     """Register run_audit."""
-    add(TaskType("run_audit", "Audit a stored page for on-page SEO.", PageRef, _run, "audit"))
+    add(
+        TaskType(
+            "run_audit",
+            "Audit a stored page for on-page SEO.",
+            PageRef,
+            _run,
+            "audit",
+            check=checks.audited_page,
+        )
+    )

@@ -7,6 +7,7 @@ import re
 from pydantic import Field
 
 from hansa.tasks.base import CmsConnector, Params, Result, ShopConnector, TaskContext, TaskType
+from hansa.tasks.builtin import checks
 from hansa.tasks.builtin.page_ref import PageRef, resolve
 from hansa.tasks.registry import Register
 
@@ -133,6 +134,7 @@ def register(add: Register) -> None:
             _create_page,
             "cms_pages",
             undo=_undo_create_page,
+            check=checks.created_page,
         )
     )
     add(
@@ -143,6 +145,7 @@ def register(add: Register) -> None:
             _update_block,
             "cms_pages",
             undo=_undo_update_block,
+            check=checks.updated_block,
         )
     )
     add(

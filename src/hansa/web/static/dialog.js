@@ -3,7 +3,31 @@
 // parameters (their hash), so a changed task needs a fresh confirmation.
 
 import { api } from "./api.js";
-import { h } from "./dom.js";
+import { h, uid } from "./dom.js";
+
+/**
+ * Ask before a change the user should weigh (undoing a run's steps, say): a modal dialog
+ * with what will happen; resolves true when the user says yes, false on cancel or Escape.
+ */
+export function ask({ title, text, items = [], yes, no = "Cancel" }) {
+  return new Promise((resolve) => {
+    const titleId = uid("ask");
+    const ok = h("button.danger", { type: "button", onclick: () => el.close("yes") }, yes);
+    const el = h("dialog.confirm", { "aria-labelledby": titleId },
+      h("h2", { id: titleId }, title),
+      h("p.confirm-warning", {}, text),
+      h("ul.confirm-steps", {}, ...items.map((item) => h("li", {}, item))),
+      h("div.dialog-actions", {},
+        h("button", { type: "button", onclick: () => el.close("no") }, no), ok));
+    el.addEventListener("close", () => {
+      el.remove();
+      resolve(el.returnValue === "yes");
+    });
+    document.body.append(el);
+    el.showModal();
+    ok.focus();
+  });
+}
 
 export class ConfirmDialog {
   constructor() {

@@ -1,7 +1,9 @@
 // The run card: title, agents involved, tasks by step group with live status badges,
 // per-group thinking; collapsible. An irreversible task waiting for consent offers
-// "Review and confirm", which opens the confirmation dialog.
+// "Review and confirm", which opens the confirmation dialog. An ended run whose completed
+// steps can be undone offers "Undo" (asked first), which rolls the run back.
 
+import { ask } from "./dialog.js";
 import { avatar, h, uid } from "./dom.js";
 
 const TASK_STATUS = {
@@ -13,6 +15,7 @@ const TASK_STATUS = {
   cancelled: "Cancelled",
   skipped: "Skipped",
   ambiguous: "Outcome unknown",
+  undone: "Undone",
 };
 
 const RUN_STATUS = {
@@ -22,9 +25,11 @@ const RUN_STATUS = {
   completed: "Completed",
   failed: "Failed",
   cancelled: "Cancelled",
+  rolled_back: "Rolled back",
 };
 
-const FINISHED = new Set(["completed", "failed", "cancelled", "skipped"]);
+const FINISHED = new Set(["completed", "failed", "cancelled", "skipped", "undone"]);
+const ENDED = new Set(["completed", "failed", "cancelled"]); // a run whose steps may be undone
 
 export class RunCard {
   constructor(run, runs) {
@@ -39,6 +44,8 @@ export class RunCard {
     this.progress = h("span.card-progress");
     this.agents = h("ul.agents-involved", { "aria-label": "Agents involved" });
     this.body = h("div.run-body", { id: bodyId });
+    this.error = h("p.card-error", { role: "alert", hidden: true });
+    this.actions = h("div.card-actions.run-actions", { hidden: true });
     this.toggle = h("button.icon-button.card-toggle", {
       type: "button", "aria-expanded": "true", "aria-controls": bodyId,
       "aria-label": "Collapse run details", onclick: () => this.setOpen(this.body.hidden),
@@ -46,7 +53,7 @@ export class RunCard {
     this.el = h("section.card.run-card", { "aria-labelledby": titleId, dataset: { run: run.id } },
       h("header.card-head", {}, h("span.card-kind", {}, "Run"), this.title, this.progress, this.status,
         this.toggle),
-      this.agents, this.body);
+      this.agents, this.body, this.error, this.actions);
   }
 
   setOpen(open) {
@@ -67,6 +74,50 @@ export class RunCard {
     this.progress.textContent = tasks.length ? `${done}/${tasks.length} tasks` : "";
     this.renderAgents(tasks);
     for (const [group, groupTasks] of runs.groups(run)) this.updateGroup(group, groupTasks);
+    this.renderUndo();
+  }
+
+  /** The steps a rollback would undo, newest first, as the API last listed them. */
+  undoable() {
+    const { run } = this;
+    if (!ENDED.has(run.status)) return [];
+    return (run.undoable || []).map((id) => run.tasks.get(id)).filter((t) => t?.status === "completed");
+  }
+
+  renderUndo() {
+    const steps = this.undoable();
+    if (steps.length && !this.undoButton) {
+      this.undoButton = h("button.small", { type: "button", onclick: () => this.rollback() }, "Undo");
+      this.actions.append(this.undoButton);
+    } else if (!steps.length && this.undoButton) {
+      this.undoButton.remove();
+      this.undoButton = null;
+    }
+    this.actions.hidden = !this.undoButton;
+    const n = steps.length;
+    this.undoButton?.setAttribute("aria-label",
+      `Undo ${n} step${n === 1 ? "" : "s"} of ${this.run.title || "this run"}`);
+  }
+
+  async rollback() {
+    const steps = this.undoable();
+    if (!steps.length) return;
+    const yes = await ask({
+      title: "Undo this run?",
+      text: "Hansa will undo these steps, newest first. Steps that cannot be undone stay as they are.",
+      items: steps.map((t) => t.summary || t.taskType || ""),
+      yes: "Undo the steps",
+    });
+    if (!yes || !this.undoButton) return;
+    this.undoButton.disabled = true;
+    this.error.hidden = true;
+    try {
+      await this.runs.rollback(this.run);
+    } catch (err) {
+      this.error.textContent = err.message;
+      this.error.hidden = false;
+      if (this.undoButton) this.undoButton.disabled = false;
+    }
   }
 
   renderAgents(tasks) {

@@ -101,6 +101,7 @@ export class Runs {
       case "run_status":
         run.status = d.status || run.status;
         this.ensureCards(run, ev);
+        if (["completed", "failed", "cancelled"].includes(run.status)) this.refresh(run); // what can be undone
         break;
       default:
         break;
@@ -173,6 +174,7 @@ export class Runs {
     run.agents = snap.agents || run.agents;
     run.plan = run.plan || snap.metadata?.plan || null;
     run.projectId = snap.projectId;
+    run.undoable = snap.undoableTaskIds || [];
     for (const group of snap.groups || []) {
       for (const t of group.tasks || []) {
         const task = this.task(run, t.id);
@@ -218,5 +220,10 @@ export class Runs {
 
   async cancel(run) {
     this.merge(run, await api.cancel(run.id));
+  }
+
+  /** Undo every completed step of an ended run that can be undone (law of no return). */
+  async rollback(run) {
+    this.merge(run, await api.rollback(run.id));
   }
 }
