@@ -19,7 +19,7 @@ from hansa.api.schemas import (
 from hansa.domain import run, secrets
 from hansa.domain.principal import Forbidden
 from hansa.engine import runs
-from hansa.engine.runs.one_shot import execute
+from hansa.engine.runs.one_shot import details, execute
 from hansa.engine.runtime.services import Services
 
 router = APIRouter()
@@ -147,8 +147,9 @@ async def confirm_task(
 async def assistant_execute(
     body: ExecuteRequest, services: ServicesDep, principal: PrincipalDep
 ) -> JSONResponse:
-    """Run one task under the laws; 202 with ``awaiting_confirmation`` for an irreversible one
-    (or its current status for one still running after ``execute_timeout_seconds``).
+    """Run one task under the laws, on its own or (``runId``) as the next step of that run;
+    202 with ``awaiting_confirmation`` for an irreversible one (or its current status for one
+    still running after ``execute_timeout_seconds``, or added to a run that is not running).
     An agent's token runs tasks only as that agent, within its capabilities."""
     if not principal.may_act_as(body.created_by_agent_id):
         raise Forbidden(
@@ -163,12 +164,13 @@ async def assistant_execute(
         task_type=body.task_type,
         parameters=body.parameters,
         summary=body.summary,
+        run_id=body.run_id,
     )
     payload = {
         "taskId": task.id,
         "runId": task.run_id,
         "status": task.status.value,
-        "details": secrets.mask(task.result or {}),
+        "details": details(task),
         "parametersHash": task.parameters_hash,
     }
     if task.error:

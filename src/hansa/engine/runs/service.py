@@ -137,7 +137,7 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
         metadata=metadata,
     )
     box = secret_box(services)
-    tasks = [_new_task(new_run, d, v, now, box) for d, v in zip(drafts, verdicts, strict=True)]
+    tasks = [new_task(new_run, d, v, now, box) for d, v in zip(drafts, verdicts, strict=True)]
     runs.create(conn, new_run, tasks)
     batch = change.batch
     batch.event(event.RunCreatedData(title=new.title, status=new_run.status), agent_id=hans)
@@ -149,9 +149,10 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
     return new_run
 
 
-def _new_task(
+def new_task(
     r: run.Run, draft: TaskDraft, verdict: laws.Verdict, now: datetime, box: SecretBox
 ) -> run.Task:
+    """Run ``r``'s new open task from ``draft`` as the laws judged it (secrets sealed)."""
     return run.Task(
         id=new_id(),
         run_id=r.id,

@@ -8,11 +8,11 @@ from pydantic import Field
 
 from hansa.tasks.base import CmsConnector, Params, Result, ShopConnector, TaskContext, TaskType
 from hansa.tasks.builtin import checks
-from hansa.tasks.builtin.page_ref import PageRef, resolve
+from hansa.tasks.builtin.page_ref import CmsParams, PageRef, resolve
 from hansa.tasks.registry import Register
 
 
-class CreatePage(Params):
+class CreatePage(CmsParams):
     title: str = Field(min_length=1, max_length=200)
     slug: str = Field(min_length=1, max_length=120, pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
     content_html: str = Field(alias="contentHtml", min_length=1, max_length=500_000)

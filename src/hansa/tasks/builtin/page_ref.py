@@ -14,7 +14,15 @@ _ID = re.compile(r"[0-9A-Z]{26}|\d{1,20}")
 """What a page id looks like: the workspace's ULIDs, WordPress's numbers."""
 
 
-class PageRef(Params):
+class CmsParams(Params):
+    """Parameters of a task on the project's pages."""
+
+    cms: str | None = Field(None, pattern=r"^[a-z][a-z0-9_.-]{0,31}$")
+    """The CMS the caller means (seed 000 §8.3: ``"cms": "wordpress"``), kept with the task.
+    The project's configuration, not this field, chooses the connection."""
+
+
+class PageRef(CmsParams):
     page_id: str | None = Field(None, alias="pageId", min_length=1)
     """The page's id in the project's CMS."""
     page: str | None = Field(None, min_length=1, max_length=200)
