@@ -85,3 +85,5 @@ class PlanningState(Wire):
     intent: str = ""
     run_id: str | None = None
     """The run awaiting approval, once the plan was shown."""
+    asked: dict[str, int] = Field(default_factory=dict)
+    """How many times Hans asked for each requirement, by name: never a third time."""

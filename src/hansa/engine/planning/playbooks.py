@@ -30,6 +30,10 @@ class RequirementSpec(BaseModel):
     """``slug:<other>`` derives a URL slug from another requirement."""
     fork: bool = False
     """The value is the id of one of the playbook's forks."""
+    default: str | None = None
+    """What Hans goes on with when asked twice without a usable answer (``${name}``: another
+    requirement's value, ``${project}``). A fork's default is its first option; a
+    requirement without one (a page to delete, a price) has no sensible default."""
 
 
 class StepSpec(BaseModel):
@@ -81,6 +85,19 @@ class Playbook(BaseModel):
         """The requirement spec called ``name``."""
         return next(r for r in self.requirements if r.name == name)
 
+    def default(self, name: str, plan: Plan, project_name: str) -> str | None:
+        """The value Hans may go on with for requirement ``name``, or None if there is none
+        (or it needs a value still missing)."""
+        spec = self.spec(name)
+        if spec.default is None:
+            return self.forks[0].id if spec.fork and self.forks else None
+        values = {r.name: r.value for r in plan.requirements if r.value}
+        values["project"] = project_name
+        unknown = [m.group(1) for m in _VAR.finditer(spec.default) if m.group(1) not in values]
+        if unknown:
+            return None
+        return _VAR.sub(lambda m: str(values[m.group(1)]), spec.default)
+
     def new_plan(self) -> Plan:
         """A plan with every requirement still missing."""
         return Plan(
@@ -97,9 +114,13 @@ class Playbook(BaseModel):
         """Fill the templates with the requirement values: the plan's intent, title, stages."""
         values = {r.name: r.value or "" for r in plan.requirements}
         values["project"] = project_name
-        fork = next((f for f in self.forks if f.id == values.get("layout")), None)
-        values["layout_title"] = fork.title if fork else ""
-        values["layout_description"] = fork.description if fork else ""
+        layout = values.get("layout", "")
+        fork = next((f for f in self.forks if f.id == layout), None)
+        # a layout in the user's own words (no option fitted it) stands for itself
+        values["layout_title"] = fork.title if fork else layout
+        values["layout_description"] = (
+            fork.description if fork else ("As the user described it." if layout else "")
+        )
 
         def fill(value: Any) -> Any:
             return map_strings(

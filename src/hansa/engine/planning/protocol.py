@@ -6,6 +6,11 @@ missing · 4 ask focused questions (conversation -> waiting_for_user) · 5 offer
 laws per step · 8 show the plan (a ``plan`` event and a readable message) · 9 on
 approval create the run and tasks · 10 switch to execution. The state between
 turns lives in the conversation's metadata under ``planning``.
+
+Answers are read by the rules first (``answers``); what they leave open, by the model
+(``model_answers``: an option a description fits, or the user's own choice, said back).
+Hans never asks for the same thing a third time: he goes on with the requirement's
+default and says so (or, with no sensible default, puts the plan aside).
 """
 
 from __future__ import annotations
@@ -15,9 +20,9 @@ from typing import Any
 from hansa import errors
 from hansa.domain import event, message, secrets
 from hansa.domain.base import new_id
-from hansa.domain.plan import Plan, PlanningState
+from hansa.domain.plan import Plan, PlanningState, Requirement
 from hansa.engine import laws, runs
-from hansa.engine.planning import answers
+from hansa.engine.planning import answers, model_answers
 from hansa.engine.planning.playbooks import Playbook, builtin
 from hansa.engine.planning.request import (
     Adjusted,
@@ -30,8 +35,11 @@ from hansa.engine.planning.request import (
 from hansa.engine.planning.triage import Triage
 from hansa.tasks.base import page_slug
 
+ASKS = 2
+"""How many times Hans asks for a requirement; after that he takes its default."""
 
-def start(req: PlanningRequest, decision: Triage) -> Asked | Planned:
+
+def start(req: PlanningRequest, decision: Triage) -> Asked | Planned | Cancelled:
     """Stages 1–5 for a new request; then 6–8 if nothing is missing."""
     assert decision.playbook is not None
     playbook = decision.playbook
@@ -48,7 +56,7 @@ def start(req: PlanningRequest, decision: Triage) -> Asked | Planned:
     return _proceed(req, playbook, plan, intent=preview.intent)
 
 
-def proceed(
+async def proceed(
     req: PlanningRequest, state: PlanningState
 ) -> Asked | Planned | Adjusted | Approved | Cancelled:
     """A user message while a plan is open: answers, approval, changes or cancel."""
@@ -78,10 +86,15 @@ def proceed(
         req.remember_later(state, waiting=True)
         return Asked()
     if not run_id:
-        return _proceed(req, playbook, changed, intent=state.intent)
+        notes: list[str] = []
+        if changed.missing:  # what the rules left open: the model reads the message
+            choices = await model_answers.read(req, playbook, changed, changed.missing)
+            changed, notes = _take(playbook, changed, choices)
+        return _proceed(req, playbook, changed, intent=state.intent, asked=state.asked, notes=notes)
     req.think(f"{req.supervisor.display_name} is adjusting the plan")
     # the adjusted plan replaces the one awaiting approval
-    return Adjusted(run_id, _proceed(req, playbook, changed, intent=state.intent))
+    then = _proceed(req, playbook, changed, intent=state.intent, asked=state.asked)
+    return Cancelled(run_id) if isinstance(then, Cancelled) else Adjusted(run_id, then)
 
 
 def _fill(
@@ -94,6 +107,11 @@ def _fill(
         if value is not None and (r.value is None or overwrite):
             r = r.model_copy(update={"value": value, "source": source})
         requirements.append(r)
+    return _derive(playbook, plan, requirements)
+
+
+def _derive(playbook: Playbook, plan: Plan, requirements: list[Requirement]) -> Plan:
+    """``plan`` with these requirements, derived values (a slug from the title) filled in."""
     derived = []
     for r in requirements:
         spec = playbook.spec(r.name)
@@ -106,33 +124,125 @@ def _fill(
             if base:
                 r = r.model_copy(update={"value": page_slug(base), "source": "derived"})
         derived.append(r)
-    chosen = next((r.value for r in derived if playbook.spec(r.name).fork), plan.chosen_fork)
+    ids = {f.id for f in playbook.forks}
+    chosen = next((r.value for r in derived if playbook.spec(r.name).fork and r.value in ids), None)
     return plan.model_copy(update={"requirements": derived, "chosen_fork": chosen})
 
 
+def _set(playbook: Playbook, plan: Plan, name: str, value: str, source: str) -> Plan:
+    requirements = [
+        r.model_copy(update={"value": value, "source": source}) if r.name == name else r
+        for r in plan.requirements
+    ]
+    return _derive(playbook, plan, requirements)
+
+
+def _take(
+    playbook: Playbook, plan: Plan, choices: list[model_answers.Choice]
+) -> tuple[Plan, list[str]]:
+    """The model's reading of the message, taken into the plan; what Hans says back."""
+    notes = []
+    for choice in choices:
+        label = playbook.spec(choice.name).label
+        fork = next((f for f in playbook.forks if f.id == choice.option), None)
+        if fork is not None:
+            plan = _set(playbook, plan, choice.name, fork.id, "user")
+            notes.append(f"{label}: I took that as {fork.id}: {fork.title}.")
+        elif choice.custom is not None:
+            plan = _set(playbook, plan, choice.name, choice.custom, "user")
+            if playbook.spec(choice.name).fork:
+                notes.append(
+                    f"{label}: none of the options fits that, so I will go with your own: "
+                    f"“{choice.custom}”."
+                )
+            else:
+                notes.append(f"{label}: I noted “{choice.custom}”.")
+    return plan, notes
+
+
+def _defaults(
+    req: PlanningRequest, playbook: Playbook, plan: Plan, asked: dict[str, int]
+) -> tuple[Plan, list[str]]:
+    """Requirements asked ``ASKS`` times and still missing take their default; the notes
+    that say so."""
+    notes = []
+    project = req.project.project_name or "your project"
+    for r in plan.requirements:
+        if not r.missing or asked.get(r.name, 0) < ASKS:
+            continue
+        value = playbook.default(r.name, plan, project)
+        if value is None:
+            continue
+        plan = _set(playbook, plan, r.name, value, "default")
+        fork = next((f for f in playbook.forks if f.id == value), None)
+        went = f"{fork.id}: {fork.title} (the first option)" if fork else f"“{value}”"
+        notes.append(
+            f"{r.label}: I asked twice without an answer I could use, so I went with {went}. "
+            "Tell me if you want something else."
+        )
+    return plan, notes
+
+
 def _proceed(
-    req: PlanningRequest, playbook: Playbook, plan: Plan, *, intent: str
-) -> Asked | Planned:
-    state = PlanningState(playbook=playbook.id, plan=plan, intent=intent)
+    req: PlanningRequest,
+    playbook: Playbook,
+    plan: Plan,
+    *,
+    intent: str,
+    asked: dict[str, int] | None = None,
+    notes: list[str] | None = None,
+) -> Asked | Planned | Cancelled:
+    asked = dict(asked or {})
+    plan, defaulted = _defaults(req, playbook, plan, asked)
+    notes = [*(notes or []), *defaulted]
+    hans = req.supervisor.display_name
+    if defaulted:
+        req.think(f"{hans} is going on with defaults for what was asked twice")
     missing = plan.missing
+    stuck = [r for r in missing if asked.get(r.name, 0) >= ASKS]
+    if stuck:  # asked twice, no default: not a third time
+        labels = ", ".join(r.label.lower() for r in stuck)
+        req.think(f"{hans} is putting the plan aside: still no {labels}")
+        req.say(
+            _said(
+                notes,
+                f"I asked twice for the {labels} without an answer I could use, and I can't "
+                "choose that for you, so I have put this plan aside. Nothing was changed. Ask "
+                "me again when you have it.",
+            ),
+            planning="aside",
+            missing=[r.name for r in stuck],
+        )
+        req.remember_later(None, waiting=False)
+        return Cancelled(None)
     if missing:
+        for r in missing:
+            asked[r.name] = asked.get(r.name, 0) + 1
         req.think(
-            f"{req.supervisor.display_name} is asking for what is missing: "
-            + ", ".join(r.label.lower() for r in missing)
+            f"{hans} is asking for what is missing: " + ", ".join(r.label.lower() for r in missing)
         )
         req.say(
-            _questions(playbook, intent, plan, missing),
+            _said(notes, _questions(playbook, intent, plan, missing)),
             planning="questions",
             missing=[r.name for r in missing],
         )
+        state = PlanningState(playbook=playbook.id, plan=plan, intent=intent, asked=asked)
         req.remember_later(state, waiting=True)
         return Asked()
+    state = PlanningState(playbook=playbook.id, plan=plan, intent=intent, asked=asked)
     project = req.project
     full = playbook.render(plan, project.project_name or "your project", project.project_id)
-    return show(req, full, state)
+    return show(req, full, state, notes)
 
 
-def show(req: PlanningRequest, full: Plan, state: PlanningState) -> Planned:
+def _said(notes: list[str], text: str) -> str:
+    """What Hans understood (or chose) first, then ``text``."""
+    return "\n".join([*notes, "", text]) if notes else text
+
+
+def show(
+    req: PlanningRequest, full: Plan, state: PlanningState, notes: list[str] | None = None
+) -> Planned:
     """Stages 6–8: the staged plan, checked by the laws, stored as a run awaiting approval.
 
     If the laws refuse it, Hans says so instead, in the same transaction, and forgets it.
@@ -162,7 +272,7 @@ def show(req: PlanningRequest, full: Plan, state: PlanningState) -> Planned:
         change.batch.message(
             message.Kind.ASSISTANT,
             message.Author.ASSISTANT,
-            _plan_text(req, full),
+            _said(notes or [], _plan_text(req, full)),
             agent_id=hans.id,
             metadata={"planning": "approval", "runId": run_id},
         )

@@ -75,7 +75,7 @@ async def _decide(
     req: PlanningRequest, state: PlanningState | None
 ) -> tuple[Outcome, Triage | None]:
     if state is not None:
-        return protocol.proceed(req, state), None
+        return await protocol.proceed(req, state), None
     decision = triage(req.text)
     hans = req.supervisor
     req.batch.thinking(
