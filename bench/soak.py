@@ -28,6 +28,7 @@ import signal
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -59,21 +60,37 @@ TASKS = [
 ]
 
 
+async def _post(client: httpx.AsyncClient, path: str, body: dict | None = None) -> httpx.Response:
+    """POST as a careful client does through an outage: the same Idempotency-Key, again after
+    ``Retry-After`` on a 503 or a dropped connection, for up to a minute."""
+    key = uuid.uuid4().hex
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            response = await client.post(path, json=body, headers={"Idempotency-Key": key})
+            if response.status_code != 503 or time.monotonic() > deadline:
+                return response
+            wait = float(response.headers.get("Retry-After", "1"))
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            wait = 1.0
+        await asyncio.sleep(min(wait, 5.0))
+
+
 async def _drive(url: str, runs: int, rng: random.Random) -> list[str]:
     accepted: list[str] = []
     async with httpx.AsyncClient(base_url=url, timeout=30) as client:
         for i in range(runs):
-            cid = (await client.post("/api/conversations", json={})).json()["id"]
-            run = await client.post(
-                "/api/runs", json={"conversationId": cid, "title": f"soak {i}", "tasks": TASKS}
-            )
-            run_id = run.json()["id"]
-            if (await client.post(f"/api/runs/{run_id}/approve")).status_code == 200:
+            cid = (await _post(client, "/api/conversations", {})).json()["id"]
+            body = {"conversationId": cid, "title": f"soak {i}", "tasks": TASKS}
+            run_id = (await _post(client, "/api/runs", body)).json()["id"]
+            if (await _post(client, f"/api/runs/{run_id}/approve")).status_code == 200:
                 accepted.append(run_id)
             if rng.random() < 0.1:
-                await client.post(f"/api/runs/{run_id}/pause")
+                await _post(client, f"/api/runs/{run_id}/pause")
                 await asyncio.sleep(rng.uniform(0, 0.2))
-                await client.post(f"/api/runs/{run_id}/resume")
+                await _post(client, f"/api/runs/{run_id}/resume")
             await asyncio.sleep(rng.uniform(0, 0.02))
     return accepted
 
