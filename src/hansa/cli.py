@@ -383,6 +383,10 @@ def _follow(client: httpx.Client, conversation: str, turn_id: str, after: int) -
                     )
                     streaming = True
                 console.print(data["delta"], end="", markup=False)
+            elif kind == "draft_superseded":  # the quality gate held that text back
+                console.print()
+                console.print("[grey50]  · the draft above is withdrawn[/grey50]")
+                streaming = False
             elif kind == "thinking":
                 console.print(f"[grey50]  · {data['summary']}[/grey50]")
             elif kind == "status":

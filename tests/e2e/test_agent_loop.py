@@ -35,6 +35,10 @@ SCOPE_ANSWER = "I cannot remove pages myself; the Web Engineer can."
 WEBHOOK = {"url": "https://hooks.example.com/deploy", "method": "POST", "body": {"go": True}}
 HELD_ANSWER = "I have asked to call the deploy hook; it needs your go-ahead."
 LOOPING = {"entityId": "no-such-entity"}
+FALSE_CLAIM = "Done: I created the page for you."
+HONEST = "I have not made any change yet; tell me the title and I will build it."
+NO_SUCH_PAGE = "01JD3X5Q7N8W2R4T6Y8U0I2O4P"
+NOT_FOUND = "I could not find that page; it may not have been made yet."
 
 SCRIPTS: dict[str, list[dict[str, Any]]] = {
     # (a) a tool, a second tool, an answer
@@ -68,6 +72,13 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
     # (d) a runaway loop: it asks for tools again and again
     "deliveryLead": [
         {"toolCalls": [{"name": "entity.read", "arguments": LOOPING}]} for _ in range(ROUNDS + 1)
+    ],
+    # (f) the quality gate: a false claim, then an honest answer
+    "seoSpecialist": [{"text": FALSE_CLAIM}, {"text": HONEST, "promptHas": ["not sent"]}],
+    # (g) the quality gate: a link to no page, then an answer without it
+    "ecommerceSpecialist": [
+        {"text": f"It is at /api/workspace/pages/{NO_SUCH_PAGE}"},
+        {"text": NOT_FOUND, "promptHas": ["does not exist"]},
     ],
     # (e) a slow tool, cut by a cancel
     "chief": [{"toolCalls": [{"name": "wait", "arguments": {"seconds": 120}}]}],
@@ -283,3 +294,55 @@ def test_cancel_refuses_a_finished_turn_and_an_unknown_one(client: httpx.Client)
     assert finished.status_code == 409, finished.text
     assert finished.json()["error"]["code"] == "conflict"
     assert unknown.status_code == 404
+
+
+def test_the_quality_gate_retries_a_false_claim(client: httpx.Client) -> None:
+    cid = new_conversation(client)
+
+    events = turn(client, cid, "What did you do about my request?", activeAgentId="seoSpecialist")
+    calls = client.get("/api/llm-calls", params={"conversationId": cid}).json()
+    messages = client.get(f"/api/conversations/{cid}/messages").json()
+    timeline = client.get(f"/api/conversations/{cid}/timeline").json()
+
+    assert events[-1]["data"]["status"] == "completed"
+    assert hans_says(events) == [HONEST], "the second answer is the answer"
+    assert [c["agentId"] for c in calls] == ["seoSpecialist", "seoSpecialist"], "one retry"
+    kinds = [e["type"] for e in events]
+    (superseded,) = _of(events, "draft_superseded")
+    draft = superseded["data"]["messageId"]
+    deltas = _of(events, "text_delta")
+    drafted = "".join(d["data"]["delta"] for d in deltas if d["data"]["messageId"] == draft)
+    assert drafted.strip() == FALSE_CLAIM
+    assert superseded["data"]["reasons"] == ["unbacked_claim"]
+    assert superseded["agentId"] == "seoSpecialist"
+    (answer,) = [e for e in events if e["type"] == "message" and e["data"]["kind"] == "assistant"]
+    assert answer["data"]["messageId"] != draft, "the answer has an id of its own"
+    final = "".join(d["data"]["delta"] for d in deltas if d["data"]["messageId"] != draft)
+    assert final.strip() == HONEST
+    first_of_answer = next(
+        i
+        for i, e in enumerate(events)
+        if e["type"] == "text_delta" and e["data"]["messageId"] != draft
+    )
+    assert kinds.index("draft_superseded") < first_of_answer
+    thinking = [e["data"]["summary"] for e in events if e["type"] == "thinking"]
+    held_back = (
+        "Hans held back SEO Specialist Sami's draft (it says something was done that no "
+        "tool call did) and asked for a new answer"
+    )
+    assert held_back in thinking and superseded["data"]["reason"] == held_back
+    assert thinking[-1].startswith("Hans checked the new answer before sending it"), thinking
+    assert draft not in {m["id"] for m in messages}, "no message is stored for the draft"
+    assert [m["content"] for m in messages if m["kind"] == "assistant"] == [HONEST]
+    assert "draft_superseded" in [t["kind"] for t in timeline]
+
+
+def test_the_quality_gate_retries_a_broken_link(client: httpx.Client) -> None:
+    cid = new_conversation(client)
+
+    events = turn(client, cid, "Where can I read it?", activeAgentId="ecommerceSpecialist")
+
+    assert events[-1]["data"]["status"] == "completed"
+    (superseded,) = _of(events, "draft_superseded")
+    assert superseded["data"]["reasons"] == ["broken_link"]
+    assert hans_says(events) == [NOT_FOUND]

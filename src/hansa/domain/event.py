@@ -70,6 +70,20 @@ class TextDeltaData(Wire):
     delta: str
 
 
+class DraftSupersededData(Wire):
+    """The text streamed as ``message_id`` was a draft the quality gate held back: it is not
+    the answer. The answer streams again under a new message id (engine/quality_gate.py)."""
+
+    type: Literal["draft_superseded"] = "draft_superseded"
+    message_id: str
+    """The draft's id (its ``text_delta`` events'); no message is stored under it."""
+    reasons: list[str]
+    """The gate's findings: ``empty_answer``, ``unbacked_claim``, ``broken_link``,
+    ``evaluator``."""
+    reason: str
+    """Why, in words written by code."""
+
+
 class MessageData(Wire):
     """A complete message (user or assistant)."""
 
@@ -372,6 +386,7 @@ Payload = Annotated[
     | StatusData
     | ThinkingData
     | TextDeltaData
+    | DraftSupersededData
     | MessageData
     | PlanData
     | RunCreatedData

@@ -73,3 +73,49 @@ def awaiting_confirmation_note(steps: list[str]) -> str:
         f"Waiting for your confirmation: {listed}. {'It' if one else 'They'} cannot be undone, "
         f"so {'it has' if one else 'they have'} not run yet; confirm in the run card to go ahead."
     )
+
+
+_GATE_PROBLEMS = {
+    "empty_answer": "it is empty",
+    "unbacked_claim": "it says something was done that no tool call did",
+    "broken_link": "it links to a page that does not exist",
+    "evaluator": "the evaluator model rejected it",
+}
+"""The quality gate's findings (``engine/quality_gate.py``) in words; never the model's."""
+
+
+def _problems(codes: list[str]) -> str:
+    return "; ".join(_GATE_PROBLEMS.get(code, code.replace("_", " ")) for code in codes)
+
+
+def gate_passed_entry(
+    supervisor: AgentDefinition, agent: AgentDefinition, *, evaluated: bool, retried: bool
+) -> str:
+    """The quality gate let the answer through."""
+    what = "the new answer" if retried else f"{agent.display_name}'s answer"
+    evaluator = "; the evaluator model approved it" if evaluated else ""
+    return (
+        f"{supervisor.display_name} checked {what} before sending it: no claim without a tool "
+        f"call behind it, no broken link{evaluator}"
+    )
+
+
+def gate_retry_entry(supervisor: AgentDefinition, agent: AgentDefinition, codes: list[str]) -> str:
+    """The quality gate held a draft back and asks the agent again."""
+    return (
+        f"{supervisor.display_name} held back {agent.display_name}'s draft ({_problems(codes)}) "
+        "and asked for a new answer"
+    )
+
+
+def gate_failed_entry(supervisor: AgentDefinition, codes: list[str]) -> str:
+    """The answer failed the gate again: it goes out with a note, no more retries."""
+    return (
+        f"{supervisor.display_name} checked the new answer: {_problems(codes)}; it is sent "
+        "with a note"
+    )
+
+
+def gate_note(codes: list[str]) -> str:
+    """Added to an answer that failed the quality gate twice."""
+    return f"Note: an automatic check could not confirm this answer ({_problems(codes)})."

@@ -67,6 +67,7 @@ def _context(model: FunctionModel, **settings: Any) -> tuple[TurnContext, Keepin
         model_for=lambda agent, project=None, action=None: model,
         clock=utcnow,
         metrics=Metrics(),
+        supervisor=HANS,
     )
     work = TurnJob(turn_id=new_id(), conversation_id=new_id(), message_id=new_id())
     job = Job(
@@ -182,8 +183,9 @@ async def test_text_said_before_a_tool_call_and_after_becomes_one_answer() -> No
     kinds = [p.type for p in recorder.payloads()]
     assert kinds == ["text_delta", "tool_call", "tool_result"], "said before it asked"
     assert ctx.pending is not None, "the last text waits for the final message's transaction"
-    (rest,) = [e.payload for e, _ in ctx.pending.items]
+    rest, gate = [e.payload for e, _ in ctx.pending.items]
     assert isinstance(rest, event.TextDeltaData) and rest.delta == "\n\nDone."
+    assert isinstance(gate, event.ThinkingData) and "checked" in gate.summary, "the gate ran"
     assert asked.prompts[1][-2].content == "Let me look."
 
 
@@ -193,3 +195,57 @@ def test_a_long_result_is_cut_for_the_prompt_but_not_for_the_event() -> None:
 
     assert len(settled.message().content) == MAX_RESULT_CHARS
     assert settled.payload().result == settled.result
+
+
+async def test_a_false_claim_is_superseded_and_asked_for_once_more() -> None:
+    asked = Asked()
+    honest = "I have not created the page yet; shall I?"
+    model = _model(asked, [ModelResponse("I created the page."), ModelResponse(honest)])
+    ctx, recorder = _context(model)
+    draft_id = ctx.reply_message_id
+
+    text = await AgentLoop(ctx, Toolbox(default_registry(), HANS, PROJECT)).run()
+
+    assert text == honest
+    assert len(asked.prompts) == 2
+    retry = asked.prompts[1]
+    assert [m.role for m in retry[-2:]] == ["assistant", "user"]
+    assert retry[-2].content == "I created the page."
+    assert "'created'" in retry[-1].content and "not sent" in retry[-1].content
+    written = recorder.payloads()
+    kinds = [p.type for p in written]
+    assert kinds == ["text_delta", "draft_superseded", "thinking"], kinds
+    superseded = written[1]
+    assert isinstance(superseded, event.DraftSupersededData)
+    assert superseded.message_id == draft_id and superseded.reasons == ["unbacked_claim"]
+    assert ctx.reply_message_id != draft_id, "the answer streams under a new id"
+    assert ctx.pending is not None
+    last, gate = [e.payload for e, _ in ctx.pending.items]
+    assert isinstance(last, event.TextDeltaData) and last.message_id == ctx.reply_message_id
+    assert isinstance(gate, event.ThinkingData) and "the new answer" in gate.summary
+
+
+async def test_an_answer_that_fails_the_gate_twice_goes_out_with_a_note() -> None:
+    asked = Asked()
+    model = _model(asked, [ModelResponse("I deleted it."), ModelResponse("It has been deleted.")])
+    ctx, recorder = _context(model)
+
+    text = await AgentLoop(ctx, Toolbox(default_registry(), HANS, PROJECT)).run()
+
+    assert len(asked.prompts) == 2, "one retry, no more"
+    assert text.startswith("It has been deleted.\n\nNote: an automatic check could not confirm")
+    assert ctx.pending is not None
+    gate = ctx.pending.items[-1][0].payload
+    assert isinstance(gate, event.ThinkingData) and "sent with a note" in gate.summary
+    assert [p.type for p in recorder.payloads()].count("draft_superseded") == 1
+
+
+async def test_an_empty_answer_is_asked_for_again() -> None:
+    asked = Asked()
+    ctx, _ = _context(_model(asked, [ModelResponse("  "), ModelResponse("Here you go.")]))
+
+    text = await AgentLoop(ctx, Toolbox(default_registry(), HANS, PROJECT)).run()
+
+    assert text == "Here you go."
+    assert asked.prompts[1][-1].role == "user", "no empty assistant message in the prompt"
+    assert "empty" in asked.prompts[1][-1].content

@@ -10,6 +10,10 @@ once. Each answer is announced (``tool_result``) as it comes, the calls and thei
 join the prompt, and the model is asked again, until it answers without tools. A model
 that still asks for tools after ``max_tool_rounds`` rounds ends the turn with
 ``tool_loop_limit``. Every model call is recorded: one ``llm_calls`` row each.
+
+Before the answer goes out, the quality gate (``turns/quality.py``) checks it; a draft it
+holds back is marked ``draft_superseded`` and the model answers once more (``MAX_RETRIES``)
+under a new message id, reading why. A thinking entry says what the gate found.
 """
 
 from __future__ import annotations
@@ -22,11 +26,12 @@ from typing import Any
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import event, secrets
-from hansa.engine import runs, thinking
+from hansa.domain import event, message, secrets
+from hansa.domain.base import new_id
+from hansa.engine import quality_gate, runs, thinking
 from hansa.engine.llm import CallScope, RecordedCall
 from hansa.engine.runtime.recorder import Batch
-from hansa.engine.turns import scratchpad
+from hansa.engine.turns import quality, scratchpad
 from hansa.engine.turns.deltas import DeltaCoalescer
 from hansa.engine.turns.pipeline import TurnContext
 from hansa.engine.turns.toolbox import Refused, Runs, Toolbox, Waits
@@ -112,11 +117,47 @@ class AgentLoop:
         self._said: list[str] = []
         self.held: list[str] = []
         """Summaries of the irreversible steps held for confirmation."""
+        self.performed: list[str] = []
+        """The task types of the turn's tool calls that succeeded, in the order they ended."""
 
     async def run(self) -> str:
-        """Ask, run tools, ask again; the answer's text (the deltas are written meanwhile,
-        the last of them added to the turn's pending batch)."""
+        """Answer, pass the quality gate (or retry once), and return the answer's text (the
+        deltas are written meanwhile, the last of them added to the turn's pending batch)."""
         prompt = list(self.ctx.prompt)
+        for attempt in range(quality_gate.MAX_RETRIES + 1):
+            text = await self._answer(prompt)
+            review = await quality.review(self.ctx, text, self.performed)
+            if not review.findings or attempt == quality_gate.MAX_RETRIES:
+                break
+            await self._supersede(review)
+            if text:
+                prompt.append(ChatMessage("assistant", text))
+            prompt.append(ChatMessage("user", quality_gate.retry_note(review.findings)))
+        codes = review.codes
+        supervisor = self.ctx.supervisor
+        if codes:
+            entry = thinking.gate_failed_entry(supervisor, codes)
+            await self._say(
+                f"\n\n{thinking.gate_note(codes)}" if text else thinking.gate_note(codes)
+            )
+        else:
+            entry = thinking.gate_passed_entry(
+                supervisor, self.agent, evaluated=review.evaluated, retried=attempt > 0
+            )
+        if self.held:
+            note = thinking.awaiting_confirmation_note(self.held)
+            await self._say(f"\n\n{note}" if "".join(self._said).strip() else note)
+        rest = await self.coalescer.take()
+        batch = self.ctx.batch()
+        if rest:
+            self._delta(batch, rest)
+        batch.thinking(entry, agent_id=supervisor.id, phase=message.Phase.VALIDATION)
+        return "".join(self._said).strip()
+
+    async def _answer(self, prompt: list[ChatMessage]) -> str:
+        """Ask, run tools, ask again until the model answers without tools; this answer's
+        text. The rounds join ``prompt``."""
+        start = len(self._said)
         rounds = 0
         while True:
             text, calls = await self._ask(prompt)
@@ -127,13 +168,26 @@ class AgentLoop:
             rounds += 1
             settled = await self._round(calls)
             prompt += [ChatMessage.calling(calls, text), *(s.message() for s in settled)]
-        if self.held:
-            note = thinking.awaiting_confirmation_note(self.held)
-            await self._say(f"\n\n{note}" if "".join(self._said).strip() else note)
+        return "".join(self._said[start:]).strip()
+
+    async def _supersede(self, review: quality.Review) -> None:
+        """Mark the draft streamed so far as not the answer (its last deltas, then
+        ``draft_superseded`` and the gate's thinking entry: one transaction); what follows
+        streams under a new message id."""
+        batch = Batch(self.ctx.conversation_id, self.ctx.turn_id)
         rest = await self.coalescer.take()
         if rest:
-            self._delta(self.ctx.batch(), rest)
-        return "".join(self._said).strip()
+            self._delta(batch, rest)
+        supervisor = self.ctx.supervisor
+        why = thinking.gate_retry_entry(supervisor, self.agent, review.codes)
+        superseded = event.DraftSupersededData(
+            message_id=self.ctx.reply_message_id, reasons=review.codes, reason=why
+        )
+        batch.event(superseded, agent_id=self.agent.id)
+        batch.thinking(why, agent_id=supervisor.id, phase=message.Phase.VALIDATION)
+        await self.ctx.recorder.write(batch)
+        self.ctx.reply_message_id = new_id()
+        self._said.clear()
 
     async def _ask(self, prompt: list[ChatMessage]) -> tuple[str, tuple[ToolCall, ...]]:
         call = RecordedCall(
@@ -201,14 +255,16 @@ class AgentLoop:
             for finished in asyncio.as_completed(executions):
                 i, answer, done = await finished
                 self.ctx.reply_calls.extend(done.calls)
-                answers[i] = await self._answer(answer, done)
+                answers[i] = await self._settle(answer, done)
+                if answers[i].error is None:
+                    self.performed.append(answers[i].name)
         finally:  # cancelled, or a write refused: no execution outlives its turn
             for execution in executions:
                 execution.cancel()
             await asyncio.gather(*executions, return_exceptions=True)
         return [answers[i] for i in range(len(calls))]
 
-    async def _answer(self, answer: Settled, done: runs.ToolDone) -> Settled:
+    async def _settle(self, answer: Settled, done: runs.ToolDone) -> Settled:
         """Write the call's answer with what its executor reported and, when it proposed
         scratchpad deltas, the changed state (``agent_state``): one transaction."""
         batch = done.batch

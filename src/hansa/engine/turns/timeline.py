@@ -57,6 +57,8 @@ def _describe(
         case event.ToolResultData(name=tool, error=error):
             why = f" ({error.code})" if error is not None else ""
             return agent, "tool_result", f"{tool} gave no result{why}"
+        case event.DraftSupersededData(reason=reason):
+            return agent, "draft_superseded", f"A draft answer was withdrawn: {reason}"
         case event.SummaryUpdatedData(version=version, summarized_messages=count):
             what = f"{count} earlier message{'s' if count != 1 else ''}"
             return agent, "summary", f"The conversation summary (v{version}) now covers {what}"

@@ -179,6 +179,8 @@ export class Feed {
         return this.thought(ev, d.messageId, d.summary, d.group);
       case "text_delta":
         return this.answerFor(ev, d.messageId).append(d.delta || "");
+      case "draft_superseded":
+        return this.superseded(ev, d.messageId);
       case "error":
         return this.chip(null, d.message || "Something went wrong.", "error", ev.createdAt);
       case "done":
@@ -269,6 +271,17 @@ export class Feed {
     this.answers.set(key, answer);
     this.add(answer.el);
     return answer;
+  }
+
+  /** The quality gate held the streamed draft back: clear it; the answer streams anew. */
+  superseded(ev, messageId) {
+    const answer = this.answers.get(keyOf(ev));
+    if (!answer || answer.final || answer.streamId !== messageId) return;
+    answer.text = "";
+    answer.streamId = null;
+    answer.el.classList.remove("streaming");
+    answer.el.classList.add("pending");
+    this.dirty(answer);
   }
 
   done(ev) {
