@@ -212,5 +212,10 @@ class Model(abc.ABC):
         """What a call with ``usage`` costs; zero unless the provider prices it."""
         return 0.0
 
+    async def warm(self, messages: list[ChatMessage]) -> None:  # noqa: B027 - optional hook
+        """Get ready for calls that start like ``messages`` (load weights, compute the
+        prompt's prefix), so that the first real call is as fast as later ones. Remote
+        models have nothing to warm: the default does nothing."""
+
     async def aclose(self) -> None:  # noqa: B027 - optional hook, default does nothing
         """Release what the model holds (clients, weights)."""

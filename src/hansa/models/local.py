@@ -209,6 +209,12 @@ class LocalModel(Model):
             tool_calls=calls,
         )
 
+    async def warm(self, messages: list[ChatMessage]) -> None:
+        """Load the weights and evaluate ``messages`` (one token is generated): llama.cpp
+        keeps the evaluated tokens, and a later prompt with the same beginning (the agent's
+        system prompt) only evaluates what follows it."""
+        await self.request(messages, ModelSettings(temperature=0.0, max_tokens=1), RequestParams())
+
     async def aclose(self) -> None:
         """Free the weights; the next call loads them again."""
         llm, self._llm = self._llm, None

@@ -13,11 +13,13 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import message
+from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
 from hansa.domain.workspace import WorkspaceEdge, WorkspaceEntity
 from hansa.engine import context_budget, context_packs, rolling_summary, runs, thinking
 from hansa.engine.project_context import build_project_context
 from hansa.engine.prompts import persona
+from hansa.engine.runtime.services import Services
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.engine.turns.toolbox import Toolbox
 from hansa.models.base import ChatMessage
@@ -82,10 +84,7 @@ async def build_context(ctx: TurnContext) -> Then:
         phase=message.Phase.CONTEXT,
     )
     agent = ctx.agent
-    packs = [
-        context_packs.global_pack(services.clock(), services.roster, agent),
-        context_packs.project_pack(project, documents),
-    ]
+    packs = _packs(services, agent, project, documents)
     if focus_id is not None:
         packs.append(context_packs.entity_pack(focus_id, *focused))
     model = services.model_for(agent, project)
@@ -96,7 +95,7 @@ async def build_context(ctx: TurnContext) -> Then:
     parts = context_budget.PromptParts(
         window=model.context_window,
         reply=agent.model_settings.max_tokens,
-        system=f"{persona(agent, lead=ctx.supervisor)} Answer briefly and concretely.",
+        system=_system(agent, ctx.supervisor),
         tools=_tool_tokens(ctx, offered=model.agent_tools),
         message=ctx.user_text,
         packs=tuple(packs),
@@ -107,6 +106,43 @@ async def build_context(ctx: TurnContext) -> Then:
     ctx.fitted = context_budget.fit(parts)
     ctx.prompt = ctx.fitted.prompt
     return Then.NEXT
+
+
+def plain_prompt(services: Services, text: str) -> list[ChatMessage]:
+    """The prompt of a plain turn answered by the supervisor, with no project, focus or
+    history: what the embedded model is warmed with at start-up, so that the first such
+    turn finds the system prompt already computed."""
+    agent = services.supervisor
+    model = services.model_for(agent)
+    project = build_project_context(None, "", None, None)
+    parts = context_budget.PromptParts(
+        window=model.context_window,
+        reply=agent.model_settings.max_tokens,
+        system=_system(agent, agent),
+        tools=0,  # counts for the budget only: a plain prompt leaves nothing out
+        message=text,
+        packs=tuple(_packs(services, agent, project, [])),
+        summary=None,
+        history=(),
+        unread=0,
+    )
+    return context_budget.fit(parts).prompt
+
+
+def _system(agent: AgentDefinition, supervisor: AgentDefinition) -> str:
+    return f"{persona(agent, lead=supervisor)} Answer briefly and concretely."
+
+
+def _packs(
+    services: Services,
+    agent: AgentDefinition,
+    project: ProjectContext,
+    documents: list[WorkspaceEntity],
+) -> list[context_packs.Pack]:
+    return [
+        context_packs.global_pack(services.clock(), services.roster, agent),
+        context_packs.project_pack(project, documents),
+    ]
 
 
 def _tool_tokens(ctx: TurnContext, *, offered: bool) -> int:

@@ -1,0 +1,164 @@
+"""Time to first text of a plain turn with the embedded model (issue 19 item 8).
+
+Starts ``hansa serve --model local`` on a fresh SQLite file and, as soon as it answers
+``/healthz``, sends plain questions one after another, each in a conversation of its own
+(no history, no plan: routing, context, the agent loop, the quality gate). For each turn it
+measures POST -> the turn's first ``text_delta`` on the conversation's SSE stream (TTFT)
+and POST -> ``done``. The first turn after start-up is reported apart from the next N (the
+warm figure, target p50 <= 500 ms).
+
+    python bench/ttft_local.py [--turns 10] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import re
+import statistics
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+from httpx_sse import connect_sse
+
+from _server import hansa_server, record
+
+TARGET_P50_MS = 500.0
+TURN_TIMEOUT_SECONDS = 120.0
+TOPICS = (
+    "writing a good headline",
+    "naming a newsletter",
+    "choosing brand colours",
+    "writing a product description",
+    "writing an about page",
+    "running a webinar",
+    "answering customer emails",
+    "picking a domain name",
+    "structuring a FAQ",
+    "writing alt text",
+    "preparing a press release",
+    "keeping a content calendar",
+)
+"""Each turn asks about another topic: only the shared prefix of the prompts (the agent's
+system prompt) may come from llama.cpp's cache, as for real turns."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    ttft_ms: float
+    done_ms: float
+    text: str
+    retried: bool
+    """The quality gate held a draft back (TTFT is the draft's first text)."""
+
+
+def _turn(client: httpx.Client, question: str) -> Timing:
+    cid = client.post("/api/conversations", json={}).raise_for_status().json()["id"]
+    opened = threading.Event()
+    seen: dict[str, float] = {}
+    parts: list[str] = []
+    retried: list[bool] = []
+
+    def follow() -> None:
+        path = f"/api/conversations/{cid}/events"
+        with connect_sse(client, "GET", path, timeout=TURN_TIMEOUT_SECONDS) as source:
+            opened.set()
+            for sse in source.iter_sse():
+                if not sse.data:
+                    continue
+                ev = json.loads(sse.data)
+                if ev["type"] == "text_delta":
+                    seen.setdefault("text", time.perf_counter())
+                    parts.append(ev["data"]["delta"])
+                elif ev["type"] == "draft_superseded":
+                    parts.clear()
+                    retried.append(True)
+                elif ev["type"] == "done":
+                    seen["done"] = time.perf_counter()
+                    return
+
+    reader = threading.Thread(target=follow, name=f"sse {cid}")
+    reader.start()
+    opened.wait(10)
+    started = time.perf_counter()
+    client.post(f"/api/conversations/{cid}/messages", json={"content": question})
+    reader.join(TURN_TIMEOUT_SECONDS)
+    if "done" not in seen or "text" not in seen:
+        raise RuntimeError(f"the turn in {cid} streamed no text or did not end: {seen}")
+    return Timing(
+        (seen["text"] - started) * 1000,
+        (seen["done"] - started) * 1000,
+        "".join(parts),
+        bool(retried),
+    )
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=10, help="warm turns after the first")
+    parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
+        started = time.perf_counter()
+        url = stack.enter_context(hansa_server(Path(tmp), "--model", "local"))
+        ready_ms = (time.perf_counter() - started) * 1000
+        with httpx.Client(base_url=url, timeout=TURN_TIMEOUT_SECONDS) as client:
+            first = _turn(client, f"Give me one tip about {TOPICS[0]}.")
+            warm = [
+                _turn(client, f"Give me one tip about {TOPICS[(i + 1) % len(TOPICS)]}.")
+                for i in range(args.turns)
+            ]
+        log = (Path(tmp) / "server.log").read_text()
+    warmed = re.search(r"model \S+ (warmed in \d+ ms)", log)
+    warm_note = (
+        f"the model {warmed.group(1)} at start-up, before serving"
+        if warmed
+        else "no warm-up logged"
+    )
+    ttft = [t.ttft_ms for t in warm]
+    done = [t.done_ms for t in warm]
+    p50 = statistics.median(ttft)
+    lines = [
+        f"ttft_local: `hansa serve --model local` (SmolLM2-135M-Instruct, llama.cpp, 2 threads), "
+        f"SQLite file, one plain question per new conversation, one at a time; "
+        f"{platform.machine()}, {os.cpu_count()} cores; server ready (`/healthz`) "
+        f"{ready_ms:.0f} ms after launch; {warm_note}",
+        "",
+        "| turn | TTFT p50 ms | TTFT p95 ms | `done` p50 ms | target TTFT p50 |",
+        "| --- | --- | --- | --- | --- |",
+        f"| first after start-up (sent as soon as `/healthz` answers) | {first.ttft_ms:.0f} | - "
+        f"| {first.done_ms:.0f} | - |",
+        f"| next {len(warm)} (warm) | {p50:.0f} | {_pct(ttft, 0.95):.0f} | "
+        f"{statistics.median(done):.0f} | <= {TARGET_P50_MS:.0f} ms "
+        f"({'met' if p50 <= TARGET_P50_MS else 'missed'}) |",
+        "",
+        "Warm turns' TTFT in order (ms; `r`: the quality gate retried it): "
+        + ", ".join(f"{t.ttft_ms:.0f}{'r' if t.retried else ''}" for t in warm)
+        + ".",
+        "",
+        "TTFT: POST of the message -> the turn's first `text_delta` on the SSE stream (the "
+        "agent loop and the quality gate in place; deltas coalesced at 64 characters or 50 ms).",
+        "",
+        "Reproduce: `.venv/bin/python bench/ttft_local.py --record`.",
+    ]
+    report = "\n".join(lines)
+    print(report)
+    print("sample answer:", json.dumps(warm[0].text[:160]))
+    if args.record:
+        record("ttft_local", report)
+
+
+if __name__ == "__main__":
+    main()
