@@ -26,6 +26,16 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
 
 
 @pytest.fixture
+def pg_db() -> Iterator[Database]:
+    """PostgreSQL only: for what only a shared database has (several hosts' clocks)."""
+    with fresh_schema() as url:
+        database = Database(url)
+        database.write_now(_upgrade)
+        yield database
+        database.close()
+
+
+@pytest.fixture
 def new_conversation(db: Database) -> Callable[[], str]:
     def create() -> str:
         now = utcnow()
