@@ -107,7 +107,14 @@ def execute_many(conn: Connection, statement: Executable, rows: Sequence[Params]
     if not rows:
         return
     if conn.dialect.name != "sqlite":
-        conn.execute(statement, list(rows))
+        if isinstance(statement, sa.Insert):
+            # one INSERT … VALUES (…), (…): psycopg's executemany runs in pipeline mode and
+            # leaves the session without a Sync, where PostgreSQL's
+            # idle_in_transaction_session_timeout is never armed (a frozen worker would then
+            # hold its locks for ever; decision 0017)
+            conn.execute(statement.values(list(rows)))
+        else:
+            conn.execute(statement, list(rows))
         return
     compiled = _compile(conn, statement, rows[0])
     args = [compiled.args(p) for p in rows]
