@@ -71,6 +71,35 @@ def _ends(event: Json, until_done: str | bool | None) -> bool:
     )
 
 
+class _Stream:
+    """A conversation's event stream across reconnections: its cursor, when it ends, how
+    many reconnections in a row it has made (the same for the sync and async clients)."""
+
+    def __init__(self, conversation_id: str, after: int, until_done: str | bool | None) -> None:
+        self.path = f"/api/conversations/{conversation_id}/events"
+        self.cursor, self.until_done = after, until_done
+        self.failures, self.done = 0, False
+
+    def headers(self) -> dict[str, str]:
+        return {"Last-Event-ID": str(self.cursor)}
+
+    def take(self, data: str) -> Json | None:
+        """The event in an SSE frame's data (None for a keep-alive), the cursor moved on."""
+        if not data:
+            return None
+        event: Json = json.loads(data)
+        self.cursor, self.failures = int(event["seq"]), 0
+        self.done = _ends(event, self.until_done)
+        return event
+
+    def dropped(self, exc: httpx.TransportError) -> None:
+        """The connection dropped: count it; ``exc`` is raised past ``MAX_RECONNECTS`` in a
+        row."""
+        self.failures += 1
+        if self.failures > MAX_RECONNECTS:
+            raise exc
+
+
 def _run_body(conversation_id: str, title: str, tasks: list[Json]) -> Json:
     return {"conversationId": conversation_id, "title": title, "tasks": tasks}
 
@@ -131,27 +160,23 @@ class Client:
         """The conversation's events after seq ``after``, live; ends after the ``done`` of
         turn or run ``until_done`` (``True``: the first ``done``), else runs until closed.
         A dropped connection is resumed with ``Last-Event-ID``."""
-        cursor, failures = after, 0
-        path = f"/api/conversations/{conversation_id}/events"
+        stream = _Stream(conversation_id, after, until_done)
         while True:
             try:
-                headers = {"Last-Event-ID": str(cursor)}
-                with connect_sse(self._http, "GET", path, headers=headers, timeout=None) as sse:
+                with connect_sse(
+                    self._http, "GET", stream.path, headers=stream.headers(), timeout=None
+                ) as sse:
                     if not sse.response.is_success:
                         sse.response.read()
                         _raise_for(sse.response)
                     for item in sse.iter_sse():
-                        if not item.data:
-                            continue
-                        event = json.loads(item.data)
-                        cursor, failures = int(event["seq"]), 0
-                        yield event
-                        if _ends(event, until_done):
-                            return
-            except (httpx.TransportError, httpx.RemoteProtocolError):
-                failures += 1
-                if failures > MAX_RECONNECTS:
-                    raise
+                        event = stream.take(item.data)
+                        if event is not None:
+                            yield event
+                            if stream.done:
+                                return
+            except httpx.TransportError as exc:
+                stream.dropped(exc)
                 time.sleep(RECONNECT_SECONDS)
 
     # runs and tasks
@@ -242,29 +267,23 @@ class AsyncClient:
         self, conversation_id: str, *, after: int = 0, until_done: str | bool | None = None
     ) -> AsyncIterator[Json]:
         """As :meth:`Client.events`."""
-        cursor, failures = after, 0
-        path = f"/api/conversations/{conversation_id}/events"
+        stream = _Stream(conversation_id, after, until_done)
         while True:
             try:
-                headers = {"Last-Event-ID": str(cursor)}
                 async with aconnect_sse(
-                    self._http, "GET", path, headers=headers, timeout=None
+                    self._http, "GET", stream.path, headers=stream.headers(), timeout=None
                 ) as sse:
                     if not sse.response.is_success:
                         await sse.response.aread()
                         _raise_for(sse.response)
                     async for item in sse.aiter_sse():
-                        if not item.data:
-                            continue
-                        event = json.loads(item.data)
-                        cursor, failures = int(event["seq"]), 0
-                        yield event
-                        if _ends(event, until_done):
-                            return
-            except (httpx.TransportError, httpx.RemoteProtocolError):
-                failures += 1
-                if failures > MAX_RECONNECTS:
-                    raise
+                        event = stream.take(item.data)
+                        if event is not None:
+                            yield event
+                            if stream.done:
+                                return
+            except httpx.TransportError as exc:
+                stream.dropped(exc)
                 await asyncio.sleep(RECONNECT_SECONDS)
 
     async def create_run(self, conversation_id: str, title: str, tasks: list[Json]) -> Json:
