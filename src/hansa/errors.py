@@ -6,7 +6,9 @@
     ├── UserError                 the caller's mistake (HTTP 4xx)
     │   ├── NotFound              unknown id, or an id of another tenant (404)
     │   ├── InvalidInput          bad or missing fields (422)
-    │   │   └── MissingParameters     the law of clarity (engine/laws.py)
+    │   │   ├── MissingParameters     the law of clarity (engine/laws.py)
+    │   │   └── InvalidGraph          a prompt graph with problems, every one listed
+    │   │                             (domain/graph.py)
     │   ├── Conflict              wrong state or duplicate (409)
     │   │   └── TransitionError       a move its lifecycle's table has no edge for
     │   │                             (domain/transitions.py)
@@ -62,6 +64,20 @@ class InvalidInput(UserError):
 
     code = "invalid_input"
     status = 422
+
+
+class InvalidGraph(InvalidInput):
+    """A prompt graph that cannot be saved: ``details.problems`` lists everything wrong with
+    it (``domain/graph.py``), not only the first thing."""
+
+    code = "invalid_graph"
+
+    def __init__(self, problems: list[dict[str, Any]]) -> None:
+        first = problems[0]["message"] if problems else "it is invalid"
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        super().__init__(
+            f"the graph cannot be saved: {first}{more}", details={"problems": problems}
+        )
 
 
 class Conflict(UserError):

@@ -1,0 +1,114 @@
+"""Prompt graphs (seed 001): save a graph, add versions of it, read them.
+
+Versions are immutable: a change is a new version, and every earlier one stays readable.
+A graph with problems is refused with 422 ``invalid_graph``, listing every one of them in
+``details.problems``; nothing is written then.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query
+
+from hansa.api.deps import PrincipalDep, ServicesDep
+from hansa.domain import graph
+from hansa.domain.base import new_id
+from hansa.domain.principal import Principal
+from hansa.engine.runtime.services import Services
+from hansa.store import graphs as graph_rows
+
+router = APIRouter(prefix="/api/graphs", tags=["graphs"])
+
+_EXAMPLE = {
+    "name": "triage",
+    "components": [
+        {
+            "id": "check",
+            "type": "condition",
+            "config": {"value": "{{context.tier}}", "in": ["gold"]},
+        },
+        {"id": "vip", "type": "message.send", "config": {"text": "A specialist will call you."}},
+        {"id": "usual", "type": "llm.invoke", "config": {"prompt": "{{message.content}}"}},
+    ],
+    "edges": [
+        {"from": "check", "to": "vip", "when": "true"},
+        {"from": "check", "to": "usual", "when": "false"},
+    ],
+}
+GraphBody = Annotated[
+    dict[str, Any],
+    Body(
+        description="`{name, components: [{id, type, config}], edges: [{from, to, when?}]}`",
+        openapi_examples={"condition": {"summary": "a branch", "value": _EXAMPLE}},
+    ),
+]
+"""Read as plain JSON: ``domain/graph.py`` checks it, so that every problem is listed."""
+_VERSION = Annotated[int | None, Query(ge=1, le=2**31 - 1)]
+
+
+def _out(found: graph.Graph) -> dict[str, Any]:
+    out: dict[str, Any] = found.model_dump(mode="json", by_alias=True)
+    return out
+
+
+def _checked(services: Services, body: dict[str, Any]) -> graph.GraphSpec:
+    task_types = (t.name for t in services.registry.all())
+    return graph.parse(body, task_types, services.settings.max_tasks_per_run)
+
+
+def _author(principal: Principal) -> str:
+    return f"{principal.kind.value}:{principal.id}"
+
+
+@router.post("", status_code=201)
+async def create_graph(
+    body: GraphBody, services: ServicesDep, principal: PrincipalDep
+) -> dict[str, Any]:
+    """Save a new graph as its version 1; 422 ``invalid_graph`` lists every problem."""
+    spec = _checked(services, body)
+    made = graph.Graph(
+        name=spec.name,
+        components=spec.components,
+        edges=spec.edges,
+        id=new_id(),
+        tenant_id=principal.tenant_id,
+        version=1,
+        created_at=services.clock(),
+        created_by=_author(principal),
+    )
+    await services.db.write(lambda conn: graph_rows.create(conn, made))
+    return _out(made)
+
+
+@router.post("/{graph_id}/versions", status_code=201)
+async def add_version(
+    graph_id: str, body: GraphBody, services: ServicesDep, principal: PrincipalDep
+) -> dict[str, Any]:
+    """Save ``body`` as the graph's next version (the earlier ones stay as they were)."""
+    tenant = principal.tenant_id
+    # an unknown (or another tenant's) graph is 404 whatever the body holds
+    await services.db.read(lambda conn: graph_rows.get(conn, tenant, graph_id))
+    spec = _checked(services, body)
+    now, by = services.clock(), _author(principal)
+    added = await services.db.write(
+        lambda conn: graph_rows.add_version(conn, tenant, graph_id, spec, now, by)
+    )
+    return _out(added)
+
+
+@router.get("")
+async def list_graphs(services: ServicesDep, principal: PrincipalDep) -> list[dict[str, Any]]:
+    """The newest version of each of the tenant's graphs, oldest graph first."""
+    return [_out(g) for g in await services.db.read(graph_rows.list_newest, principal.tenant_id)]
+
+
+@router.get("/{graph_id}")
+async def get_graph(
+    graph_id: str, services: ServicesDep, principal: PrincipalDep, version: _VERSION = None
+) -> dict[str, Any]:
+    """The graph's newest version, or ``?version=``; 404 for an unknown id or version."""
+    tenant = principal.tenant_id
+    return _out(
+        await services.db.read(lambda conn: graph_rows.get(conn, tenant, graph_id, version))
+    )
