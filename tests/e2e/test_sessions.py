@@ -31,6 +31,7 @@ from harness import (
 )
 
 Session = dict[str, Any]
+WEBHOOK = {"url": "https://hooks.example.com/deploy", "method": "POST", "body": {"go": True}}
 
 
 def _frame(next_step: str, n: int, text: str, *, done: bool = False) -> dict[str, Any]:
@@ -44,6 +45,36 @@ SCRIPTS: dict[str, list[dict[str, Any]]] = {
         _frame("2", 1, "Checked the rankings."),
         _frame("report", 2, "Checked the backlinks."),
         _frame("report", 3, "Weekly SEO report sent.", done=True),
+    ],
+    # a step that uses tools first: one runs, one is out of the agent's scope
+    "clientSuccess": [
+        {
+            "purpose": "session_step",
+            "toolCalls": [
+                {
+                    "name": "entity.create",
+                    "arguments": {"entityType": "document", "name": "SEO report"},
+                },
+                {"name": "delete_page", "arguments": {"page": "Pricing"}, "offered": False},
+            ],
+        },
+        {
+            "purpose": "session_step",
+            "promptHas": ["SEO report", "scope_denied"],
+            "text": json.dumps({"nextStep": "end", "text": "Filed the SEO report.", "done": True}),
+        },
+    ],
+    # an irreversible tool in a step: nobody is there to confirm it, so it does not run
+    "technicalLead": [
+        {
+            "purpose": "session_step",
+            "toolCalls": [{"name": "webhook.call", "arguments": WEBHOOK}],
+        },
+        {
+            "purpose": "session_step",
+            "promptHas": ["needs_confirmation"],
+            "text": json.dumps({"nextStep": "end", "text": "The deploy needs you.", "done": True}),
+        },
     ],
     # slow steps (guidance arrives while one runs)
     "deliveryLead": [
@@ -131,6 +162,44 @@ def test_a_session_steps_to_its_goal_and_says_so(client: httpx.Client) -> None:
     assert kinds == ["session_status", "session_step", "session_step", "session_step"] + [
         "session_status"
     ]
+
+
+def test_a_step_uses_the_agents_tools_under_the_laws(client: httpx.Client) -> None:
+    started = _start(client, "clientSuccess")
+    sid, cid = started["id"], started["conversationId"]
+    _until(client, sid, lambda s: s["status"] == "completed")
+    (step,) = _steps(client, sid)
+    assert step["tools"] == [
+        {"name": "entity.create", "ok": True},
+        {"name": "delete_page", "ok": False, "error": "scope_denied"},
+    ]
+    events = events_until(
+        client, cid, lambda e: e["type"] == "session_status" and e["data"]["status"] == "completed"
+    )
+    shown = [e["type"] for e in events if e["type"].startswith(("tool_", "session_step"))]
+    assert shown == ["tool_call", "tool_call", "tool_result", "tool_result", "session_step"]
+    created = next(e for e in events if e["type"] == "tool_result" and e["data"]["ok"])
+    entity_id = created["data"]["result"]["entityId"]
+    entity = client.get(f"/api/workspace/entities/{entity_id}").json()
+    assert (entity["kind"], entity["name"]) == ("document", "SEO report")
+    patches = [e["data"] for e in events if e["type"] == "entity_patch"]
+    assert [p["entityId"] for p in patches] == [entity_id]
+
+
+def test_an_irreversible_tool_does_not_run_in_a_step(client: httpx.Client) -> None:
+    started = _start(client, "technicalLead")
+    done = _until(client, started["id"], lambda s: s["status"] == "completed")
+    assert done["reason"] == "done"
+    (step,) = _steps(client, started["id"])
+    assert step["tools"] == [{"name": "webhook.call", "ok": False, "error": "needs_confirmation"}]
+    events = events_until(
+        client,
+        started["conversationId"],
+        lambda e: e["type"] == "session_status" and e["data"]["status"] == "completed",
+    )
+    (result,) = [e["data"] for e in events if e["type"] == "tool_result"]
+    assert result["error"]["code"] == "needs_confirmation"
+    assert not [e for e in events if e["type"] in ("run_status", "task_status", "operation")]
 
 
 def test_guidance_goes_to_exactly_one_step(client: httpx.Client) -> None:

@@ -369,6 +369,8 @@ class SessionStepData(Wire):
     text: str | None
     done: bool
     guidance: str | None = None
+    tools: list[dict[str, Any]] | None = None
+    """The tools the step called: ``{name, ok, error?}`` each."""
 
 
 class SessionStatusData(Wire):

@@ -50,10 +50,12 @@ RUN_ENDED = frozenset({RunStatus.COMPLETED, RunStatus.FAILED, RunStatus.CANCELLE
 class TaskStatus(StrEnum):
     """A task's lifecycle.
 
-    ``open`` waits for its group; ``awaiting_confirmation`` is an irreversible task
-    waiting for the user's consent; ``ambiguous`` means the outcome of an
-    irreversible call is unknown after a crash (it goes back to the user); ``undone``
-    is a completed task whose task type's undo ran (``POST /api/tasks/{id}/undo``).
+    ``open`` waits for the tasks it depends on; ``awaiting_confirmation`` is an
+    irreversible task waiting for the user's consent; ``ambiguous`` means the outcome of
+    an irreversible call is unknown after a crash (it goes back to the user); ``undone``
+    is a completed task whose task type's undo ran (``POST /api/tasks/{id}/undo``);
+    ``skipped`` is a graph's node on a branch not taken (it counts as done for the nodes
+    after it).
     """
 
     OPEN = "open"
@@ -64,6 +66,7 @@ class TaskStatus(StrEnum):
     CANCELLED = "cancelled"
     AMBIGUOUS = "ambiguous"
     UNDONE = "undone"
+    SKIPPED = "skipped"
 
 
 TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
@@ -73,6 +76,7 @@ TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
             TaskStatus.AWAITING_CONFIRMATION,
             TaskStatus.CANCELLED,
             TaskStatus.FAILED,
+            TaskStatus.SKIPPED,
         }
     ),
     TaskStatus.AWAITING_CONFIRMATION: frozenset({TaskStatus.OPEN, TaskStatus.CANCELLED}),
@@ -91,6 +95,7 @@ TASK_TRANSITIONS: dict[TaskStatus, frozenset[TaskStatus]] = {
     TaskStatus.FAILED: frozenset(),
     TaskStatus.CANCELLED: frozenset(),
     TaskStatus.AMBIGUOUS: frozenset({TaskStatus.CANCELLED}),
+    TaskStatus.SKIPPED: frozenset(),
 }
 TASK_FINAL = frozenset(
     {
@@ -99,6 +104,7 @@ TASK_FINAL = frozenset(
         TaskStatus.CANCELLED,
         TaskStatus.AMBIGUOUS,
         TaskStatus.UNDONE,
+        TaskStatus.SKIPPED,
     }
 )
 
@@ -150,6 +156,11 @@ class Task(Wire):
     created_at: datetime
     updated_at: datetime
     metadata: dict[str, Any]
+    node_id: str | None = None
+    """The graph node the task stands for; None for a plan's step."""
+    depends_on: list[str] | None = None
+    """The tasks that must be final before it starts; None: every task of the step group
+    before its own (a plan's order, compiled by the scheduler)."""
 
     @property
     def parameters_hash(self) -> str:

@@ -87,6 +87,8 @@ class SessionStep(Wire):
     notes: str | None
     guidance: str | None
     state: dict[str, Any]
+    tools: list[dict[str, Any]] | None = None
+    """The tools the step called, ``{name, ok, error?}`` each in order; None when none."""
     started_at: datetime
     finished_at: datetime
 

@@ -243,6 +243,8 @@ assistant_tasks = sa.Table(
     sa.Column("parent_task_id", sa.String(36)),
     sa.Column("step_group", sa.String(8), nullable=False),
     sa.Column("sequence_order", sa.Integer, nullable=False),
+    sa.Column("node_id", sa.String(64)),
+    sa.Column("depends_on", Json),
     sa.Column("created_by", sa.String(64), nullable=False),
     sa.Column("status", sa.String(32), nullable=False),
     sa.Column("task_type", sa.String(64), nullable=False),
@@ -373,6 +375,7 @@ agent_session_steps = sa.Table(
     sa.Column("notes", sa.Text),
     sa.Column("guidance", sa.Text),
     sa.Column("state", Json, nullable=False),
+    sa.Column("tools", Json),
     sa.Column("started_at", UtcDateTime(), nullable=False),
     sa.Column("finished_at", UtcDateTime(), nullable=False),
 )
@@ -477,4 +480,18 @@ conversation_summaries = sa.Table(
     sa.Column("facts", Json, nullable=False),
     sa.Column("model_failed", sa.Boolean, nullable=False),
     _created(),
+)
+
+# Prompt graphs (domain/graph.py): every version kept, never rewritten; a new one is added.
+graphs = sa.Table(
+    "graphs",
+    metadata,
+    sa.Column("tenant_id", sa.String(36), sa.ForeignKey("tenants.id"), primary_key=True),
+    sa.Column("id", sa.String(36), primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("components", Json, nullable=False),
+    sa.Column("edges", Json, nullable=False),
+    _created(),
+    sa.Column("created_by", sa.String(100), nullable=False),
 )

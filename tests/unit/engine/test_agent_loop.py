@@ -19,9 +19,9 @@ from hansa.domain.project import ProjectContext
 from hansa.engine.metrics import Metrics
 from hansa.engine.roster import default_roster
 from hansa.engine.runtime.recorder import Batch
-from hansa.engine.turns.agent_loop import MAX_RESULT_CHARS, AgentLoop, Settled, ToolLoopLimit
+from hansa.engine.toolbox import MAX_RESULT_CHARS, Settled, Toolbox, ToolLoopLimit
+from hansa.engine.turns.agent_loop import AgentLoop
 from hansa.engine.turns.pipeline import TurnContext
-from hansa.engine.turns.toolbox import Toolbox
 from hansa.models.base import (
     ChatMessage,
     ModelResponse,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws
 from hansa.engine.roster import default_roster
-from hansa.engine.turns.toolbox import Refused, Runs, Toolbox, Waits, wire_name
+from hansa.engine.toolbox import Refused, Runs, Toolbox, Waits, wire_name
 from hansa.models.base import RequestParams, ToolCall
 from hansa.tasks.registry import default_registry
 

@@ -1,4 +1,8 @@
-"""The run scheduler: groups in order, tasks of a group concurrently under a cap.
+"""The run scheduler: a task starts when the tasks it depends on are done, under a cap.
+
+One scheduler for plans and graphs: a graph's task names the tasks it depends on; a plan's
+steps depend on the whole step group before their own (groups in order, the tasks of a
+group concurrently).
 
 A run is driven by one job at a time (its *run job*, keyed ``run:<id>``; see
 ``engine/execution.py``). Whatever changes a run from outside — approval, a
@@ -6,11 +10,10 @@ confirmation, a resume, a preemption — calls :func:`wake` in its transaction,
 which queues the run job unless one is already waiting.
 
 Inside the run job's transaction, :func:`next_tasks` decides what happens next on
-the run's :class:`Book`: which open tasks of the current group start now, which
-irreversible task waits for the user's confirmation, whether the next group opens,
-or whether the run ends (a failed task fails the run once its siblings finish;
-later groups are cancelled). Ending a run queues Hans's summary, keyed by the
-conversation like a turn.
+the run's :class:`Book`: which ready tasks start now, which irreversible task waits
+for the user's confirmation, or whether the run ends (a failed task fails the run once
+the tasks that can still run have finished; those behind it are cancelled). Ending a
+run queues Hans's summary, keyed by the conversation like a turn.
 """
 
 from __future__ import annotations
@@ -25,6 +28,10 @@ from hansa.engine.runtime.faults import crash_point
 from hansa.store import queue, runs
 
 _FAILED = (run.TaskStatus.FAILED, run.TaskStatus.AMBIGUOUS)
+_SATISFIED = run.TASK_FINAL - set(_FAILED)
+"""What the tasks after a task may start on: it ended, and not in failure (a preempted,
+cancelled task and a skipped one count as done)."""
+_MOVING = (run.TaskStatus.IN_PROGRESS, run.TaskStatus.AWAITING_CONFIRMATION)
 
 
 class Book:
@@ -134,41 +141,73 @@ def wake(change: RunChange, conversation_id: str) -> job.Job | None:
 def next_tasks(book: Book, r: run.Run, *, busy: int, held: set[str]) -> list[run.Task]:
     """Move running run ``r`` forward; returns the open tasks to start now.
 
-    ``busy`` tasks are running already; ``held`` tasks wait for a retry.
+    A task is ready when every task it depends on is final and none of them failed
+    (``dependencies``: a plan's step groups compile to "every task of the group before").
+    Ready tasks start in order under the concurrency cap (``busy`` tasks run already;
+    ``held`` ones wait for a retry); an irreversible one waits for the user's confirmation
+    instead. When nothing is ready, running, held or waiting for confirmation, the run
+    ends: the tasks left behind a failure are cancelled and the run fails, or it completes
+    (a preempted, cancelled task does not fail its run; the rest carried on).
     """
     tasks = list(book.tasks.values())
-    for group in sorted({t.step_group for t in tasks}):
-        members = [t for t in tasks if t.step_group == group]
-        if all(t.status in run.TASK_FINAL for t in members):
-            if any(t.status in _FAILED for t in members):
-                later = [t for t in tasks if t.step_group > group]
-                _cancel(book, later, "an earlier step failed")
-                finish_run(book.change, r, run.RunStatus.FAILED, list(book.tasks.values()))
-                return []
-            continue
-        return _fill(book, group, members, busy=busy, held=held)
-    # a preempted (cancelled) task does not fail its run; the rest carried on
-    finish_run(book.change, r, run.RunStatus.COMPLETED, tasks)
+    after = dependencies(tasks)
+    _skip_branches_not_taken(book, after)
+    tasks = list(book.tasks.values())
+    ready = [
+        t
+        for t in tasks
+        if t.status is run.TaskStatus.OPEN
+        and all(book.tasks[d].status in _SATISFIED for d in after[t.id])
+    ]
+    moving = [t for t in tasks if t.status in _MOVING]
+    if ready or moving or busy or held:
+        return _fill(book, ready, busy=busy, held=held)
+    failed = any(t.status in _FAILED for t in tasks)
+    left = [t for t in tasks if t.status is run.TaskStatus.OPEN]
+    _cancel(book, left, "an earlier step failed")
+    final = run.RunStatus.FAILED if failed else run.RunStatus.COMPLETED
+    finish_run(book.change, r, final, list(book.tasks.values()))
     return []
 
 
-def _fill(
-    book: Book, group: str, members: list[run.Task], *, busy: int, held: set[str]
-) -> list[run.Task]:
-    services, batch = book.change.services, book.change.batch
-    fresh = all(t.status is run.TaskStatus.OPEN and not t.attempts for t in members)
-    if busy == 0 and not held and fresh:  # the group opens now: say who works on it
-        names = sorted({services.agent(t.created_by).display_name for t in members})
-        together = " and ".join(names) + (" are" if len(names) > 1 else " is")
-        batch.thinking(
-            f"Group {group}: {together} working" + (" in parallel" if len(members) > 1 else ""),
-            agent_id=services.supervisor.id,
-            phase=message.Phase.EXECUTION,
-            group=group,
+def _skip_branches_not_taken(book: Book, after: dict[str, list[str]]) -> None:
+    """Skip the open tasks on a branch a graph did not take: behind a ``condition`` that
+    chose the other branch (the task's ``metadata.when`` names the branch each of its
+    dependencies must have chosen), or behind skipped tasks only. Tasks are stored in the
+    graph's order, so one pass reaches every task behind a skipped one."""
+    for task in list(book.tasks.values()):
+        if task.status is not run.TaskStatus.OPEN or not after[task.id]:
+            continue
+        when: dict[str, str] = task.metadata.get("when") or {}
+        deps = [book.tasks[d] for d in after[task.id]]
+        not_taken = any(
+            d.status is run.TaskStatus.COMPLETED
+            and d.id in when
+            and str((d.result or {}).get("branch")) != when[d.id]
+            for d in deps
         )
+        if not_taken or all(d.status is run.TaskStatus.SKIPPED for d in deps):
+            book.move(task.id, run.TaskStatus.SKIPPED, announce=True)
+
+
+def dependencies(tasks: list[run.Task]) -> dict[str, list[str]]:
+    """The tasks each task waits for: its own ``depends_on``, or (a plan's step) every task
+    of the closest step group before its own."""
+    groups = sorted({t.step_group for t in tasks if t.depends_on is None})
+    members: dict[str, list[str]] = {}
+    for t in tasks:
+        if t.depends_on is None:
+            members.setdefault(t.step_group, []).append(t.id)
+    before = {g: members[groups[i - 1]] if i else [] for i, g in enumerate(groups)}
+    return {t.id: t.depends_on if t.depends_on is not None else before[t.step_group] for t in tasks}
+
+
+def _fill(book: Book, ready: list[run.Task], *, busy: int, held: set[str]) -> list[run.Task]:
+    services, batch = book.change.services, book.change.batch
+    _say_who_works(book, ready, busy=busy, held=held)
     chosen: list[run.Task] = []
-    for task in members:
-        if task.status is not run.TaskStatus.OPEN or task.id in held:
+    for task in ready:
+        if task.id in held:
             continue
         if not task.is_reversible_by_system and task.confirmed_hash != task.parameters_hash:
             book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, announce=True)
@@ -182,6 +221,24 @@ def _fill(
         if busy + len(chosen) < services.settings.task_concurrency:
             chosen.append(task)
     return chosen
+
+
+def _say_who_works(book: Book, ready: list[run.Task], *, busy: int, held: set[str]) -> None:
+    """A plan's step group that opens now (nothing of it started yet): say who works on it."""
+    if busy or held:
+        return
+    for group in sorted({t.step_group for t in ready if t.node_id is None}):
+        members = [t for t in book.tasks.values() if t.step_group == group and t.node_id is None]
+        if not all(t.status is run.TaskStatus.OPEN and not t.attempts for t in members):
+            continue
+        names = sorted({book.change.services.agent(t.created_by).display_name for t in members})
+        together = " and ".join(names) + (" are" if len(names) > 1 else " is")
+        book.change.batch.thinking(
+            f"Group {group}: {together} working" + (" in parallel" if len(members) > 1 else ""),
+            agent_id=book.change.services.supervisor.id,
+            phase=message.Phase.EXECUTION,
+            group=group,
+        )
 
 
 def _cancel(book: Book, tasks: list[run.Task], reason: str) -> None:

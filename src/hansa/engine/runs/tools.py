@@ -1,4 +1,5 @@
-"""A turn's tool calls as task executions (the agent loop, ``engine/turns/agent_loop.py``).
+"""Tool calls of a turn (the agent loop, ``engine/turns/agent_loop.py``) or of a session's
+step, as task executions.
 
 A reversible call runs its task type's executor at once, as a run's step does but with
 no task row: what it reports is recorded with the turn. An irreversible call never runs
@@ -29,17 +30,24 @@ from hansa.tasks.base import TaskFailed, TaskType
 
 @dataclass(frozen=True)
 class ToolRun:
-    """One reversible tool call the laws allowed, and the turn it belongs to."""
+    """One reversible tool call the laws allowed, and the turn or session step it belongs to."""
 
     call_id: str
     task_type: TaskType[Any]
     params: BaseModel
     conversation_id: str
-    turn_id: str
+    turn_id: str | None
+    """The turn it belongs to; None for a session's step."""
     agent_id: str
     project: ProjectContext
+    origin: str
+    """What the call belongs to, for its idempotency key: the turn's id, or a session's step
+    (``session:<id>:<n>``), so that a step run again after a crash repeats its keys."""
     announce: Announce | None = None
     """Commits the executor's ``start`` operations at once (the turn's ``Recorder.write``)."""
+    keeps_state: bool = True
+    """Whether the executor may propose scratchpad deltas (a turn); a session's step keeps
+    its state in its frame, so there ``agent_state.update`` fails (``no_agent_state``)."""
 
 
 @dataclass
@@ -59,7 +67,7 @@ class ToolDone:
 async def run_tool(services: Services, tenant_id: str, tool: ToolRun) -> ToolDone:
     """Run the call's executor under the task time limit; a failure is a ``TaskFailed``."""
     done = ToolDone(Batch(tool.conversation_id, tool.turn_id))
-    key = hashlib.sha256(f"{tool.turn_id}:{tool.call_id}".encode()).hexdigest()[:40]
+    key = hashlib.sha256(f"{tool.origin}:{tool.call_id}".encode()).hexdigest()[:40]
     execution = Execution(
         tool.task_type,
         tool.params,
@@ -72,7 +80,7 @@ async def run_tool(services: Services, tenant_id: str, tool: ToolRun) -> ToolDon
         done.batch,
         done.calls,
         announce=tool.announce,
-        state_deltas=done.deltas,
+        state_deltas=done.deltas if tool.keeps_state else None,
     )
     done.result, done.failure = await perform(services, tenant_id, execution)
     return done

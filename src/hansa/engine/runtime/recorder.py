@@ -74,6 +74,10 @@ class Batch:
         """Move ``other``'s events ahead of this batch's own (they happened before)."""
         self.items[:0] = other.items
 
+    def extend(self, other: Batch) -> None:
+        """Add ``other``'s events after this batch's own (they happened since)."""
+        self.items.extend(other.items)
+
     def event(
         self, payload: event.Payload, *, agent_id: str | None = None, task_id: str | None = None
     ) -> None:

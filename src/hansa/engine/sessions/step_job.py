@@ -1,9 +1,10 @@
 """One step of an agent session, as one job.
 
 The frame ``{step, state, guidance?}`` goes to the agent's model (structured output, purpose
-``session_step``); its answer is the next frame. The step's record, the session's new
-cursor and state, its events (``session_step``, a message when the step says something,
-``session_status`` when it ends) and the next step's job commit in one transaction with
+``session_step``), which may call the agent's tools first (``step_tools``); its answer is
+the next frame. The step's record, the session's new cursor and state, its tools' events,
+its own (``session_step``, a message when the step says something, ``session_status``
+when it ends) and the next step's job commit in one transaction with
 the job's guard: after a crash the step is either recorded once or run again from the same
 frame, never twice and never skipped. A job whose session moved on (a stale job, left by
 a pause and a resume) ends without a step.
@@ -21,7 +22,6 @@ from hansa.domain import event, message
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.job import Job, SessionStepJob
 from hansa.domain.session import (
-    FRAME_SCHEMA,
     AgentSession,
     FrameOut,
     SessionStatus,
@@ -30,12 +30,13 @@ from hansa.domain.session import (
     state_too_large,
 )
 from hansa.engine import prompts
-from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine.project_context import build_project_context
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.engine.sessions.service import announce, ended, queue_step
-from hansa.models.base import ChatMessage, ModelSettings, RequestParams
-from hansa.store import llm_calls, queue
+from hansa.engine.sessions.step_tools import StepAnswer, StepCall
+from hansa.models.base import ChatMessage
+from hansa.store import conversations, llm_calls, queue
 from hansa.store import sessions as rows
 
 RETRY_DELAY = timedelta(seconds=2)
@@ -53,37 +54,22 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
         await recorder.write(_ending(services, claimed, work, session, ended))
         return
     agent = services.agent(session.agent_id)
-    started = services.clock()
-    call = RecordedCall(
-        services.model_for(agent),
-        CallScope(
-            tenant_id=tenant_id,
-            conversation_id=session.conversation_id,
-            node_id=f"session:{session.id}",
-            agent_id=agent.id,
-        ),
-        services.clock,
-    )
-    try:
-        answer = "".join(
-            [
-                delta
-                async for delta in call.stream(
-                    _prompt(agent, session),
-                    ModelSettings(max_tokens=agent.model_settings.max_tokens),
-                    RequestParams(output_schema=FRAME_SCHEMA, purpose="session_step"),
-                )
-            ]
+    project = await services.db.read(
+        lambda conn: build_project_context(
+            conn, tenant_id, conversations.get(conn, tenant_id, session.conversation_id).project_id
         )
-        frame = parse_frame(answer, session.step, session.state)
+    )
+    started = services.clock()
+    answer = StepAnswer(Batch(session.conversation_id, None))
+    try:
+        await StepCall(services, session, agent, project).answer(_prompt(agent, session), answer)
+        frame = parse_frame(answer.text, session.step, session.state)
         error = "the step's state is too large" if state_too_large(frame.state) else None
     except errors.HansaError as exc:
         frame, error = None, str(exc)
-    batch = Batch(session.conversation_id, None)
+    batch = answer.batch
     batch.then(
-        lambda conn: _record(
-            services, claimed, work, call, session, frame, error, started, batch, conn
-        )
+        lambda conn: _record(services, claimed, work, answer, session, frame, error, started, conn)
     )
     await recorder.write(batch)
     services.wake_worker()
@@ -147,18 +133,19 @@ def _record(
     services: Services,
     claimed: Job,
     work: SessionStepJob,
-    call: RecordedCall,
+    answer: StepAnswer,
     before: AgentSession,
     frame: FrameOut | None,
     error: str | None,
     started: datetime,
-    batch: Batch,
     conn: Connection,
 ) -> None:
-    """The step, the session's change, the events and the next job, in one transaction."""
+    """The step, the session's change, its tools' events, the step's events and the next
+    job, in one transaction."""
     now = services.clock()
-    if call.record is not None:
-        llm_calls.record(conn, call.record)
+    batch = answer.batch
+    for call in answer.calls:
+        llm_calls.record(conn, call)
     session = rows.get(conn, claimed.tenant_id, work.session_id, lock=True)
     if work.iteration != session.iteration + 1 or session.status.final:
         queue.finish(conn, claimed, now)  # ended or moved on while the step ran
@@ -184,6 +171,7 @@ def _record(
         notes=frame.notes,
         guidance=before.guidance,
         state=frame.state,
+        tools=answer.tools or None,
         started_at=started,
         finished_at=now,
     )
@@ -216,6 +204,7 @@ def _record(
             text=step.text,
             done=step.done,
             guidance=step.guidance,
+            tools=step.tools,
         ),
         agent_id=agent_id,
     )

@@ -19,9 +19,6 @@ under a new message id, reading why. A thinking entry says what the gate found.
 from __future__ import annotations
 
 import asyncio
-import json
-from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import Connection
 
@@ -31,56 +28,12 @@ from hansa.domain.base import new_id
 from hansa.engine import quality_gate, runs, thinking
 from hansa.engine.llm import CallScope, RecordedCall
 from hansa.engine.runtime.recorder import Batch
+from hansa.engine.toolbox import Refused, Runs, Settled, Toolbox, ToolLoopLimit, Waits
 from hansa.engine.turns import quality, scratchpad
 from hansa.engine.turns.deltas import DeltaCoalescer
 from hansa.engine.turns.pipeline import TurnContext
-from hansa.engine.turns.toolbox import Refused, Runs, Toolbox, Waits
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams, ToolCall
 from hansa.tasks.builtin import scratchpad as scratchpad_tool
-
-MAX_RESULT_CHARS = 8_000
-"""A tool's answer is cut to this many characters in the prompt (the event keeps it whole)."""
-
-
-class ToolLoopLimit(errors.HansaError):
-    """The model still asked for tools after the last round it was allowed."""
-
-    code = "tool_loop_limit"
-
-    def __init__(self, rounds: int) -> None:
-        super().__init__(f"the model still asked for tools after {rounds} rounds")
-        self.rounds = rounds
-
-
-@dataclass(frozen=True)
-class Settled:
-    """One tool call's answer: its result, or why it has none."""
-
-    call: ToolCall
-    name: str
-    """The task type the call named."""
-    result: Any = None
-    error: event.ToolError | None = None
-
-    def payload(self) -> event.ToolResultData:
-        """The ``tool_result`` event, secrets masked."""
-        return event.ToolResultData(
-            tool_call_id=self.call.id,
-            name=self.name,
-            ok=self.error is None,
-            result=secrets.mask(self.result) if self.error is None else None,
-            error=self.error,
-        )
-
-    def message(self) -> ChatMessage:
-        """The answer as the model reads it: JSON, cut to ``MAX_RESULT_CHARS``."""
-        if self.error is not None:
-            body = {"error": self.error.code, "message": self.error.message}
-            return ChatMessage.tool_result(self.call.id, json.dumps(body), is_error=True)
-        text = json.dumps(secrets.mask(self.result), ensure_ascii=False, default=str)
-        if len(text) > MAX_RESULT_CHARS:
-            text = text[: MAX_RESULT_CHARS - 1] + "…"
-        return ChatMessage.tool_result(self.call.id, text)
 
 
 class AgentLoop:
@@ -314,6 +267,7 @@ class AgentLoop:
             turn_id=self.ctx.turn_id,
             agent_id=self.agent.id,
             project=self.project,
+            origin=self.ctx.turn_id,
             announce=self.ctx.recorder.write,
         )
         async with self._slots:

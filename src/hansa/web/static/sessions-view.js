@@ -271,6 +271,8 @@ export class SessionsView {
         d.done && h("span.badge", { dataset: { status: "completed" } }, "done"),
         h("time.session-step-time", { datetime: at, title: dayTime(at) }, seconds(at))),
       d.guidance && h("p.session-step-guidance", {}, h("span", {}, "Guidance: "), d.guidance),
+      d.tools && d.tools.length > 0 && h("p.session-step-tools", {}, h("span", {}, "Tools: "),
+        d.tools.map((t) => (t.ok ? `${t.name} ✓` : `${t.name} ✗ (${t.error})`)).join(", ")),
       h("p.session-step-text", {}, d.text || "(no text)"));
   }
 

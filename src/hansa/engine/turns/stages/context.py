@@ -20,8 +20,8 @@ from hansa.engine import context_budget, context_packs, rolling_summary, runs, t
 from hansa.engine.project_context import build_project_context
 from hansa.engine.prompts import persona
 from hansa.engine.runtime.services import Services
+from hansa.engine.toolbox import Toolbox
 from hansa.engine.turns.pipeline import Then, TurnContext
-from hansa.engine.turns.toolbox import Toolbox
 from hansa.models.base import ChatMessage
 from hansa.store import workspace
 

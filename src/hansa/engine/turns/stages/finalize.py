@@ -9,8 +9,8 @@ from hansa.domain import conversation, event, job, message, turn
 from hansa.domain.llm_call import LlmCall
 from hansa.engine import context_packs, rolling_summary, thinking
 from hansa.engine.runtime.recorder import Batch
+from hansa.engine.toolbox import ToolLoopLimit
 from hansa.engine.turns import summary_job
-from hansa.engine.turns.agent_loop import ToolLoopLimit
 from hansa.engine.turns.pipeline import TurnContext
 from hansa.models.base import Model
 from hansa.store import conversations, llm_calls, queue, turns

@@ -5,10 +5,10 @@ from __future__ import annotations
 from hansa.domain import message
 from hansa.engine import runs, thinking
 from hansa.engine.runtime.faults import crash_point
+from hansa.engine.toolbox import Toolbox
 from hansa.engine.turns import scratchpad
 from hansa.engine.turns.agent_loop import AgentLoop
 from hansa.engine.turns.pipeline import Then, TurnContext
-from hansa.engine.turns.toolbox import Toolbox
 
 
 async def reply(ctx: TurnContext) -> Then:

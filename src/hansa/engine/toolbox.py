@@ -1,4 +1,5 @@
-"""The tools an agent may use in a turn, and the laws' verdict on each call the model makes.
+"""The tools an agent may use in a turn or a session's step, the laws' verdict on each call
+the model makes, and each call's answer as the model reads it.
 
 A tool is a registered task type that the law of allowed scope lets this agent use in
 this project: its name is the task type's (``entity.read``; the provider adapters send it
@@ -8,6 +9,7 @@ schema. Pure: no I/O, so the agent loop's checks are unit-tested on their own.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -15,12 +17,16 @@ from typing import Any
 from pydantic import BaseModel
 
 from hansa import errors
+from hansa.domain import event, secrets
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws
-from hansa.models.base import ToolCall, ToolDefinition
+from hansa.models.base import ChatMessage, ToolCall, ToolDefinition
 from hansa.tasks.base import TaskType
 from hansa.tasks.registry import TaskRegistry
+
+MAX_RESULT_CHARS = 8_000
+"""A tool's answer is cut to this many characters in the prompt (the event keeps it whole)."""
 
 _WIRE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -28,6 +34,16 @@ _WIRE = re.compile(r"[^A-Za-z0-9_-]")
 def wire_name(name: str) -> str:
     """``name`` as OpenAI and Anthropic accept it (``entity.read`` -> ``entity_read``)."""
     return _WIRE.sub("_", name)[:64]
+
+
+class ToolLoopLimit(errors.HansaError):
+    """The model still asked for tools after the last round it was allowed."""
+
+    code = "tool_loop_limit"
+
+    def __init__(self, rounds: int) -> None:
+        super().__init__(f"the model still asked for tools after {rounds} rounds")
+        self.rounds = rounds
 
 
 @dataclass(frozen=True)
@@ -69,6 +85,7 @@ class Toolbox:
         project: ProjectContext,
         *,
         trusted: frozenset[tuple[str, int]] = frozenset(),
+        without: frozenset[str] = frozenset(),
     ) -> None:
         self.registry = registry
         self.agent = agent
@@ -76,9 +93,12 @@ class Toolbox:
         self.trusted = trusted
         """Outbound targets the operator vetted (a GET webhook to one is reversible)."""
         self.tools: dict[str, TaskType[Any]] = {
-            t.name: t for t in registry.all() if laws.scope_refusal(t, agent, project) is None
+            t.name: t
+            for t in registry.all()
+            if t.name not in without and laws.scope_refusal(t, agent, project) is None
         }
-        """The offered task types by name: those the law of allowed scope permits."""
+        """The offered task types by name: those the law of allowed scope permits (but those
+        named in ``without``)."""
         self._by_wire = {wire_name(name): name for name in self.tools}
 
     def __bool__(self) -> bool:
@@ -123,3 +143,34 @@ def _definition(task_type: TaskType[Any]) -> ToolDefinition:
     elif not task_type.is_reversible_by_system:
         description += " It cannot be undone: it waits for the user's confirmation."
     return ToolDefinition(task_type.name, description, task_type.schema())
+
+
+@dataclass(frozen=True)
+class Settled:
+    """One tool call's answer: its result, or why it has none."""
+
+    call: ToolCall
+    name: str
+    """The task type the call named."""
+    result: Any = None
+    error: event.ToolError | None = None
+
+    def payload(self) -> event.ToolResultData:
+        """The ``tool_result`` event, secrets masked."""
+        return event.ToolResultData(
+            tool_call_id=self.call.id,
+            name=self.name,
+            ok=self.error is None,
+            result=secrets.mask(self.result) if self.error is None else None,
+            error=self.error,
+        )
+
+    def message(self) -> ChatMessage:
+        """The answer as the model reads it: JSON, cut to ``MAX_RESULT_CHARS``."""
+        if self.error is not None:
+            body = {"error": self.error.code, "message": self.error.message}
+            return ChatMessage.tool_result(self.call.id, json.dumps(body), is_error=True)
+        text = json.dumps(secrets.mask(self.result), ensure_ascii=False, default=str)
+        if len(text) > MAX_RESULT_CHARS:
+            text = text[: MAX_RESULT_CHARS - 1] + "…"
+        return ChatMessage.tool_result(self.call.id, text)
