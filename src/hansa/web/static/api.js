@@ -65,6 +65,7 @@ export const api = {
   deleteSession: (id) => call("DELETE", `/api/agent-sessions/${enc(id)}`),
   sessionEventsUrl: (id) => `/api/agent-sessions/${enc(id)}/events`,
   me: () => get("/api/me"),
+  entity: (id) => get(`/api/workspace/entities/${enc(id)}`),
   openSession: (key) => post("/api/session", { key }),
   closeSession: () => call("DELETE", "/api/session"),
 };

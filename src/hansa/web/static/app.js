@@ -8,6 +8,7 @@ import { AgentList, shortName } from "./agents.js";
 import { api } from "./api.js";
 import { ConfirmDialog } from "./dialog.js";
 import { h } from "./dom.js";
+import { EntityView } from "./entity-view.js";
 import { Feed } from "./feed.js";
 import { HandoffQueue } from "./handoff-queue.js";
 import { HumanView } from "./human-view.js";
@@ -49,6 +50,7 @@ const state = {
 };
 
 const activity = new Activity((id) => state.agents.get(id)?.displayName || "Hans");
+const entityView = new EntityView($("workspace"));
 const dialog = new ConfirmDialog();
 const feedRoot = $("feed");
 const scroller = $("feed-scroll");
@@ -179,6 +181,7 @@ function reset() {
   state.stream?.close();
   state.stream = null;
   activity.reset();
+  entityView.reset();
   feedRoot.replaceChildren();
   state.feed = new Feed(feedRoot, state.agents);
   state.runs = new Runs({
@@ -284,6 +287,7 @@ function startStream(id, replayTo, early = null) {
       if (ev.seq === 1) performance.mark("hansa:first-event");
       activity.update(ev);
       feed.apply(ev);
+      entityView.apply(ev);
       if (ev.type === "handoff" || ev.type === "handoff_status") handoffMoved(ev, ev.seq > replayTo);
       if (!state.live && ev.seq >= replayTo) finish();
     },
