@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -18,12 +17,9 @@ from pydantic import BaseModel, ValidationError
 from hansa import errors
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
-from hansa.engine.text import map_strings
+from hansa.engine import templates
 from hansa.tasks.base import ANY_AGENT, Judging, TaskType
 from hansa.tasks.registry import TaskRegistry
-
-REF = re.compile(r"\{\{\s*([A-Za-z][A-Za-z0-9_]*)\.([A-Za-z0-9_.]+)\s*\}\}")
-"""``{{copy.html}}``: the ``html`` field of the result of the step whose ref is ``copy``."""
 
 
 class Law(StrEnum):
@@ -116,7 +112,7 @@ def scope_refusal(
 
 def placeholders(parameters: dict[str, Any]) -> dict[str, Any]:
     """Parameters with step references replaced by a stand-in, for plan-time validation."""
-    return map_strings(parameters, lambda text: REF.sub("ref", text))
+    return templates.mask(parameters, "ref")
 
 
 def judge(
@@ -181,23 +177,7 @@ def judge(
 
 
 def resolve_refs(parameters: dict[str, Any], outputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Fill ``{{ref.field}}`` from earlier results; a missing one is a clarity failure."""
-
-    def lookup(ref: str, path: str) -> Any:
-        value: Any = outputs.get(ref)
-        for part in path.split("."):
-            if not isinstance(value, dict) or part not in value:
-                raise errors.InvalidInput(
-                    f"{LAW_NAMES[Law.CLARITY]}: the result of step {ref!r} has no {path!r}",
-                    details={"law": Law.CLARITY.value, "missing": [f"{ref}.{path}"]},
-                )
-            value = value[part]
-        return value
-
-    def fill(text: str) -> Any:
-        whole = REF.fullmatch(text.strip())
-        if whole:  # the whole string is one reference: keep the result's own type
-            return lookup(whole.group(1), whole.group(2))
-        return REF.sub(lambda m: str(lookup(m.group(1), m.group(2))), text)
-
-    return map_strings(parameters, fill)
+    """Fill ``{{ref.field}}`` (``{{copy.html}}``: the ``html`` field of the result of the
+    step whose ref is ``copy``) from earlier results, through :mod:`hansa.engine.templates`;
+    a missing one is a clarity failure (:class:`templates.MissingVariable`)."""
+    return templates.render_value(parameters, templates.Scope(results=outputs))

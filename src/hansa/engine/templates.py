@@ -1,0 +1,226 @@
+"""The one template renderer, for task parameters and prompts: ``{{namespace.path}}`` filled
+from a :class:`Scope`, by substitution only.
+
+What a reference may name:
+
+- ``{{message.content}}``, ``{{user.x}}``, ``{{context.x}}``, ``{{project.x}}``: the
+  namespaces a scope carries;
+- ``{{copy.html}}`` / ``{{copy.result.html}}``: the result of the step whose ref (or the
+  node whose id) is ``copy`` (``.result`` is an alias for the whole result);
+- ``{{llmResponse}}``: the last model answer of a prompt graph;
+- ``{{item}}`` / ``{{item.name}}`` / ``{{i}}``: loop variables, by the names a loop's
+  ``itemKey`` / ``indexKey`` chose.
+
+Path segments are identifiers or list indexes (``items.0.name``), looked up in mappings and
+lists only, never as attributes; a name starting with ``_`` is not a reference at all.
+Anything that is not a reference (``{{__class__}}``, ``{{1+1}}``, ``{{ title }}`` that no
+loop binds) stays exactly as written, and what a reference brings in is never rendered
+again, so text that arrives through a variable cannot reach the scope. A reference that
+names nothing stops the task under the law of clarity, and the cap bounds what
+substitution builds.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from hansa import errors
+from hansa.engine.text import map_strings
+
+T = TypeVar("T")
+
+MAX_OUTPUT_BYTES = 64 * 1024
+"""The most one rendered string may hold, in UTF-8 bytes (substitution could otherwise
+multiply one large value many times)."""
+
+LLM_RESPONSE = "llmResponse"
+"""The bare name bound to the last model answer."""
+
+NAMESPACES = ("message", "user", "context", "project")
+"""The named namespaces a scope may carry."""
+
+_NAME = r"[A-Za-z][A-Za-z0-9_]*"
+_REFERENCE = re.compile(rf"\{{\{{\s*({_NAME}(?:\.(?:{_NAME}|[0-9]+))*)\s*\}}\}}")
+_CLARITY = "the law of clarity"
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What references may name. A reference's first name is looked up among the loop
+    variables, then as ``llmResponse``, then as a namespace, then among the results. A
+    namespace (or ``llm_response``) left ``None`` is not carried: its name then refers to a
+    step result of that name, as a plan's refs always have."""
+
+    message: Mapping[str, Any] | None = None
+    """The message that started the work (``content``, ``senderId``…)."""
+    user: Mapping[str, Any] | None = None
+    """Inputs and facts about the user."""
+    context: Mapping[str, Any] | None = None
+    """The conversation's context."""
+    project: Mapping[str, Any] | None = None
+    """The project the work belongs to."""
+    results: Mapping[str, Any] = field(default_factory=dict)
+    """Results of earlier steps, by task id, plan step ref or graph node id."""
+    llm_response: Any = None
+    """What ``{{llmResponse}}`` names; ``None`` when no model has answered."""
+    loop: Mapping[str, Any] = field(default_factory=dict)
+    """Loop variables by the names the loop chose (its ``itemKey`` and ``indexKey``)."""
+
+
+class MissingVariable(errors.InvalidInput):
+    """The law of clarity: a reference names nothing in the scope (never guessed)."""
+
+    def __init__(self, name: str, message: str) -> None:
+        super().__init__(f"{_CLARITY}: {message}", details={"law": "clarity", "missing": [name]})
+        self.name = name
+        """The reference as written, without braces (``copy.html``)."""
+
+
+class OutputTooLarge(errors.InvalidInput):
+    """A rendered string would exceed :data:`MAX_OUTPUT_BYTES`."""
+
+    code = "template_too_large"
+
+    def __init__(self) -> None:
+        super().__init__(
+            f"a template renders to more than {MAX_OUTPUT_BYTES} bytes",
+            details={"limitBytes": MAX_OUTPUT_BYTES},
+        )
+
+
+def render(text: str, scope: Scope) -> str:
+    """``text`` with every reference replaced by its value (strings as they are, anything
+    else as compact JSON), in a single pass. A text with references renders to at most
+    :data:`MAX_OUTPUT_BYTES`; one without any is returned as it is.
+
+    Raises:
+        MissingVariable: a reference names nothing in ``scope``.
+        OutputTooLarge: the result would exceed :data:`MAX_OUTPUT_BYTES`.
+    """
+    parts: list[str] = []
+    size = 0
+    end = 0
+    for match in _matches(text, scope.loop):
+        piece = text[end : match.start()]
+        filled = _as_text(_lookup(match.group(1), scope))
+        size += _bytes(piece) + _bytes(filled)
+        if size > MAX_OUTPUT_BYTES:
+            raise OutputTooLarge
+        parts += (piece, filled)
+        end = match.end()
+    if end == 0:  # nothing substituted: the text as given, bounded by whoever gave it
+        return text
+    tail = text[end:]
+    if size + _bytes(tail) > MAX_OUTPUT_BYTES:
+        raise OutputTooLarge
+    parts.append(tail)
+    return "".join(parts)
+
+
+def render_value(value: T, scope: Scope) -> T:
+    """``value`` with every string in it (however deeply nested in dicts and lists)
+    rendered; a string that is exactly one reference (spaces around it allowed) becomes
+    the referenced value itself, keeping its type (and its size: nothing is built). Keys
+    are left as they are.
+    """
+    return map_strings(value, lambda text: _fill(text, scope))
+
+
+def references(value: Any, *, loop_keys: Collection[str] = ()) -> tuple[str, ...]:
+    """The references ``value``'s strings name (``copy.html``, ``llmResponse``), in order
+    and without repeats, for validation before anything runs; ``loop_keys`` are the loop
+    variable names that will be bound.
+    """
+    loop = dict.fromkeys(loop_keys)
+    found: dict[str, None] = {}
+
+    def collect(text: str) -> str:
+        for match in _matches(text, loop):
+            found.setdefault(match.group(1))
+        return text
+
+    map_strings(value, collect)
+    return tuple(found)
+
+
+def mask(value: T, stand_in: str, *, loop_keys: Collection[str] = ()) -> T:
+    """``value`` with every reference replaced by ``stand_in``, for validating parameters
+    whose references are not filled yet (a whole reference becomes ``stand_in`` too)."""
+    loop = dict.fromkeys(loop_keys)
+
+    def blank(text: str) -> str:
+        pieces: list[str] = []
+        end = 0
+        for match in _matches(text, loop):
+            pieces += (text[end : match.start()], stand_in)
+            end = match.end()
+        return "".join(pieces) + text[end:] if pieces else text
+
+    return map_strings(value, blank)
+
+
+def _fill(text: str, scope: Scope) -> Any:
+    whole = _REFERENCE.fullmatch(text.strip())
+    if whole and _is_reference(whole.group(1), scope.loop):
+        return _lookup(whole.group(1), scope)
+    return render(text, scope)
+
+
+def _matches(text: str, loop: Mapping[str, Any]) -> Iterator[re.Match[str]]:
+    for match in _REFERENCE.finditer(text):
+        if _is_reference(match.group(1), loop):
+            yield match
+
+
+def _is_reference(name: str, loop: Mapping[str, Any]) -> bool:
+    # a bare name is a reference only when something binds it: text such as an HTML
+    # template's ``{{ title }}`` stays as written, as it always has
+    return "." in name or name == LLM_RESPONSE or name in loop
+
+
+def _lookup(name: str, scope: Scope) -> Any:
+    head, *path = name.split(".")
+    if head in scope.loop:
+        found = _walk(scope.loop[head], path)
+    elif head == LLM_RESPONSE and scope.llm_response is not None:
+        found = _walk(scope.llm_response, path)
+    elif head in NAMESPACES and (namespace := getattr(scope, head)) is not None:
+        found = _walk(namespace, path)
+    elif head in scope.results:
+        found = _walk(scope.results[head], path[1:] if path[:1] == ["result"] else path)
+        if found is _MISSING:  # in the words plans have always used
+            where = ".".join(path)
+            raise MissingVariable(
+                name, f"the result of step {head!r} has no {where!r} ({{{{{name}}}}})"
+            )
+    else:
+        raise MissingVariable(name, f"nothing named {head!r} is set (for {{{{{name}}}}})")
+    if found is _MISSING:
+        raise MissingVariable(name, f"{{{{{name}}}}} names nothing: {head!r} has no such value")
+    return found
+
+
+def _walk(value: Any, path: list[str]) -> Any:
+    for part in path:
+        if isinstance(value, Mapping) and part in value:
+            value = value[part]
+        elif isinstance(value, list | tuple) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return _MISSING
+    return value
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _bytes(text: str) -> int:
+    return len(text.encode("utf-8"))
