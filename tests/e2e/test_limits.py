@@ -133,9 +133,29 @@ def test_live_streams_are_limited_per_conversation_and_per_tenant(tmp_path: Path
     assert "this tenant" in tenant_full.json()["error"]["message"]
 
 
-def _open(streams: ExitStack, server: Server, cid: str) -> httpx.Response:
+def test_a_sessions_streams_take_its_conversations_slots(tmp_path: Path) -> None:
+    env = {"HANSA_MAX_SUBSCRIBERS_PER_CONVERSATION": "2"}
+    with running_server(tmp_path, env=env) as server, server.client() as client:
+        cid = new_conversation(client)
+        body = {"agentId": "growthLead", "goal": "SEO", "conversationId": cid, "maxSteps": 1}
+        sid = client.post("/api/agent-sessions", json=body).json()["id"]
+        with ExitStack() as streams:
+            _open(streams, server, cid, f"/api/agent-sessions/{sid}/events")
+            _open(streams, server, cid)
+            full = client.get(f"/api/agent-sessions/{sid}/events")
+            with pytest.raises(InvalidStatus) as by_socket:
+                connect(
+                    server.url.replace("http://", "ws://") + f"/api/agent-sessions/{sid}/ws",
+                    open_timeout=10,
+                )
+    assert full.status_code == 429 and "this conversation" in full.json()["error"]["message"]
+    assert by_socket.value.response.status_code == 429
+
+
+def _open(streams: ExitStack, server: Server, cid: str, path: str | None = None) -> httpx.Response:
     client = streams.enter_context(server.client())
-    response = streams.enter_context(client.stream("GET", f"/api/conversations/{cid}/events"))
+    path = path or f"/api/conversations/{cid}/events"
+    response = streams.enter_context(client.stream("GET", path))
     assert response.status_code == 200, response.read()
     return response
 

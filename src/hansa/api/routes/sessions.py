@@ -13,8 +13,9 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from hansa import errors
 from hansa.api import errors as api_errors
+from hansa.api import limits
 from hansa.api.deps import ServicesDep, TenantDep, current_tenant
-from hansa.api.routes.stream import parse_seq
+from hansa.api.routes.stream import HeldStream, parse_seq
 from hansa.domain import event, secrets
 from hansa.domain.base import Wire
 from hansa.domain.session import MAX_GUIDANCE_CHARS, AgentSession, SessionStatus
@@ -155,14 +156,16 @@ async def session_events(
     seq in its conversation's log, so ``Last-Event-ID`` resumes."""
     cursor = parse_seq(last_event_id if last_event_id is not None else after, "after")
     session = await services.db.read(lambda conn: rows.get(conn, tenant, session_id))
+    # it follows the session's conversation: one of that conversation's subscriber slots
+    slot = limits.of(request.app).subscribers.hold(tenant, session.conversation_id)
 
     async def frames() -> AsyncIterator[ServerSentEvent]:
         async for ev in _events(services, tenant, session, cursor):
             if ev is not None:
                 yield ServerSentEvent(json.dumps(ev.to_wire()), event=ev.type, id=str(ev.seq))
 
-    del request
-    return EventSourceResponse(frames(), ping=int(services.settings.sse_keepalive_seconds))
+    ping = int(services.settings.sse_keepalive_seconds)
+    return HeldStream(slot, frames(), ping=ping, send_timeout=30)
 
 
 @router.websocket("/{session_id}/ws")
@@ -175,10 +178,20 @@ async def session_websocket(
     try:
         cursor = parse_seq(after, "after")
         session = await services.db.read(lambda conn: rows.get(conn, tenant, session_id))
+        slot = limits.of(websocket.app).subscribers.hold(tenant, session.conversation_id)
     except errors.UserError as exc:
         await api_errors.refuse_websocket(websocket, exc)
         return
-    await websocket.accept()
+    try:
+        await websocket.accept()
+        await _send_until_closed(websocket, services, tenant, session, cursor)
+    finally:
+        slot.release()
+
+
+async def _send_until_closed(
+    websocket: WebSocket, services: Services, tenant: str, session: AgentSession, cursor: int
+) -> None:
     timeout = services.settings.ws_send_timeout_seconds
 
     async def send_events() -> None:

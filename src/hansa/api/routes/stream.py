@@ -58,7 +58,7 @@ def parse_seq(raw: str | None, name: str) -> int:
     return int(text)
 
 
-class _HeldStream(EventSourceResponse):
+class HeldStream(EventSourceResponse):
     """An event stream that gives its subscriber slot back however it ends."""
 
     def __init__(self, slot: limits.Slot, *args: Any, **kwargs: Any) -> None:
@@ -108,7 +108,7 @@ async def stream_events(
                 if done:
                     return
 
-    return _HeldStream(
+    return HeldStream(
         slot, frames(), ping=int(services.settings.sse_keepalive_seconds), send_timeout=30
     )
 
