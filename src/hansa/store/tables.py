@@ -225,6 +225,7 @@ assistant_runs = sa.Table(
     sa.Column("updated_at", UtcDateTime(), nullable=False),
     sa.Column("metadata", Json, nullable=False),
     sa.Index("ix_runs_conversation", "conversation_id", "created_at"),
+    sa.Index("ix_runs_tenant", "tenant_id", "created_at"),
 )
 
 assistant_tasks = sa.Table(

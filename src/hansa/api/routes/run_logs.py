@@ -1,0 +1,89 @@
+"""Reading runs: the tenant's runs page by page, and a run's log (a read model over events)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, TypeVar
+
+from fastapi import APIRouter
+
+from hansa import errors
+from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.schemas import run_card
+from hansa.domain import run, run_log
+from hansa.store import run_logs
+
+router = APIRouter()
+
+_E = TypeVar("_E", bound=StrEnum)
+
+_PER_TASK = frozenset({"agents", "groups", "thinking"})
+"""Run card fields made of its tasks: a listed run is the card without them."""
+
+
+def _choice(field: str, value: str | None, allowed: type[_E]) -> _E | None:
+    if value is None:
+        return None
+    try:
+        return allowed(value)
+    except ValueError:
+        names = ", ".join(m.value for m in allowed)
+        raise errors.InvalidInput(
+            f"{field}: {value!r} is not one of {names}", details={"field": field}
+        ) from None
+
+
+def _page(field: str, value: int | None, default: int, most: int) -> int:
+    if value is None:
+        return default
+    if not 1 <= value <= most:
+        raise errors.InvalidInput(
+            f"{field}: between 1 and {most}, not {value}", details={"field": field}
+        )
+    return value
+
+
+@router.get("/api/runs")
+async def list_runs(
+    services: ServicesDep,
+    tenant: TenantDep,
+    conversationId: str | None = None,  # noqa: N803 - query names of API.md
+    status: str | None = None,
+    limit: int | None = None,
+    before: str | None = None,
+) -> list[dict[str, Any]]:
+    """The tenant's runs, newest first, as run cards without their tasks; ``before`` (the
+    last run id of the previous page) pages on."""
+    runs = await services.db.read(
+        run_logs.list_runs,
+        tenant,
+        conversation_id=conversationId,
+        status=_choice("status", status, run.RunStatus),
+        before=before,
+        limit=_page("limit", limit, run_logs.RUNS_PAGE, run_logs.RUNS_PAGE_MAX),
+    )
+    return [{k: v for k, v in run_card(r, [], [], {}).items() if k not in _PER_TASK} for r in runs]
+
+
+@router.get("/api/runs/{run_id}/logs")
+async def run_log_entries(
+    run_id: str,
+    services: ServicesDep,
+    tenant: TenantDep,
+    level: str | None = None,
+    nodeId: str | None = None,  # noqa: N803
+    after: int = 0,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """The run's events in order as log entries ``{seq, at, level, type, taskId, nodeId,
+    agentId, message, data}``; ``level`` is a minimum, ``after`` a seq cursor."""
+    entries = await services.db.read(
+        run_logs.log_of_run,
+        tenant,
+        run_id,
+        minimum=_choice("level", level, run_log.Level) or run_log.Level.DEBUG,
+        node_id=nodeId,
+        after=after,
+        limit=_page("limit", limit, run_logs.LOG_PAGE, run_logs.LOG_PAGE_MAX),
+    )
+    return [e.model_dump(mode="json", by_alias=True) for e in entries]
