@@ -217,6 +217,8 @@ def task_out(t: run.Task) -> dict[str, Any]:
         "parentTaskId": t.parent_task_id,
         "stepGroup": t.step_group,
         "sequenceOrder": t.sequence_order,
+        "nodeId": t.node_id,
+        "dependsOn": t.depends_on,
         "createdByAgentId": t.created_by,
         "status": t.status.value,
         "taskType": t.task_type,

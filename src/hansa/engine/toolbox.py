@@ -95,7 +95,9 @@ class Toolbox:
         self.tools: dict[str, TaskType[Any]] = {
             t.name: t
             for t in registry.all()
-            if t.name not in without and laws.scope_refusal(t, agent, project) is None
+            if t.name not in without
+            and not t.graph_node
+            and laws.scope_refusal(t, agent, project) is None
         }
         """The offered task types by name: those the law of allowed scope permits (but those
         named in ``without``)."""
@@ -120,7 +122,7 @@ class Toolbox:
         Every call is judged again, offered or not: a model may name any tool.
         """
         name = self.name_of(call.name)
-        if name not in self.registry:
+        if name not in self.registry or self.registry.get(name).graph_node:
             return Refused("unknown_tool", f"there is no tool called {call.name!r}")
         verdict = laws.judge(
             self.registry, name, call.arguments, self.agent, self.project, trusted=self.trusted

@@ -82,6 +82,11 @@ _RELEASE = (
         status=_QUEUED, run_at=Due(), lease_until=None, last_error=_B("p_error"), updated_at=Now()
     )
 )
+_HURRY = (
+    sa.update(_jobs)
+    .where(_jobs.c.key == _B("p_key"), _jobs.c.status == _QUEUED, _jobs.c.run_at > Now())
+    .values(run_at=Now())
+)
 _CANCEL = (
     sa.update(_jobs)
     .where(_jobs.c.id == _B("p_id"))
@@ -192,6 +197,11 @@ def enqueue_claimed(
         lease_owner=owner,
         lease_until=lease_until,
     )
+
+
+def hurry(conn: Connection, key: str, now: datetime) -> None:
+    """Make the queued job of ``key`` due now, if it was due later."""
+    direct.execute(conn, _HURRY, {"p_key": key, **dbclock.now(conn, now)})
 
 
 def live_statuses(conn: Connection, key: str) -> set[str]:

@@ -66,6 +66,15 @@ async def _no_report(
     return None
 
 
+class Complete(Protocol):
+    """A model call of an executor: ``prompt`` as the user's message after ``system``, by
+    ``model`` (a ``provider:model`` spec) or the acting agent's; the answer's text."""
+
+    async def __call__(
+        self, prompt: str, *, system: str | None = None, model: str | None = None
+    ) -> str: ...
+
+
 @dataclass
 class TaskContext:
     """What an executor may use; built by the engine for each execution."""
@@ -83,6 +92,11 @@ class TaskContext:
     report: Operation = _no_report
     generate: Callable[[str, str], Awaitable[str]] | None = None
     """Ask the agent's model for text: ``await generate(instructions, material)``."""
+    complete: Complete | None = None
+    """Ask a model for text with a prompt of the caller's own (a graph's ``llm.invoke``)."""
+    say: Callable[[str], None] | None = None
+    """Post an assistant message to the conversation, with the step's result (a graph's
+    ``message.send``); None where nothing may be said (a turn's tool call)."""
     state_deltas: list[dict[str, Any]] | None = None
     """Where the execution proposes deltas to the acting agent's scratchpad
     (``domain/agent_state.py``): a tool call of a turn applies them with its result. None
@@ -142,6 +156,9 @@ class TaskType(Generic[P]):
     reversible_when: Callable[[P, Judging], bool] | None = None
     """For types whose reversibility depends on the parameters (a GET webhook to a vetted
     target, carrying no earlier result, is harmless)."""
+    graph_node: bool = False
+    """A node type of prompt graphs (``llm.invoke``, ``condition``…): a graph's step only,
+    never offered to an agent as a tool."""
 
     def reversible(self, params: P, judging: Judging | None = None) -> bool:
         """Whether the system can reverse this execution."""

@@ -20,7 +20,9 @@ def _call(name: str, **arguments: object) -> ToolCall:
 
 def test_an_agent_is_offered_the_task_types_its_capabilities_allow() -> None:
     hans = Toolbox(REGISTRY, AGENTS["chief"], OPEN)
-    expected = sorted(t.name for t in REGISTRY.all() if laws.holds(AGENTS["chief"], t))
+    expected = sorted(
+        t.name for t in REGISTRY.all() if laws.holds(AGENTS["chief"], t) and not t.graph_node
+    )
 
     names = [d.name for d in hans.definitions()]
 
@@ -28,7 +30,14 @@ def test_an_agent_is_offered_the_task_types_its_capabilities_allow() -> None:
     assert {"wait", "entity.read", "create_ticket", "run_audit"} <= set(names)
     assert "agent_state.update" in names, "every agent may keep notes"
     assert "delete_page" not in names and "webhook.call" not in names
+    assert "message.send" not in names and "llm.invoke" not in names, "graph nodes only"
     RequestParams(tools=hans.definitions())  # unique names, valid as a call's tools
+
+
+def test_a_graph_node_type_is_no_tool_even_when_named() -> None:
+    refused = Toolbox(REGISTRY, AGENTS["chief"], OPEN).judge(_call("message.send", text="hi"))
+
+    assert isinstance(refused, Refused) and refused.code == "unknown_tool"
 
 
 def test_a_project_that_allows_fewer_task_types_narrows_the_tools() -> None:

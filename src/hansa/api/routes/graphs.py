@@ -9,12 +9,17 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query
+from fastapi import APIRouter, Query
+from fastapi import Body as BodyParam
+from pydantic import Field
 
 from hansa.api.deps import PrincipalDep, ServicesDep
+from hansa.api.routes.runs import card
+from hansa.api.schemas import AgentId, Body, Id
 from hansa.domain import graph
 from hansa.domain.base import new_id
 from hansa.domain.principal import Principal
+from hansa.engine.graphs import start
 from hansa.engine.runtime.services import Services
 from hansa.store import graphs as graph_rows
 
@@ -38,7 +43,7 @@ _EXAMPLE = {
 }
 GraphBody = Annotated[
     dict[str, Any],
-    Body(
+    BodyParam(
         description="`{name, components: [{id, type, config}], edges: [{from, to, when?}]}`",
         openapi_examples={"condition": {"summary": "a branch", "value": _EXAMPLE}},
     ),
@@ -112,3 +117,31 @@ async def get_graph(
     return _out(
         await services.db.read(lambda conn: graph_rows.get(conn, tenant, graph_id, version))
     )
+
+
+class GraphRunBody(Body):
+    """``POST /api/graphs/{id}/runs``."""
+
+    conversation_id: Id
+    version: int | None = Field(default=None, ge=1, le=2**31 - 1)
+    """The version to run; the newest by default."""
+    agent_id: AgentId | None = None
+    """Who owns the nodes that name no agent; Hans by default."""
+    inputs: dict[str, Any] = Field(default_factory=dict)
+    """``{message?, user?, context?}``: what the templates' namespaces hold."""
+
+
+@router.post("/{graph_id}/runs", status_code=201)
+async def run_graph(
+    graph_id: str, body: GraphRunBody, services: ServicesDep, principal: PrincipalDep
+) -> dict[str, Any]:
+    """Start a run of the graph in a conversation, at once (an irreversible node still
+    waits for the user's confirmation); the run's card."""
+    tenant = principal.tenant_id
+    found = await services.db.read(
+        lambda conn: graph_rows.get(conn, tenant, graph_id, body.version)
+    )
+    agent_id = body.agent_id or services.supervisor.id  # the laws refuse an unknown one
+    request = start.GraphRunRequest(body.conversation_id, agent_id, body.inputs)
+    run_id, _ = await start.start(services, tenant, found, request)
+    return await card(services, tenant, run_id)

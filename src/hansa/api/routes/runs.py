@@ -25,13 +25,14 @@ from hansa.engine.runtime.services import Services
 router = APIRouter()
 
 
-async def _card(services: Services, tenant: str, run_id: str) -> dict[str, Any]:
+async def card(services: Services, tenant: str, run_id: str) -> dict[str, Any]:
+    """The run as its card shows it: its tasks, thinking, and what Undo offers."""
     shown = await runs.view(services, tenant, run_id)
     names = {a.id: a.display_name for a in services.roster}
-    card = run_card(shown.current, shown.tasks, shown.thinking, names)
+    out = run_card(shown.current, shown.tasks, shown.thinking, names)
     # what the panel's Undo offers: the steps a rollback would undo, newest first
-    card["undoableTaskIds"] = [t.id for t in runs.undoable(services.registry, shown.tasks)]
-    return card
+    out["undoableTaskIds"] = [t.id for t in runs.undoable(services.registry, shown.tasks)]
+    return out
 
 
 @router.get("/api/task-types")
@@ -44,6 +45,7 @@ async def task_types(services: ServicesDep) -> list[dict[str, Any]]:
             "parametersSchema": t.schema(),
             "isReversibleBySystem": t.is_reversible_by_system,
             "capability": t.capability,
+            "graphNode": t.graph_node,
         }
         for t in services.registry.all()
     ]
@@ -67,13 +69,13 @@ async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) 
     ]
     new = runs.NewRun(body.conversation_id, body.title, body.project_id, drafts)
     run_id, _ = await runs.create_run(services, tenant, new)
-    return await _card(services, tenant, run_id)
+    return await card(services, tenant, run_id)
 
 
 @router.get("/api/runs/{run_id}")
 async def get_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """The run card."""
-    return await _card(services, tenant, run_id)
+    return await card(services, tenant, run_id)
 
 
 @router.post("/api/runs/{run_id}/approve")
@@ -83,28 +85,28 @@ async def approve_run(
     """Approve (optionally editing steps first); execution starts in the background."""
     edits = [e.model_dump(by_alias=True, exclude_none=True) for e in (body.edits if body else [])]
     await runs.approve(services, tenant, run_id, edits)
-    return await _card(services, tenant, run_id)
+    return await card(services, tenant, run_id)
 
 
 @router.post("/api/runs/{run_id}/cancel")
 async def cancel_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Cancel the run (a repeated cancel changes nothing)."""
     await runs.cancel(services, tenant, run_id)
-    return await _card(services, tenant, run_id)
+    return await card(services, tenant, run_id)
 
 
 @router.post("/api/runs/{run_id}/pause")
 async def pause_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """No new task starts; running ones finish."""
     await runs.pause(services, tenant, run_id)
-    return await _card(services, tenant, run_id)
+    return await card(services, tenant, run_id)
 
 
 @router.post("/api/runs/{run_id}/resume")
 async def resume_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Continue a paused run."""
     await runs.resume(services, tenant, run_id)
-    return await _card(services, tenant, run_id)
+    return await card(services, tenant, run_id)
 
 
 @router.post("/api/runs/{run_id}/rollback")
@@ -113,7 +115,7 @@ async def rollback_run(run_id: str, services: ServicesDep, tenant: TenantDep) ->
     return); the run becomes ``rolled_back``. 409 ``not_undoable`` when nothing can be undone
     or the run has not ended; 409 ``undo_failed`` when an undo failed (recorded)."""
     await runs.rollback(services, tenant, run_id)
-    return await _card(services, tenant, run_id)
+    return await card(services, tenant, run_id)
 
 
 @router.post("/api/tasks/{task_id}/undo")

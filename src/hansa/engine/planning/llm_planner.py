@@ -48,6 +48,7 @@ def _instructions(req: PlanningRequest) -> str:
     types = [
         {"name": t.name, "capability": t.capability, "parameters": t.schema().get("properties", {})}
         for t in req.services.registry.all()
+        if not t.graph_node
     ]
     agents = [{"id": a.id, "capabilities": list(a.capabilities)} for a in req.services.roster]
     context = req.project.describe()

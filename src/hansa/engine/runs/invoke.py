@@ -16,15 +16,14 @@ from typing import Any
 from pydantic import BaseModel
 
 from hansa import errors
-from hansa.domain import event, run, secrets
+from hansa.domain import event, message, run, secrets
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
-from hansa.engine.llm import CallScope, RecordedCall
-from hansa.engine.prompts import persona
+from hansa.engine.runs import asking
+from hansa.engine.runs.asking import Doer
 from hansa.engine.runs.connectors import connectors_for
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
-from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 from hansa.tasks.base import TaskContext, TaskFailed, TaskType
 
 
@@ -48,17 +47,6 @@ class Outcome:
     calls: list[LlmCall] = field(default_factory=list)
     result: dict[str, Any] | None = None
     failure: TaskFailed | None = None
-
-
-@dataclass(frozen=True)
-class Doer:
-    """Whom one execution acts for: what its reports and model calls are recorded under."""
-
-    conversation_id: str
-    agent_id: str
-    run_id: str | None = None
-    task_id: str | None = None
-    """The stored task; None for a tool call of a turn (it has no task row)."""
 
 
 VALIDATION = "validation"
@@ -149,7 +137,7 @@ async def invoke(services: Services, tenant_id: str, started: Started) -> Outcom
     """
     task = started.task
     outcome = Outcome(task, Batch(task.conversation_id, None, run_id=task.run_id))
-    doer = Doer(task.conversation_id, task.created_by, task.run_id, task.id)
+    doer = Doer(task.conversation_id, task.created_by, task.run_id, task.id, task.node_id)
     execution = Execution(
         started.task_type,
         started.params,
@@ -231,7 +219,9 @@ async def _execute(services: Services, tenant_id: str, execution: Execution) -> 
             connectors=connectors,
             outputs=execution.outputs,
             report=reports,
-            generate=_generator(services, tenant_id, execution.doer, execution.calls),
+            generate=asking.generator(services, tenant_id, execution.doer, execution.calls),
+            complete=asking.completer(services, tenant_id, execution.doer, execution.calls),
+            say=_sayer(execution) if execution.doer.task_id is not None else None,
             state_deltas=execution.state_deltas,
         )
         try:
@@ -252,40 +242,18 @@ async def _execute(services: Services, tenant_id: str, execution: Execution) -> 
         return {**result, VALIDATION: {"checked": True, "discrepancies": found}}
 
 
-def _generator(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Any:
-    agent = services.agent(doer.agent_id)
+def _sayer(execution: Execution) -> Callable[[str], None]:
+    """A run step's messages join its outcome's batch: said once the step is recorded."""
+    doer = execution.doer
 
-    async def generate(instructions: str, material: str) -> str:
-        scope = CallScope(
-            tenant_id=tenant_id,
-            conversation_id=doer.conversation_id,
-            run_id=doer.run_id,
-            node_id=doer.task_id,
-            agent_id=agent.id,
+    def say(text: str) -> None:
+        meta = {"runId": doer.run_id, "taskId": doer.task_id, "nodeId": doer.node_id}
+        execution.batch.message(
+            message.Kind.ASSISTANT,
+            message.Author.ASSISTANT,
+            text,
+            agent_id=doer.agent_id,
+            metadata={k: v for k, v in meta.items() if v is not None},
         )
-        model = services.model_for(agent)
-        call = RecordedCall(model, scope, services.clock, services.metrics.called)
-        prompt = [
-            ChatMessage(
-                "system",
-                f"{persona(agent)} {instructions}",
-            ),
-            ChatMessage("user", material),
-        ]
-        settings = ModelSettings(temperature=agent.model_settings.temperature, max_tokens=400)
-        parts: list[str] = []
-        try:
-            async for delta in call.stream(prompt, settings, RequestParams(purpose="draft")):
-                parts.append(delta)
-        except errors.HansaError as exc:
-            raise TaskFailed(
-                f"the language model did not answer ({exc.code})",
-                code="model_failed",
-                retryable=True,
-            ) from exc
-        finally:
-            if call.record is not None:
-                calls.append(call.record)
-        return "".join(parts)
 
-    return generate
+    return say

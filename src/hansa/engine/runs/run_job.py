@@ -29,11 +29,11 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.bus.base import Subscription
 from hansa.domain import event, message, run
-from hansa.domain.job import Job, RunJob
+from hansa.domain.job import Job, JobKind, RunJob, payload
 from hansa.domain.project import ProjectContext
-from hansa.engine import laws
+from hansa.engine import laws, templates
 from hansa.engine.project_context import build_project_context
-from hansa.engine.runs import agents, scheduler
+from hansa.engine.runs import agents, graph_steps, scheduler
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import secret_box, trusted_targets
 from hansa.engine.runs.invoke import Outcome, Started, invoke
@@ -101,6 +101,7 @@ class RunDriver:
         self.held = book.held()
         if r.status is run.RunStatus.RUNNING:
             self.ready = self._start_next(book, r)
+            self.held = book.held()
         self.seen = (change.now, list(book.tasks.values()))
 
     async def drive(self) -> None:
@@ -214,8 +215,11 @@ class RunDriver:
                 started.extend(self._start_next(book, r))
             else:
                 self.held.clear()  # resuming queues a new run job, which starts them
+            self.held = book.held()
             if not self.running and not started and not self.held:
                 queue.finish(conn, self.job, change.now)
+                ended.append(True)
+            elif not self.running and not started and self._hand_wait_to_queue(change):
                 ended.append(True)
             seen.append((change.now, list(book.tasks.values())))
 
@@ -225,6 +229,21 @@ class RunDriver:
             self.seen_seq = max(self.seen_seq, stored[-1].seq)  # its own events are no news
         self.seen = seen[0]  # committed: what this job wrote is what the next step finds
         return started, bool(ended)
+
+    def _hand_wait_to_queue(self, change: RunChange) -> bool:
+        """Nothing runs and the next due task is far off: end this job and queue the run's
+        next one for then, so a waiting run holds no worker."""
+        due = min(self.held.values())
+        if due - change.now <= graph_steps.HOLD_IN_PLACE:
+            return False
+        queue.finish(change.conn, self.job, change.now)
+        work = payload(RunJob(run_id=self.run_id, conversation_id=self.conversation_id))
+        key = f"run:{self.run_id}"
+        queue.enqueue(
+            change.conn, self.tenant_id, JobKind.RUN, work, change.now, key=key, run_at=due
+        )
+        self.held.clear()
+        return True
 
     def _open(self, change: RunChange) -> tuple[run.Run, Book]:
         """Lock the run; its tasks as this job left them, or read again if anyone else wrote."""
@@ -244,14 +263,15 @@ class RunDriver:
         # a task refused at the last check fails, which may end its group: decide again
         for _ in range(len(book.tasks) + 1):
             busy = len(self.running) + len(started)
-            chosen = scheduler.next_tasks(book, r, busy=busy, held=set(self.held))
+            held = set(self.held) | set(book.held())  # a wait held in this step too
+            chosen = scheduler.next_tasks(book, r, busy=busy, held=held)
             refused = False
             for task in chosen:
                 if task.project_id not in projects:
                     projects[task.project_id] = build_project_context(
                         conn, self.tenant_id, task.project_id
                     )
-                s = self._start(book, task, projects[task.project_id])
+                s = self._start(book, r, task, projects[task.project_id])
                 refused = refused or s is None
                 if s is not None:
                     started.append(s)
@@ -259,7 +279,9 @@ class RunDriver:
                 break
         return started
 
-    def _start(self, book: Book, task: run.Task, project: ProjectContext) -> Started | None:
+    def _start(
+        self, book: Book, r: run.Run, task: run.Task, project: ProjectContext
+    ) -> Started | None:
         agent = agents.find(self.services, book.change.conn, self.tenant_id, task.created_by)
         if agent is None:  # a registered agent removed meanwhile: nobody may act for it
             self._fail(book, task, f"the agent {task.created_by!r} is not registered")
@@ -267,7 +289,11 @@ class RunDriver:
         outputs = book.outputs()
         registry = self.services.registry
         try:
-            params = laws.resolve_refs(secret_box(self.services).open(task.parameters), outputs)
+            opened = secret_box(self.services).open(task.parameters)
+            if task.node_id is None:
+                params = laws.resolve_refs(opened, outputs)
+            else:
+                params = templates.render_value(opened, graph_steps.scope(book, r, task))
             trusted = trusted_targets(self.services)
             verdict = laws.judge(registry, task.task_type, params, agent, project, trusted=trusted)
             verdict.raise_for_refusal()
@@ -277,9 +303,11 @@ class RunDriver:
         if not verdict.reversible and task.confirmed_hash != task.parameters_hash:
             book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, announce=True)
             return None
+        assert verdict.params is not None
+        if graph_steps.holds(book, task, getattr(verdict.params, "seconds", 0.0)):
+            return None
         moved = book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True, announce=True)
         _think(book, task, f"{agent.display_name} is working on: {task.summary}")
-        assert verdict.params is not None
         return Started(moved, registry.get(task.task_type), verdict.params, project, outputs)
 
     def _record(self, book: Book, outcome: Outcome) -> None:

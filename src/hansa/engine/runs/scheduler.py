@@ -117,6 +117,8 @@ def wake(change: RunChange, conversation_id: str) -> job.Job | None:
     conn, now, services = change.conn, change.now, change.services
     live = queue.live_statuses(conn, key)
     if job.JobStatus.QUEUED.value in live:
+        queue.hurry(conn, key, now)  # a run job queued for a wait's end: due now
+        change.batch.after_commit(services.wake_worker)
         return None
     work = job.payload(job.RunJob(run_id=change.run_id, conversation_id=conversation_id))
     worker = services.local_worker

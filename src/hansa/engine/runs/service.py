@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +36,12 @@ class TaskDraft:
     sequence_order: int = 0
     project_id: str | None = None
     ref: str | None = None
+    node_id: str | None = None
+    """The graph node it stands for (a graph's task); None for a plan's step."""
+    after: tuple[str, ...] | None = None
+    """The nodes it depends on, by node id; None: the step group before its own."""
+    when: tuple[tuple[str, str], ...] = ()
+    """``(node, branch)``: the branch each ``condition`` it depends on must take."""
 
 
 def default_summary(task_type: str, parameters: dict[str, Any]) -> str:
@@ -99,6 +105,8 @@ class NewRun:
     drafts: list[TaskDraft]
     plan: Plan | None = None
     """The plan it was made from, kept in the run's metadata for the panel."""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """More for the run's metadata (a graph run: its graph, version and inputs)."""
 
 
 def store_run(change: RunChange, new: NewRun) -> run.Run:
@@ -122,7 +130,7 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
     now = change.now
     plan = new.plan
     shown = secrets.mask(plan.model_dump(mode="json", by_alias=True)) if plan else None
-    metadata: dict[str, Any] = {"plan": shown} if plan else {}
+    metadata: dict[str, Any] = {**new.metadata, **({"plan": shown} if plan else {})}
     hans = services.supervisor.id
     new_run = run.Run(
         id=change.run_id,
@@ -137,7 +145,10 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
         metadata=metadata,
     )
     box = secret_box(services)
-    tasks = [new_task(new_run, d, v, now, box) for d, v in zip(drafts, verdicts, strict=True)]
+    ids = {d.node_id: new_id() for d in drafts if d.node_id is not None}
+    tasks = [
+        new_task(new_run, d, v, now, box, ids) for d, v in zip(drafts, verdicts, strict=True)
+    ]
     runs.create(conn, new_run, tasks)
     batch = change.batch
     batch.event(event.RunCreatedData(title=new.title, status=new_run.status), agent_id=hans)
@@ -150,11 +161,21 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
 
 
 def new_task(
-    r: run.Run, draft: TaskDraft, verdict: laws.Verdict, now: datetime, box: SecretBox
+    r: run.Run,
+    draft: TaskDraft,
+    verdict: laws.Verdict,
+    now: datetime,
+    box: SecretBox,
+    ids: Mapping[str, str] | None = None,
 ) -> run.Task:
-    """Run ``r``'s new open task from ``draft`` as the laws judged it (secrets sealed)."""
+    """Run ``r``'s new open task from ``draft`` as the laws judged it (secrets sealed);
+    ``ids`` gives a graph's tasks their ids by node, for the dependencies to name."""
+    ids = ids or {}
+    metadata: dict[str, Any] = {"ref": draft.ref, "lawChecks": verdict.checks}
+    if draft.when:
+        metadata["when"] = {ids[node]: branch for node, branch in draft.when}
     return run.Task(
-        id=new_id(),
+        id=ids[draft.node_id] if draft.node_id is not None else new_id(),
         run_id=r.id,
         conversation_id=r.conversation_id,
         project_id=draft.project_id,
@@ -175,7 +196,9 @@ def new_task(
         error=None,
         created_at=now,
         updated_at=now,
-        metadata={"ref": draft.ref, "lawChecks": verdict.checks},
+        metadata=metadata,
+        node_id=draft.node_id,
+        depends_on=None if draft.after is None else [ids[node] for node in draft.after],
     )
 
 

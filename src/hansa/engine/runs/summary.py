@@ -189,7 +189,8 @@ def answer(
     services: Services, conn: Connection, r: run.Run, tasks: list[run.Task], batch: Batch
 ) -> None:
     """Add Hans's validation, final message and ``done`` for ended run ``r`` to ``batch``;
-    what the review found is kept in the run's metadata (``validation``)."""
+    what the review found is kept in the run's metadata (``validation``). A graph's run
+    that completed gets no final message: its nodes said what the graph had to say."""
     chief = services.supervisor
     names = services.names()
     batch.thinking(
@@ -209,6 +210,10 @@ def answer(
         )
     validation = {"checked": len(reviewed), "discrepancies": found}
     runs.set_metadata(conn, r.id, {**r.metadata, "validation": validation})
+    if "graph" in r.metadata and r.status is run.RunStatus.COMPLETED:
+        # a graph's own nodes say what it has to say; a failure is still explained
+        batch.event(event.DoneData(status=_DONE[r.status]), agent_id=chief.id)
+        return
     can_undo = len(undo.undoable(services.registry, tasks))
     text, facts = compose(r, tasks, names, undoable=can_undo)
     batch.thinking(

@@ -21,7 +21,8 @@ from hansa.domain.base import new_id
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
 from hansa.engine.runs import service
-from hansa.engine.runs.invoke import Announce, Doer, Execution, perform
+from hansa.engine.runs.asking import Doer
+from hansa.engine.runs.invoke import Announce, Execution, perform
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
 from hansa.store import runs

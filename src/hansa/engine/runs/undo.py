@@ -27,9 +27,10 @@ from hansa.domain.project import ProjectContext
 from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runs import agents
+from hansa.engine.runs.asking import Doer
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import secret_box, trusted_targets
-from hansa.engine.runs.invoke import Doer, Execution, perform
+from hansa.engine.runs.invoke import Execution, perform
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.store import llm_calls, runs

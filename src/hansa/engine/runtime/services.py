@@ -84,6 +84,15 @@ class Services:
         """True when ``agent_id`` is in the roster."""
         return agent_id in self.agents
 
+    def may_name_model(self, spec: str) -> bool:
+        """Whether a tenant's own config (a graph node's ``model``) may name ``spec``: a
+        provider's model by name (``openai:…``, ``anthropic:…``), or one the operator
+        configured (the server's, an agent's). A spec that names a file (``local:``,
+        ``scripted:``) is the operator's to give."""
+        spec = spec.strip()
+        configured = {self.settings.model, *(a.model_settings.model for a in self.roster)}
+        return spec in configured or spec.split(":", 1)[0] in ("openai", "anthropic")
+
     def model_for(
         self,
         agent: AgentDefinition,

@@ -8,6 +8,7 @@ from hansa.tasks.builtin import (
     content,
     entities,
     entity_queries,
+    graph_nodes,
     scratchpad,
     tickets,
     utility,
@@ -25,4 +26,5 @@ BUILTIN_HOOKS: tuple[Hook, ...] = (
     webhook.register,
     content.register,
     utility.register,
+    graph_nodes.register,
 )

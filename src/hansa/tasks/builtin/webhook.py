@@ -40,15 +40,20 @@ async def _call(p: WebhookCall, ctx: TaskContext) -> Result:
     return {"statusCode": result["statusCode"], "body": result["body"]}
 
 
-def _harmless(p: WebhookCall, judging: Judging) -> bool:
-    """A GET that sends nothing beyond what the operator vetted, and no earlier result."""
-    if p.method != "GET":
+def harmless(method: str, url: str | None, judging: Judging) -> bool:
+    """A GET that sends nothing beyond what the operator vetted, and no earlier result (a
+    call to ``url`` by ``method``, its parameters as ``judging`` saw them written)."""
+    if method != "GET" or url is None:
         return False
     written = judging.written
     carried = [written.get("url"), *dict(written.get("headers") or {}).values()]
     if any(isinstance(v, str) and "{{" in v for v in carried):
         return False
-    return outbound.stays_inside(outbound.OutboundPolicy(allow=judging.trusted), p.url)
+    return outbound.stays_inside(outbound.OutboundPolicy(allow=judging.trusted), url)
+
+
+def _harmless(p: WebhookCall, judging: Judging) -> bool:
+    return harmless(p.method, p.url, judging)
 
 
 def register(add: Register) -> None:

@@ -1,0 +1,142 @@
+"""A graph's run: one task per node, in the graph's order, started at once.
+
+A node becomes a task of its node type's task type (``wait`` is ``wait.durable``), owned by
+the node's agent (``llm.invoke``'s ``agentId``) or the run's; it depends on the nodes its
+in-edges come from, and a ``condition``'s out-edge adds the branch it must take
+(``metadata.when``). The run is stored and approved in one transaction: it starts at
+once, under the same laws as any run (an irreversible node still waits for the user's
+confirmation). Templates in the configs are filled in as each task starts
+(``runs/run_job.py``), from the run's inputs and the results of the nodes before it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from hansa import errors
+from hansa.domain import event
+from hansa.domain.base import new_id
+from hansa.domain.graph import Graph
+from hansa.engine import runs
+from hansa.engine.runtime.recorder import Batch, Recorder
+from hansa.engine.runtime.services import Services
+from hansa.store import conversations
+from hansa.tasks.builtin.graph_nodes import NODE_TASK_TYPES
+
+GROUP = "G"
+"""The step group of every task of a graph (their order is their dependencies)."""
+
+NOT_YET = frozenset({"loop", "handoff.create", "context.update", "state.transition"})
+"""Node types a graph may hold but a run cannot carry out yet."""
+
+
+@dataclass(frozen=True)
+class GraphRunRequest:
+    """``POST /api/graphs/{id}/runs``: where the run goes and what it starts from."""
+
+    conversation_id: str
+    agent_id: str
+    """Who owns the nodes that name no agent of their own."""
+    inputs: dict[str, Any] = field(default_factory=dict)
+    """``{message?, user?, context?, …}``: the templates' namespaces."""
+
+
+def drafts(graph: Graph, agent_id: str, project_id: str | None) -> list[runs.TaskDraft]:
+    """The graph's nodes as task drafts, in the graph's (topological) order."""
+    refuse_what_cannot_run(graph)
+    after: dict[str, list[str]] = {c.id: [] for c in graph.components}
+    when: dict[str, list[tuple[str, str]]] = {c.id: [] for c in graph.components}
+    for edge in graph.edges:
+        after[edge.to].append(edge.from_)
+        if edge.when is not None:
+            when[edge.to].append((edge.from_, edge.when))
+    by_id = {c.id: c for c in graph.components}
+    found: list[runs.TaskDraft] = []
+    for i, node_id in enumerate(_in_order(graph)):
+        node = by_id[node_id]
+        owner = node.config.get("agentId") if node.type == "llm.invoke" else None
+        found.append(
+            runs.TaskDraft(
+                GROUP,
+                NODE_TASK_TYPES.get(node.type, node.type),
+                dict(node.config),
+                str(owner or agent_id),
+                f"{node.id} ({node.type})",
+                sequence_order=i,
+                project_id=project_id,
+                ref=node.id,
+                node_id=node.id,
+                after=tuple(after[node.id]),
+                when=tuple(when[node.id]),
+            )
+        )
+    return found
+
+
+def refuse_what_cannot_run(graph: Graph) -> None:
+    """422 ``graph_not_runnable`` naming every node a run cannot carry out yet."""
+    problems = []
+    for c in graph.components:
+        strategy = c.config.get("strategy", "all") if c.type == "parallel" else None
+        if c.type in NOT_YET:
+            problems.append({"node": c.id, "message": f"{c.type} nodes cannot run yet"})
+        elif strategy not in (None, "all") or (strategy and c.config.get("timeoutMs")):
+            problems.append(
+                {
+                    "node": c.id,
+                    "message": "only a parallel node of strategy all, with no timeout, can run yet",
+                }
+            )
+    if problems:
+        raise errors.InvalidInput(
+            f"graph {graph.id} v{graph.version} has nodes no run can carry out yet",
+            details={"problems": problems},
+        )
+
+
+def _in_order(graph: Graph) -> list[str]:
+    """Kahn's order, ties by the components' own order (the graph was checked acyclic)."""
+    position = {c.id: i for i, c in enumerate(graph.components)}
+    entering = {c.id: 0 for c in graph.components}
+    leaving: dict[str, list[str]] = {c.id: [] for c in graph.components}
+    for edge in graph.edges:
+        entering[edge.to] += 1
+        leaving[edge.from_].append(edge.to)
+    ready = deque(sorted((n for n, k in entering.items() if k == 0), key=position.__getitem__))
+    order: list[str] = []
+    while ready:
+        node = ready.popleft()
+        order.append(node)
+        for nxt in sorted(leaving[node], key=position.__getitem__):
+            entering[nxt] -= 1
+            if entering[nxt] == 0:
+                ready.append(nxt)
+    return order
+
+
+async def start(
+    services: Services, tenant_id: str, graph: Graph, request: GraphRunRequest
+) -> tuple[str, list[event.Event]]:
+    """Store the graph's run and start it, in one transaction: its id and its events."""
+    cid = request.conversation_id
+    conversation = await services.db.read(lambda conn: conversations.get(conn, tenant_id, cid))
+    new = runs.NewRun(
+        cid,
+        f"{graph.name} (graph v{graph.version})"[:200],
+        conversation.project_id,
+        drafts(graph, request.agent_id, conversation.project_id),
+        metadata={
+            "graph": {"id": graph.id, "version": graph.version, "name": graph.name},
+            "inputs": request.inputs,
+            "edges": [e.model_dump(by_alias=True) for e in graph.edges],
+        },
+    )
+    batch = Batch(cid, None)
+    run_id = new_id()
+    batch.then(runs.on_run(services, tenant_id, run_id, batch, lambda c: runs.store_run(c, new)))
+    batch.then(runs.approving(services, tenant_id, run_id, batch))
+    batch.after_commit(services.wake_worker)
+    stored = await Recorder(services, tenant_id, cid).write(batch)
+    return run_id, stored

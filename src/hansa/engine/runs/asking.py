@@ -1,0 +1,104 @@
+"""Model calls of executors (``TaskContext.generate`` and ``complete``): each recorded, under
+the step's run and node, for the run job to store with the step's outcome."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hansa import errors
+from hansa.domain.llm_call import LlmCall
+from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine.prompts import persona
+from hansa.engine.runtime.services import Services
+from hansa.models.base import ChatMessage, Model, ModelSettings, RequestParams
+from hansa.tasks.base import Complete, TaskFailed
+
+
+@dataclass(frozen=True)
+class Doer:
+    """Whom one execution acts for: what its reports and model calls are recorded under."""
+
+    conversation_id: str
+    agent_id: str
+    run_id: str | None = None
+    task_id: str | None = None
+    """The stored task; None for a tool call of a turn (it has no task row)."""
+    node_id: str | None = None
+    """The graph node the task stands for: its model calls are recorded under it."""
+
+
+def generator(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Any:
+    """``generate(instructions, material)``: a short draft by the acting agent's model."""
+    agent = services.agent(doer.agent_id)
+
+    async def generate(instructions: str, material: str) -> str:
+        prompt = [
+            ChatMessage("system", f"{persona(agent)} {instructions}"),
+            ChatMessage("user", material),
+        ]
+        settings = ModelSettings(temperature=agent.model_settings.temperature, max_tokens=400)
+        return await _ask(
+            services, tenant_id, doer, services.model_for(agent), prompt, settings, "draft", calls
+        )
+
+    return generate
+
+
+def completer(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Complete:
+    """``complete(prompt, system=, model=)``: the caller's own prompt, by the model named
+    (a ``provider:model`` spec) or the acting agent's, at the agent's settings."""
+    agent = services.agent(doer.agent_id)
+
+    async def complete(prompt: str, *, system: str | None = None, model: str | None = None) -> str:
+        messages = [ChatMessage("system", system or persona(agent)), ChatMessage("user", prompt)]
+        settings = ModelSettings(
+            temperature=agent.model_settings.temperature,
+            max_tokens=agent.model_settings.max_tokens,
+        )
+        if model is not None and not services.may_name_model(model):
+            raise TaskFailed(
+                f"the model {model!r} is not one this server offers: name an openai: or "
+                "anthropic: model, or one the operator configured",
+                code="model_not_allowed",
+            )
+        chosen = services.model_for(agent, None, model)
+        return await _ask(
+            services, tenant_id, doer, chosen, messages, settings, "graph_node", calls
+        )
+
+    return complete
+
+
+async def _ask(
+    services: Services,
+    tenant_id: str,
+    doer: Doer,
+    model: Model,
+    prompt: list[ChatMessage],
+    settings: ModelSettings,
+    purpose: str,
+    calls: list[LlmCall],
+) -> str:
+    scope = CallScope(
+        tenant_id=tenant_id,
+        conversation_id=doer.conversation_id,
+        run_id=doer.run_id,
+        node_id=doer.node_id or doer.task_id,
+        agent_id=doer.agent_id,
+    )
+    call = RecordedCall(model, scope, services.clock, services.metrics.called)
+    parts: list[str] = []
+    try:
+        async for delta in call.stream(prompt, settings, RequestParams(purpose=purpose)):
+            parts.append(delta)
+    except errors.HansaError as exc:
+        raise TaskFailed(
+            f"the language model did not answer ({exc.code})",
+            code="model_failed",
+            retryable=True,
+        ) from exc
+    finally:
+        if call.record is not None:
+            calls.append(call.record)
+    return "".join(parts)

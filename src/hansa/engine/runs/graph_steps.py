@@ -1,0 +1,62 @@
+"""What a graph's task needs as it starts: its templates' scope, and a ``wait`` held.
+
+A graph's task (one with a ``node_id``) fills its templates from the run's inputs
+(``message``, ``user``, ``context``: ``POST /api/graphs/{id}/runs``'s ``inputs``), the
+results of the nodes before it (by node id) and ``llmResponse``, the text of the last
+``llm.invoke`` that completed before it. A plan's step keeps its refs (results only).
+
+A ``wait`` node does not sleep in an executor: the first time it would start, it goes back
+to ``open`` with a due time (``scheduled_at``), like a retry's backoff, which the store
+keeps; once due it completes. The run job, with nothing else to do, hands a long wait to
+the queue (a run job due then), so a waiting run holds no worker.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from hansa.domain import message, run
+from hansa.engine import templates
+from hansa.engine.runs.scheduler import Book
+from hansa.tasks.builtin.graph_nodes import WAIT
+
+HOLD_IN_PLACE = timedelta(seconds=5)
+"""A run job with nothing but waits due sooner than this sleeps; a later one is queued."""
+
+
+def scope(book: Book, r: run.Run, task: run.Task) -> templates.Scope:
+    """The names a graph's task may reference."""
+    inputs: dict[str, Any] = r.metadata.get("inputs") or {}
+    answered = sorted(
+        (t for t in book.tasks.values() if t.task_type == "llm.invoke" and t.result),
+        key=lambda t: t.updated_at,
+    )
+    done = [t for t in answered if t.status is run.TaskStatus.COMPLETED and t.id != task.id]
+    return templates.Scope(
+        message=_mapping(inputs.get("message")),
+        user=_mapping(inputs.get("user")),
+        context=_mapping(inputs.get("context")),
+        results=book.outputs(),
+        llm_response=(done[-1].result or {}).get("text") if done else None,
+    )
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def holds(book: Book, task: run.Task, seconds: float) -> bool:
+    """Hold a ``wait`` the first time it would start (True); once due, it runs (False)."""
+    if task.task_type != WAIT or task.attempts:
+        return False
+    due = book.change.now + timedelta(seconds=seconds)
+    book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True, announce=True)
+    book.move(task.id, run.TaskStatus.OPEN, not_before=due, announce=True)
+    book.change.batch.thinking(
+        f"Waiting {seconds:g} s before going on",
+        agent_id=task.created_by,
+        phase=message.Phase.EXECUTION,
+        group=task.step_group,
+    )
+    return True

@@ -1,0 +1,265 @@
+"""Prompt graphs run over the real server (seed 001): one task per node on the run
+scheduler, templates filled from inputs and earlier nodes, branches not taken skipped, a
+wait held durably (through kill -9)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from test_webhooks import Target
+
+from harness import FAST, Server, new_conversation, running_server
+
+Run = dict[str, Any]
+ANSWER = "All systems go: the status check answered."
+
+
+@pytest.fixture(scope="module")
+def target() -> Iterator[Target]:
+    t = Target()
+    yield t
+    t.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, target: Target) -> Iterator[Server]:
+    tmp = tmp_path_factory.mktemp("graphs")
+    script = tmp / "analyst.json"
+    step = {"purpose": "graph_node", "promptHas": ["Status: GET, for hello"], "text": ANSWER}
+    script.write_text(json.dumps([step]))
+    (tmp / "hansa.toml").write_text(f'[agents.researchAgent]\nmodel = "scripted:{script}"\n')
+    env = {"HANSA_OUTBOUND_ALLOW": f"127.0.0.1:{target.port}"}
+    args = ("--config", str(tmp / "hansa.toml"))
+    with running_server(tmp, extra_args=args, env=env) as s:
+        yield s
+
+
+@pytest.fixture
+def client(server: Server) -> Iterator[httpx.Client]:
+    with server.client() as c:
+        yield c
+
+
+def _graph(client: httpx.Client, components: list[Any], edges: list[Any]) -> str:
+    made = client.post("/api/graphs", json={"name": "g", "components": components, "edges": edges})
+    assert made.status_code == 201, made.text
+    return str(made.json()["id"])
+
+
+def _run(client: httpx.Client, graph_id: str, cid: str, **body: Any) -> Run:
+    started = client.post(f"/api/graphs/{graph_id}/runs", json={"conversationId": cid, **body})
+    assert started.status_code == 201, started.text
+    return dict(started.json())
+
+
+def _until(
+    client: httpx.Client, run_id: str, ok: Callable[[Run], bool], seconds: float = 30
+) -> Run:
+    deadline = time.monotonic() + seconds
+    while True:
+        card = client.get(f"/api/runs/{run_id}").json()
+        if ok(card):
+            return dict(card)
+        assert time.monotonic() < deadline, f"the run never got there: {card['status']}"
+        time.sleep(0.05)
+
+
+def _ended(card: Run) -> bool:
+    return card["status"] in ("completed", "failed", "cancelled")
+
+
+def _nodes(card: Run) -> dict[str, dict[str, Any]]:
+    return {t["nodeId"]: t for g in card["groups"] for t in g["tasks"]}
+
+
+def _said(client: httpx.Client, cid: str) -> list[str]:
+    found = client.get(f"/api/conversations/{cid}/messages").json()
+    return [m["content"] for m in found if m["kind"] == "assistant"]
+
+
+def test_the_seeds_graph_calls_a_service_asks_a_model_and_says_the_answer(
+    client: httpx.Client, target: Target
+) -> None:
+    url = f"http://127.0.0.1:{target.port}/status"
+    prompt = "Status: {{fetch.result.body.received}}, for {{message.content}}"
+    graph_id = _graph(
+        client,
+        [
+            {"id": "fetch", "type": "service.call", "config": {"url": url}},
+            {
+                "id": "analyze",
+                "type": "llm.invoke",
+                "config": {"prompt": prompt, "agentId": "researchAgent"},
+            },
+            {"id": "tell", "type": "message.send", "config": {"text": "{{llmResponse}}"}},
+        ],
+        [{"from": "fetch", "to": "analyze"}, {"from": "analyze", "to": "tell"}],
+    )
+    cid = new_conversation(client)
+    before = len(target.requests)
+    started = _run(client, graph_id, cid, inputs={"message": {"content": "hello"}})
+    assert started["status"] == "running"
+    done = _until(client, started["id"], _ended)
+    assert done["status"] == "completed", done
+    nodes = _nodes(done)
+    assert [t["status"] for t in nodes.values()] == ["completed"] * 3
+    assert nodes["analyze"]["dependsOn"] == [nodes["fetch"]["id"]]
+    assert nodes["analyze"]["createdByAgentId"] == "researchAgent"
+    assert nodes["tell"]["result"] == {"text": ANSWER}
+    assert [m for m in target.requests[before:] if m[0] == "GET"] != []
+    assert _said(client, cid) == [ANSWER], "the node's message, once"
+    calls = client.get("/api/llm-calls", params={"runId": started["id"]}).json()
+    assert [c["nodeId"] for c in calls] == ["analyze"]
+
+
+def test_a_condition_takes_one_branch_and_skips_the_other(client: httpx.Client) -> None:
+    graph_id = _graph(
+        client,
+        [
+            {
+                "id": "check",
+                "type": "condition",
+                "config": {"value": "{{context.tier}}", "in": ["gold"]},
+            },
+            {"id": "vip", "type": "message.send", "config": {"text": "A specialist calls you."}},
+            {"id": "usual", "type": "message.send", "config": {"text": "We answer within a day."}},
+            {"id": "thanks", "type": "message.send", "config": {"text": "Thanks, {{user.name}}."}},
+        ],
+        [
+            {"from": "check", "to": "vip", "when": "true"},
+            {"from": "check", "to": "usual", "when": "false"},
+            {"from": "vip", "to": "thanks"},
+            {"from": "usual", "to": "thanks"},
+        ],
+    )
+    seen: dict[str, tuple[dict[str, str], list[str]]] = {}
+    for tier in ("gold", "silver"):
+        cid = new_conversation(client)
+        inputs = {"context": {"tier": tier}, "user": {"name": "Ada"}}
+        done = _until(client, _run(client, graph_id, cid, inputs=inputs)["id"], _ended)
+        assert done["status"] == "completed", done
+        statuses = {node: t["status"] for node, t in _nodes(done).items()}
+        seen[tier] = (statuses, _said(client, cid))
+    gold, silver = seen["gold"], seen["silver"]
+    assert gold[0] == {
+        "check": "completed",
+        "vip": "completed",
+        "usual": "skipped",
+        "thanks": "completed",
+    }
+    assert gold[1] == ["A specialist calls you.", "Thanks, Ada."]
+    assert silver[0] == {
+        "check": "completed",
+        "vip": "skipped",
+        "usual": "completed",
+        "thanks": "completed",
+    }
+    assert silver[1] == ["We answer within a day.", "Thanks, Ada."]
+
+
+def test_a_missing_variable_fails_its_node_under_the_law_of_clarity(client: httpx.Client) -> None:
+    graph_id = _graph(
+        client,
+        [
+            {"id": "greet", "type": "message.send", "config": {"text": "Hi {{user.name}}"}},
+            {"id": "after", "type": "message.send", "config": {"text": "never said"}},
+        ],
+        [{"from": "greet", "to": "after"}],
+    )
+    cid = new_conversation(client)
+    done = _until(client, _run(client, graph_id, cid)["id"], _ended)
+    nodes = _nodes(done)
+    assert done["status"] == "failed"
+    assert nodes["greet"]["status"] == "failed" and "user.name" in nodes["greet"]["error"]
+    assert nodes["after"]["status"] == "cancelled"
+    (explained,) = _said(client, cid)  # Hans explains a failed graph; "never said" is not said
+    assert "greet" in explained and "user.name" in explained
+
+
+def test_injected_template_text_renders_literally(client: httpx.Client) -> None:
+    graph_id = _graph(
+        client,
+        [
+            {
+                "id": "echo",
+                "type": "message.send",
+                "config": {"text": "You said: {{message.content}} {{__class__}}"},
+            }
+        ],
+        [],
+    )
+    cid = new_conversation(client)
+    inputs = {"message": {"content": "{{user.secret}}"}, "user": {"secret": "s3cr3t"}}
+    done = _until(client, _run(client, graph_id, cid, inputs=inputs)["id"], _ended)
+    assert done["status"] == "completed"
+    assert _said(client, cid) == ["You said: {{user.secret}} {{__class__}}"]
+
+
+def test_a_node_may_not_name_a_model_the_operator_did_not_offer(client: httpx.Client) -> None:
+    graph_id = _graph(
+        client,
+        [
+            {
+                "id": "ask",
+                "type": "llm.invoke",
+                "config": {"prompt": "hi", "model": "scripted:/etc/passwd"},
+            }
+        ],
+        [],
+    )
+    done = _until(client, _run(client, graph_id, new_conversation(client))["id"], _ended)
+    (task,) = _nodes(done).values()
+    assert task["status"] == "failed" and task["result"]["error"]["code"] == "model_not_allowed"
+
+
+def test_what_cannot_run_yet_is_refused_whole(client: httpx.Client) -> None:
+    graph_id = _graph(
+        client,
+        [
+            {
+                "id": "each",
+                "type": "loop",
+                "config": {"items": [1, 2], "itemKey": "n", "maxIterations": 5},
+            },
+            {"id": "race", "type": "parallel", "config": {"strategy": "any"}},
+        ],
+        [{"from": "each", "to": "race"}],
+    )
+    cid = new_conversation(client)
+    refused = client.post(f"/api/graphs/{graph_id}/runs", json={"conversationId": cid})
+    assert refused.status_code == 422
+    assert [p["node"] for p in refused.json()["error"]["details"]["problems"]] == ["each", "race"]
+    assert client.get(f"/api/conversations/{cid}/messages").json() == []
+    missing = client.post("/api/graphs/nope/runs", json={"conversationId": cid})
+    assert missing.status_code == 404
+
+
+def test_a_wait_survives_kill_9_and_the_run_completes_once(tmp_path: Path) -> None:
+    components = [
+        {"id": "hello", "type": "message.send", "config": {"text": "Back in a moment."}},
+        {"id": "pause", "type": "wait", "config": {"seconds": 6}},
+        {"id": "back", "type": "message.send", "config": {"text": "I am back."}},
+    ]
+    edges = [{"from": "hello", "to": "pause"}, {"from": "pause", "to": "back"}]
+    with running_server(tmp_path, env=FAST) as doomed, doomed.client() as c:
+        graph_id = _graph(c, components, edges)
+        cid = new_conversation(c)
+        run_id = _run(c, graph_id, cid)["id"]
+        waiting = _until(c, run_id, lambda r: _nodes(r)["pause"]["scheduledAt"] is not None)
+        os.kill(doomed.process.pid, signal.SIGKILL)
+        doomed.process.wait(10)
+    assert _nodes(waiting)["back"]["status"] == "open"
+    with running_server(tmp_path, env=FAST) as server, server.client() as c:
+        done = _until(c, run_id, _ended, seconds=60)
+        said = _said(c, cid)
+    assert done["status"] == "completed", done
+    assert said == ["Back in a moment.", "I am back."]
+    assert _nodes(done)["pause"]["result"] == {"waitedSeconds": 6.0}
