@@ -146,9 +146,7 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
     )
     box = secret_box(services)
     ids = {d.node_id: new_id() for d in drafts if d.node_id is not None}
-    tasks = [
-        new_task(new_run, d, v, now, box, ids) for d, v in zip(drafts, verdicts, strict=True)
-    ]
+    tasks = [new_task(new_run, d, v, now, box, ids) for d, v in zip(drafts, verdicts, strict=True)]
     runs.create(conn, new_run, tasks)
     batch = change.batch
     batch.event(event.RunCreatedData(title=new.title, status=new_run.status), agent_id=hans)
