@@ -315,3 +315,80 @@ async def test_the_book_writes_every_move_through_and_shares_results_by_ref(
     assert (stored.status, stored.attempts, stored.result) == (S.COMPLETED, 1, {"html": "<p>x</p>"})
     assert (kept.status, kept.attempts, kept.result) == (stored.status, 1, stored.result)
     assert book.outputs() == {task.id: {"html": "<p>x</p>"}, "copy": {"html": "<p>x</p>"}}
+
+
+# A graph's tasks name their dependencies; a condition's branches are skipped or taken.
+
+
+def _node(
+    r: run.Run, node: str, order: int, after: tuple[run.Task, ...] = (), **kw: Any
+) -> run.Task:
+    return make_task(
+        r,
+        step_group="G",
+        sequence_order=order,
+        node_id=node,
+        depends_on=[t.id for t in after],
+        **kw,
+    )
+
+
+async def test_a_graph_task_starts_when_its_own_dependencies_are_done(services: Services) -> None:
+    r = make_run()
+    root = _node(r, "root", 0, status=S.COMPLETED, attempts=1)
+    slow = _node(r, "slow", 1, (root,), status=S.IN_PROGRESS, attempts=1)
+    fast = _node(r, "fast", 2, (root,), status=S.COMPLETED, attempts=1)
+    after_fast = _node(r, "afterFast", 3, (fast,))
+    join = _node(r, "join", 4, (slow, after_fast))
+    await _stored(services, root, slow, fast, after_fast, join, r=r)
+
+    decision = await _decide(services, r, busy=1)
+
+    assert decision.started == [after_fast.id], "no group waits: only its own dependencies"
+    assert not [p for p in decision.announced if isinstance(p, event.ThinkingData)], (
+        "a graph's tasks are not announced as step groups"
+    )
+
+
+async def test_the_branch_a_condition_did_not_take_is_skipped_and_a_join_still_runs(
+    services: Services,
+) -> None:
+    r = make_run()
+    check = _node(r, "check", 0, status=S.COMPLETED, attempts=1, result={"branch": "true"})
+    yes = _node(r, "yes", 1, (check,), metadata={"when": {check.id: "true"}})
+    no = _node(r, "no", 2, (check,), metadata={"when": {check.id: "false"}})
+    behind_no = _node(r, "behindNo", 3, (no,))
+    join = _node(r, "join", 4, (yes, no))
+    await _stored(services, check, yes, no, behind_no, join, r=r)
+
+    decision = await _decide(services, r)
+
+    assert decision.started == [yes.id]
+    assert _statuses(decision, no, behind_no, join) == [S.SKIPPED, S.SKIPPED, S.OPEN]
+    skipped = [p for p in decision.announced if isinstance(p, event.TaskStatusData)]
+    assert [p.status for p in skipped] == [S.SKIPPED, S.SKIPPED]
+
+
+async def test_a_failed_branch_fails_the_run_once_the_other_branch_has_finished(
+    services: Services,
+) -> None:
+    r = make_run()
+    root = _node(r, "root", 0, status=S.COMPLETED, attempts=1)
+    broken = _node(r, "broken", 1, (root,), status=S.FAILED, attempts=1, error="boom")
+    behind = _node(r, "behind", 2, (broken,))
+    other = _node(r, "other", 3, (root,))
+    await _stored(services, root, broken, behind, other, r=r)
+
+    first = await _decide(services, r)
+    await services.db.write(
+        lambda conn: _move(_book(services, conn, r)[0], other.id, S.IN_PROGRESS, attempt=True)
+    )
+    await services.db.write(
+        lambda conn: _move(_book(services, conn, r)[0], other.id, S.COMPLETED, result={})
+    )
+    last = await _decide(services, r)
+
+    assert first.started == [other.id], "an independent branch goes on past a failure"
+    assert first.run_status is run.RunStatus.RUNNING
+    assert _statuses(last, behind) == [S.CANCELLED]
+    assert last.run_status is run.RunStatus.FAILED
