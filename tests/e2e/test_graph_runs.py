@@ -9,6 +9,7 @@ import os
 import signal
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,12 @@ def server(tmp_path_factory: pytest.TempPathFactory, target: Target) -> Iterator
     script = tmp / "analyst.json"
     step = {"purpose": "graph_node", "promptHas": ["Status: GET, for hello"], "text": ANSWER}
     script.write_text(json.dumps([step]))
-    (tmp / "hansa.toml").write_text(f'[agents.researchAgent]\nmodel = "scripted:{script}"\n')
+    slow = tmp / "slow.json"
+    slow.write_text(json.dumps([{"purpose": "graph_node", "text": "slow", "delaySeconds": 2}] * 4))
+    (tmp / "hansa.toml").write_text(
+        f'[agents.researchAgent]\nmodel = "scripted:{script}"\n'
+        f'[agents.fileAgent]\nmodel = "scripted:{slow}"\n'
+    )
     env = {"HANSA_OUTBOUND_ALLOW": f"127.0.0.1:{target.port}"}
     args = ("--config", str(tmp / "hansa.toml"))
     with running_server(tmp, extra_args=args, env=env) as s:
@@ -236,10 +242,103 @@ def test_what_cannot_run_yet_is_refused_whole(client: httpx.Client) -> None:
     cid = new_conversation(client)
     refused = client.post(f"/api/graphs/{graph_id}/runs", json={"conversationId": cid})
     assert refused.status_code == 422
-    assert [p["node"] for p in refused.json()["error"]["details"]["problems"]] == ["each", "race"]
+    assert [p["node"] for p in refused.json()["error"]["details"]["problems"]] == ["each"]
     assert client.get(f"/api/conversations/{cid}/messages").json() == []
     missing = client.post("/api/graphs/nope/runs", json={"conversationId": cid})
     assert missing.status_code == 404
+
+
+SLOW = {
+    "id": "slow",
+    "type": "llm.invoke",
+    "config": {"prompt": "take your time", "agentId": "fileAgent"},
+}
+
+
+def _seconds(card: Run) -> float:
+    started, ended = (datetime.fromisoformat(card[k]) for k in ("createdAt", "updatedAt"))
+    return (ended - started).total_seconds()
+
+
+def test_parallel_any_ends_at_the_fastest_child_and_cuts_the_slow_one(client: httpx.Client) -> None:
+    graph_id = _graph(
+        client,
+        [
+            {"id": "race", "type": "parallel", "config": {"strategy": "any"}},
+            {"id": "fast", "type": "wait", "config": {"seconds": 0.2}},
+            SLOW,
+            {
+                "id": "join",
+                "type": "message.send",
+                "config": {"text": "{{race.result.winner}} won"},
+            },
+        ],
+        [
+            {"from": "race", "to": "fast"},
+            {"from": "race", "to": "slow"},
+            {"from": "fast", "to": "join"},
+            {"from": "slow", "to": "join"},
+        ],
+    )
+    cid = new_conversation(client)
+    done = _until(client, _run(client, graph_id, cid)["id"], _ended)
+    nodes = _nodes(done)
+    assert done["status"] == "completed", done
+    assert nodes["slow"]["status"] == "cancelled"
+    assert "another branch of race finished first" in nodes["slow"]["error"]
+    assert _said(client, cid) == ["fast won"]
+    assert _seconds(done) < 2, "the slow child (2 s) was not waited for"
+
+
+def test_parallel_settle_goes_on_past_a_failing_child(client: httpx.Client) -> None:
+    graph_id = _graph(
+        client,
+        [
+            {"id": "both", "type": "parallel", "config": {"strategy": "settle"}},
+            {"id": "ok", "type": "message.send", "config": {"text": "fine"}},
+            {"id": "bad", "type": "message.send", "config": {"text": "{{user.missing}}"}},
+            {
+                "id": "report",
+                "type": "message.send",
+                "config": {
+                    "text": "{{both.result.errors.0.node}} failed, "
+                    "{{both.result.successes.0.node}} worked"
+                },
+            },
+        ],
+        [
+            {"from": "both", "to": "ok"},
+            {"from": "both", "to": "bad"},
+            {"from": "ok", "to": "report"},
+            {"from": "bad", "to": "report"},
+        ],
+    )
+    cid = new_conversation(client)
+    done = _until(client, _run(client, graph_id, cid)["id"], _ended)
+    assert done["status"] == "completed", done
+    assert _nodes(done)["bad"]["status"] == "failed"
+    assert _said(client, cid) == ["fine", "bad failed, ok worked"]
+
+
+def test_a_parallel_timeout_stops_its_children_and_fails_the_run(client: httpx.Client) -> None:
+    graph_id = _graph(
+        client,
+        [
+            {"id": "fan", "type": "parallel", "config": {"strategy": "all", "timeoutMs": 300}},
+            SLOW,
+            {"id": "after", "type": "message.send", "config": {"text": "never said"}},
+        ],
+        [{"from": "fan", "to": "slow"}, {"from": "slow", "to": "after"}],
+    )
+    cid = new_conversation(client)
+    done = _until(client, _run(client, graph_id, cid)["id"], _ended)
+    nodes = _nodes(done)
+    assert done["status"] == "failed"
+    assert nodes["slow"]["status"] == "failed"
+    assert "fan timed out after 300 ms" in nodes["slow"]["error"]
+    assert nodes["after"]["status"] == "cancelled"
+    assert _seconds(done) < 2, "stopped at the timeout, not after the slow child"
+    assert "never said" not in _said(client, cid)
 
 
 def test_a_wait_survives_kill_9_and_the_run_completes_once(tmp_path: Path) -> None:

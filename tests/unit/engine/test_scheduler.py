@@ -392,3 +392,59 @@ async def test_a_failed_branch_fails_the_run_once_the_other_branch_has_finished(
     assert first.run_status is run.RunStatus.RUNNING
     assert _statuses(last, behind) == [S.CANCELLED]
     assert last.run_status is run.RunStatus.FAILED
+
+
+async def test_parallel_any_stops_the_losers_once_a_child_completed(services: Services) -> None:
+    r = make_run()
+    race = _node(
+        r,
+        "race",
+        0,
+        status=S.COMPLETED,
+        attempts=1,
+        task_type="parallel",
+        parameters={"strategy": "any"},
+    )
+    won = _node(r, "won", 1, (race,), status=S.COMPLETED, attempts=1, result={"n": 1})
+    running = _node(r, "running", 2, (race,), status=S.IN_PROGRESS, attempts=1)
+    waiting = _node(r, "waiting", 3, (race,))
+    behind = _node(r, "behind", 4, (waiting,))
+    join = _node(r, "join", 5, (won, running, waiting))
+    await _stored(services, race, won, running, waiting, behind, join, r=r)
+
+    decision = await _decide(services, r, busy=1)
+
+    assert _statuses(decision, running, waiting, behind) == [S.CANCELLED, S.SKIPPED, S.SKIPPED]
+    assert decision.tasks[running.id].error == "another branch of race finished first"
+    assert decision.started == [join.id], "the join runs on the winner"
+
+
+async def test_a_parallel_timeout_is_held_until_due_then_fails_what_still_runs(
+    services: Services,
+) -> None:
+    r = make_run()
+    forked = utcnow() - timedelta(seconds=10)
+    fan = _node(
+        r,
+        "fan",
+        0,
+        status=S.COMPLETED,
+        attempts=1,
+        task_type="parallel",
+        parameters={"strategy": "all", "timeoutMs": 60_000},
+        updated_at=forked,
+    )
+    slow = _node(r, "slow", 1, (fan,), status=S.IN_PROGRESS, attempts=1)
+    await _stored(services, fan, slow, r=r)
+
+    held = await services.db.read(lambda conn: _held(_book(services, conn, r)[0]))
+    await services.db.write(
+        lambda conn: runs.update_task(
+            conn, fan.id, forked, parameters={"strategy": "all", "timeoutMs": 5_000}
+        )
+    )
+    expired = await _decide(services, r, busy=1)
+
+    assert held == {fan.id: forked + timedelta(seconds=60)}, "the run job wakes at the deadline"
+    assert _statuses(expired, slow) == [S.FAILED]
+    assert expired.tasks[slow.id].error == "fan timed out after 5000 ms"

@@ -79,16 +79,8 @@ def refuse_what_cannot_run(graph: Graph) -> None:
     """422 ``graph_not_runnable`` naming every node a run cannot carry out yet."""
     problems = []
     for c in graph.components:
-        strategy = c.config.get("strategy", "all") if c.type == "parallel" else None
         if c.type in NOT_YET:
             problems.append({"node": c.id, "message": f"{c.type} nodes cannot run yet"})
-        elif strategy not in (None, "all") or (strategy and c.config.get("timeoutMs")):
-            problems.append(
-                {
-                    "node": c.id,
-                    "message": "only a parallel node of strategy all, with no timeout, can run yet",
-                }
-            )
     if problems:
         raise errors.InvalidInput(
             f"graph {graph.id} v{graph.version} has nodes no run can carry out yet",

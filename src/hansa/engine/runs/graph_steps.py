@@ -18,7 +18,8 @@ from typing import Any
 
 from hansa.domain import message, run
 from hansa.engine import templates
-from hansa.engine.runs.scheduler import Book
+from hansa.engine.runs import forks
+from hansa.engine.runs.scheduler import Book, dependencies
 from hansa.tasks.builtin.graph_nodes import WAIT
 
 HOLD_IN_PLACE = timedelta(seconds=5)
@@ -28,6 +29,7 @@ HOLD_IN_PLACE = timedelta(seconds=5)
 def scope(book: Book, r: run.Run, task: run.Task) -> templates.Scope:
     """The names a graph's task may reference."""
     inputs: dict[str, Any] = r.metadata.get("inputs") or {}
+    after = dependencies(list(book.tasks.values()))
     answered = sorted(
         (t for t in book.tasks.values() if t.task_type == "llm.invoke" and t.result),
         key=lambda t: t.updated_at,
@@ -37,7 +39,7 @@ def scope(book: Book, r: run.Run, task: run.Task) -> templates.Scope:
         message=_mapping(inputs.get("message")),
         user=_mapping(inputs.get("user")),
         context=_mapping(inputs.get("context")),
-        results=book.outputs(),
+        results={**book.outputs(), **forks.results(forks.forks(book.tasks, after))},
         llm_response=(done[-1].result or {}).get("text") if done else None,
     )
 

@@ -222,9 +222,18 @@ class RunDriver:
             elif not self.running and not started and self._hand_wait_to_queue(change):
                 ended.append(True)
             seen.append((change.now, list(book.tasks.values())))
+            stopped.extend(  # a branch that lost a race or ran out of time: cut it
+                tid
+                for tid in self.running
+                if book.tasks[tid].status is not run.TaskStatus.IN_PROGRESS
+                and self.tasks[tid].is_reversible_by_system
+            )
 
+        stopped: list[str] = []
         batch.then(step)
         stored = await self.recorder.write(batch)
+        for tid in stopped:
+            self.running[tid].cancel()
         if stored:
             self.seen_seq = max(self.seen_seq, stored[-1].seq)  # its own events are no news
         self.seen = seen[0]  # committed: what this job wrote is what the next step finds

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hansa.domain import event, job, message, run, secrets
-from hansa.engine.runs import summary
+from hansa.engine.runs import forks, summary
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runtime.faults import crash_point
 from hansa.store import queue, runs
@@ -85,13 +85,17 @@ class Book:
         return after
 
     def held(self) -> dict[str, datetime]:
-        """Open tasks waiting out a retry's backoff, with the time they may run again."""
+        """Open tasks waiting out a retry's backoff or a ``wait``, with the time they may
+        run again; and a ``parallel`` fork whose timeout is still to come, with its time."""
         now = self.change.now
-        return {
+        waits = {
             t.id: t.scheduled_at
             for t in self.tasks.values()
             if t.status is run.TaskStatus.OPEN and t.scheduled_at and t.scheduled_at > now
         }
+        after = dependencies(list(self.tasks.values()))
+        timeouts = forks.deadlines(forks.forks(self.tasks, after))
+        return {**waits, **{k: v for k, v in timeouts.items() if v > now}}
 
     def outputs(self) -> dict[str, dict[str, Any]]:
         """Results of completed tasks, by task id and by the plan's step ``ref``."""
@@ -151,20 +155,26 @@ def next_tasks(book: Book, r: run.Run, *, busy: int, held: set[str]) -> list[run
     ends: the tasks left behind a failure are cancelled and the run fails, or it completes
     (a preempted, cancelled task does not fail its run; the rest carried on).
     """
-    tasks = list(book.tasks.values())
-    after = dependencies(tasks)
+    after = dependencies(list(book.tasks.values()))
+    for task, target, why in forks.losers(forks.forks(book.tasks, after), book.change.now):
+        book.move(task.id, target, error=why, announce=True)
     _skip_branches_not_taken(book, after)
     tasks = list(book.tasks.values())
+    absorbed = forks.settled(forks.forks(book.tasks, after))  # failures a settle takes
     ready = [
         t
         for t in tasks
         if t.status is run.TaskStatus.OPEN
-        and all(book.tasks[d].status in _SATISFIED for d in after[t.id])
+        and all(
+            book.tasks[d].status in _SATISFIED
+            or (d in absorbed and book.tasks[d].status in run.TASK_FINAL)
+            for d in after[t.id]
+        )
     ]
     moving = [t for t in tasks if t.status in _MOVING]
     if ready or moving or busy or held:
         return _fill(book, ready, busy=busy, held=held)
-    failed = any(t.status in _FAILED for t in tasks)
+    failed = any(t.status in _FAILED and t.id not in absorbed for t in tasks)
     left = [t for t in tasks if t.status is run.TaskStatus.OPEN]
     _cancel(book, left, "an earlier step failed")
     final = run.RunStatus.FAILED if failed else run.RunStatus.COMPLETED
@@ -188,7 +198,9 @@ def _skip_branches_not_taken(book: Book, after: dict[str, list[str]]) -> None:
             and str((d.result or {}).get("branch")) != when[d.id]
             for d in deps
         )
-        if not_taken or all(d.status is run.TaskStatus.SKIPPED for d in deps):
+        gone = (run.TaskStatus.SKIPPED, run.TaskStatus.CANCELLED)  # a branch that lost a race
+        behind_gone = task.node_id is not None and all(d.status in gone for d in deps)
+        if not_taken or behind_gone or all(d.status is run.TaskStatus.SKIPPED for d in deps):
             book.move(task.id, run.TaskStatus.SKIPPED, announce=True)
 
 
