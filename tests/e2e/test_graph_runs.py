@@ -17,7 +17,7 @@ import httpx
 import pytest
 from test_webhooks import Target
 
-from harness import FAST, Server, new_conversation, running_server
+from harness import FAST, Server, hans_says, new_conversation, post, running_server, turn
 
 Run = dict[str, Any]
 ANSWER = "All systems go: the status check answered."
@@ -226,23 +226,103 @@ def test_a_node_may_not_name_a_model_the_operator_did_not_offer(client: httpx.Cl
     assert task["status"] == "failed" and task["result"]["error"]["code"] == "model_not_allowed"
 
 
+LOOP_GRAPH = (
+    [
+        {
+            "id": "each",
+            "type": "loop",
+            "config": {
+                "items": "{{context.names}}",
+                "itemKey": "name",
+                "indexKey": "i",
+                "maxIterations": 5,
+            },
+        },
+        {"id": "greet", "type": "message.send", "config": {"text": "{{i}}: Hello {{name}}"}},
+        {
+            "id": "tally",
+            "type": "message.send",
+            "config": {"text": "{{each.result.count}} greeted"},
+        },
+    ],
+    [{"from": "each", "to": "greet"}, {"from": "greet", "to": "tally"}],
+)
+
+
+def test_a_loop_runs_its_body_once_per_item_in_order(client: httpx.Client) -> None:
+    graph_id = _graph(client, *LOOP_GRAPH)
+    cid = new_conversation(client)
+    inputs = {"context": {"names": ["Ada", "Bo", "Cy"]}}
+    done = _until(client, _run(client, graph_id, cid, inputs=inputs)["id"], _ended)
+    assert done["status"] == "completed", done
+    assert _said(client, cid) == ["0: Hello Ada", "1: Hello Bo", "2: Hello Cy", "3 greeted"]
+    nodes = _nodes(done)
+    copies = [nodes[f"greet[{i}]"] for i in range(3)]
+    assert {c["parentTaskId"] for c in copies} == {nodes["greet"]["id"]}
+    assert nodes["greet"]["result"] == {
+        "results": [{"text": f"{i}: Hello {n}"} for i, n in enumerate(["Ada", "Bo", "Cy"])]
+    }
+
+
+def test_a_loop_past_its_bound_is_refused(client: httpx.Client) -> None:
+    graph_id = _graph(client, *LOOP_GRAPH)
+    cid = new_conversation(client)
+    inputs = {"context": {"names": [f"n{i}" for i in range(10_000)]}}
+    done = _until(client, _run(client, graph_id, cid, inputs=inputs)["id"], _ended)
+    nodes = _nodes(done)
+    assert done["status"] == "failed"
+    assert nodes["each"]["status"] == "failed"
+    assert [n for n in nodes if n.startswith("greet[")] == [], "no body was made"
+    assert all("Hello" not in m for m in _said(client, cid))
+
+
+def test_a_rule_runs_a_graph_with_the_message_it_matched(client: httpx.Client) -> None:
+    graph_id = _graph(
+        client,
+        [{"id": "ack", "type": "message.send", "config": {"text": "On it: {{message.content}}"}}],
+        [],
+    )
+    rule = {
+        "name": "status checks run the status graph",
+        "trigger": "message.received",
+        "conditions": {
+            "logic": "and",
+            "conditions": [{"field": "message.content", "operator": "words", "value": ["uptime"]}],
+        },
+        "actions": [{"type": "graph.run", "params": {"graphId": graph_id}}],
+    }
+    created = client.post("/api/rules", json=rule)
+    assert created.status_code == 201, created.text
+    refused = client.post(
+        "/api/rules", json={**rule, "actions": [{"type": "graph.run", "params": {}}]}
+    )
+    cid = new_conversation(client)
+    post(client, cid, "What is our uptime this week?")
+    deadline = time.monotonic() + 30
+    while "On it: What is our uptime this week?" not in _said(client, cid):
+        assert time.monotonic() < deadline, _said(client, cid)
+        time.sleep(0.1)
+    client.delete(f"/api/rules/{created.json()['id']}")
+    assert refused.status_code == 422 and "graphId" in refused.json()["error"]["message"]
+
+
 def test_what_cannot_run_yet_is_refused_whole(client: httpx.Client) -> None:
     graph_id = _graph(
         client,
         [
-            {
-                "id": "each",
-                "type": "loop",
-                "config": {"items": [1, 2], "itemKey": "n", "maxIterations": 5},
-            },
+            {"id": "handoff", "type": "handoff.create", "config": {"reason": "a person"}},
             {"id": "race", "type": "parallel", "config": {"strategy": "any"}},
+            {"id": "note", "type": "context.update", "config": {"set": {"x": 1}}},
         ],
-        [{"from": "each", "to": "race"}],
+        [{"from": "handoff", "to": "race"}, {"from": "race", "to": "note"}],
     )
     cid = new_conversation(client)
     refused = client.post(f"/api/graphs/{graph_id}/runs", json={"conversationId": cid})
     assert refused.status_code == 422
-    assert [p["node"] for p in refused.json()["error"]["details"]["problems"]] == ["each"]
+    assert [p["node"] for p in refused.json()["error"]["details"]["problems"]] == [
+        "handoff",
+        "note",
+    ]
     assert client.get(f"/api/conversations/{cid}/messages").json() == []
     missing = client.post("/api/graphs/nope/runs", json={"conversationId": cid})
     assert missing.status_code == 404
@@ -339,6 +419,31 @@ def test_a_parallel_timeout_stops_its_children_and_fails_the_run(client: httpx.C
     assert nodes["after"]["status"] == "cancelled"
     assert _seconds(done) < 2, "stopped at the timeout, not after the slow child"
     assert "never said" not in _said(client, cid)
+
+
+def test_an_agent_with_a_default_graph_answers_with_it(tmp_path: Path) -> None:
+    components = [
+        {
+            "id": "echo",
+            "type": "message.send",
+            "config": {"text": "Graph heard: {{message.content}}"},
+        }
+    ]
+    with running_server(tmp_path) as first, first.client() as c:
+        graph_id = _graph(c, components, [])
+    config = tmp_path / "hansa.toml"
+    config.write_text(f'[agents.seoSpecialist]\ndefault_graph_id = "{graph_id}"\n')
+    with running_server(tmp_path, extra_args=("--config", str(config))) as server:
+        with server.client() as c:
+            cid = new_conversation(c)
+            events = turn(c, cid, "Check our meta tags", activeAgentId="seoSpecialist")
+            deadline = time.monotonic() + 30
+            while "Graph heard: Check our meta tags" not in _said(c, cid):
+                assert time.monotonic() < deadline, _said(c, cid)
+                time.sleep(0.1)
+            said = _said(c, cid)
+    assert hans_says(events) == ["I am running “g” for this."]
+    assert said.count("Graph heard: Check our meta tags") == 1
 
 
 def test_a_wait_survives_kill_9_and_the_run_completes_once(tmp_path: Path) -> None:

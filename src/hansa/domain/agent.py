@@ -46,6 +46,9 @@ class AgentDefinition(Wire):
     model_settings: AgentModelSettings = AgentModelSettings()
     instructions: str = Field(default="", max_length=4000)
     """How this agent works, added to its prompts (``hansa.toml``: ``instructions``)."""
+    default_graph_id: str | None = Field(default=None, min_length=1, max_length=36)
+    """A prompt graph that answers for this agent: a message routed to it runs the graph
+    (the conversation's tenant's graph of that id) instead of the model's reply."""
 
     @property
     def initials(self) -> str:

@@ -12,8 +12,11 @@ confirmation). Templates in the configs are filled in as each task starts
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import event
@@ -28,7 +31,7 @@ from hansa.tasks.builtin.graph_nodes import NODE_TASK_TYPES
 GROUP = "G"
 """The step group of every task of a graph (their order is their dependencies)."""
 
-NOT_YET = frozenset({"loop", "handoff.create", "context.update", "state.transition"})
+NOT_YET = frozenset({"handoff.create", "context.update", "state.transition"})
 """Node types a graph may hold but a run cannot carry out yet."""
 
 
@@ -108,27 +111,51 @@ def _in_order(graph: Graph) -> list[str]:
     return order
 
 
-async def start(
-    services: Services, tenant_id: str, graph: Graph, request: GraphRunRequest
-) -> tuple[str, list[event.Event]]:
-    """Store the graph's run and start it, in one transaction: its id and its events."""
-    cid = request.conversation_id
-    conversation = await services.db.read(lambda conn: conversations.get(conn, tenant_id, cid))
-    new = runs.NewRun(
-        cid,
+def new_run(graph: Graph, request: GraphRunRequest, project_id: str | None) -> runs.NewRun:
+    """The run of ``graph`` that ``request`` asks for."""
+    return runs.NewRun(
+        request.conversation_id,
         f"{graph.name} (graph v{graph.version})"[:200],
-        conversation.project_id,
-        drafts(graph, request.agent_id, conversation.project_id),
+        project_id,
+        drafts(graph, request.agent_id, project_id),
         metadata={
             "graph": {"id": graph.id, "version": graph.version, "name": graph.name},
             "inputs": request.inputs,
             "edges": [e.model_dump(by_alias=True) for e in graph.edges],
         },
     )
-    batch = Batch(cid, None)
+
+
+def starting(
+    services: Services,
+    tenant_id: str,
+    found: Callable[[Connection], Graph],
+    request: GraphRunRequest,
+    project_id: str | None,
+    batch: Batch,
+) -> str:
+    """Add to ``batch`` the steps that store the run of the graph ``found`` reads and start
+    it (an approval), in ``batch``'s transaction; the run's id."""
     run_id = new_id()
-    batch.then(runs.on_run(services, tenant_id, run_id, batch, lambda c: runs.store_run(c, new)))
+
+    def store(change: runs.RunChange) -> object:
+        return runs.store_run(change, new_run(found(change.conn), request, project_id))
+
+    batch.then(runs.on_run(services, tenant_id, run_id, batch, store))
     batch.then(runs.approving(services, tenant_id, run_id, batch))
     batch.after_commit(services.wake_worker)
+    return run_id
+
+
+async def start(
+    services: Services, tenant_id: str, graph: Graph, request: GraphRunRequest
+) -> tuple[str, list[event.Event]]:
+    """Store the graph's run and start it, in one transaction: its id and its events."""
+    cid = request.conversation_id
+    conversation = await services.db.read(lambda conn: conversations.get(conn, tenant_id, cid))
+    batch = Batch(cid, None)
+    run_id = starting(
+        services, tenant_id, lambda conn: graph, request, conversation.project_id, batch
+    )
     stored = await Recorder(services, tenant_id, cid).write(batch)
     return run_id, stored

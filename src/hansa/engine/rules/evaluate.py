@@ -80,8 +80,17 @@ def _check_params(action: Action, agent_ids: set[str]) -> None:
         raise bad("needs set: an object of context values")
     if action.type == "state.transition" and params.get("to") not in {s.value for s in State}:
         raise bad(f"needs to: one of {', '.join(s.value for s in State)}")
-    if action.type == "graph.run":
-        raise bad("needs prompt graphs, which are not available yet")
+    if action.type == "graph.run" and not (
+        isinstance(params.get("graphId"), str) and params["graphId"].strip()
+    ):
+        raise bad("needs graphId: the graph to run")
+    if action.type == "graph.run" and not isinstance(params.get("inputs", {}), dict):
+        raise bad("inputs must be an object")
+    version = params.get("version")
+    if action.type == "graph.run" and version is not None and not (
+        isinstance(version, int) and not isinstance(version, bool) and version >= 1
+    ):
+        raise bad("version must be a whole number from 1")
 
 
 def _leaves(group: ConditionGroup) -> Iterable[Condition]:

@@ -41,6 +41,7 @@ def scope(book: Book, r: run.Run, task: run.Task) -> templates.Scope:
         context=_mapping(inputs.get("context")),
         results={**book.outputs(), **forks.results(forks.forks(book.tasks, after))},
         llm_response=(done[-1].result or {}).get("text") if done else None,
+        loop=task.metadata.get("loop") or {},
     )
 
 

@@ -33,7 +33,7 @@ from hansa.domain.job import Job, JobKind, RunJob, payload
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws, templates
 from hansa.engine.project_context import build_project_context
-from hansa.engine.runs import agents, graph_steps, scheduler
+from hansa.engine.runs import agents, graph_steps, loops, scheduler
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import secret_box, trusted_targets
 from hansa.engine.runs.invoke import Outcome, Started, invoke
@@ -294,6 +294,11 @@ class RunDriver:
         agent = agents.find(self.services, book.change.conn, self.tenant_id, task.created_by)
         if agent is None:  # a registered agent removed meanwhile: nobody may act for it
             self._fail(book, task, f"the agent {task.created_by!r} is not registered")
+            return None
+        looped = loops.body_result(book, task)
+        if looped is not None:  # a loop's body: done once its copies are
+            book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True)
+            book.move(task.id, run.TaskStatus.COMPLETED, result=looped, announce=True)
             return None
         outputs = book.outputs()
         registry = self.services.registry

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hansa.domain import event, job, message, run, secrets
-from hansa.engine.runs import forks, summary
+from hansa.engine.runs import forks, loops, summary
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runtime.faults import crash_point
 from hansa.store import queue, runs
@@ -156,6 +156,8 @@ def next_tasks(book: Book, r: run.Run, *, busy: int, held: set[str]) -> list[run
     (a preempted, cancelled task does not fail its run; the rest carried on).
     """
     after = dependencies(list(book.tasks.values()))
+    if loops.materialise(book, after, book.change.services.settings.max_tasks_per_run):
+        after = dependencies(list(book.tasks.values()))
     for task, target, why in forks.losers(forks.forks(book.tasks, after), book.change.now):
         book.move(task.id, target, error=why, announce=True)
     _skip_branches_not_taken(book, after)

@@ -10,12 +10,15 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation, event, handoff, message
 from hansa.domain.base import new_id
+from hansa.domain.graph import Graph
 from hansa.domain.rules import Action, Firing, Trigger
 from hansa.engine import laws, runs
+from hansa.engine.graphs import start
 from hansa.engine.handoffs import service
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations
+from hansa.store import graphs as graph_rows
 from hansa.store import rules as rule_rows
 
 MAX_ACTIONS_PER_TRIGGER = 20
@@ -56,6 +59,8 @@ class Scene:
     conversation_id: str
     project_id: str | None
     batch: Batch
+    facts: dict[str, Any] = field(default_factory=dict)
+    """What the rules tested (a ``graph.run`` gives them to its graph as inputs)."""
 
 
 def record(scene: Scene, trigger: Trigger, firings: list[Firing]) -> None:
@@ -136,9 +141,26 @@ def _one(scene: Scene, rule_id: str, action: Action, applied: Applied) -> None:
             batch.then(opening)
             applied.ends_turn = True
         case "graph.run":
-            raise errors.InvalidInput("graph.run needs prompt graphs, which are not available yet")
+            applied.runs.append(_start_graph(scene, action))
         case _:
             applied.runs.append(_start_run(scene, rule_id, action))
+
+
+def _start_graph(scene: Scene, action: Action) -> str:
+    """A ``graph.run`` action: the graph's run, started in the trigger's transaction, its
+    templates given the trigger's facts (``message``, ``context``, ``user``…) and the
+    action's own ``inputs`` over them."""
+    params, services = action.params, scene.services
+    graph_id, version = str(params["graphId"]), params.get("version")
+    inputs = {**scene.facts, **dict(params.get("inputs") or {})}
+    agent = str(params.get("agentId") or services.supervisor.id)
+    request = start.GraphRunRequest(scene.conversation_id, agent, inputs)
+    tenant = scene.tenant_id
+
+    def found(conn: Connection) -> Graph:
+        return graph_rows.get(conn, tenant, graph_id, int(version) if version else None)
+
+    return start.starting(services, tenant, found, request, scene.project_id, scene.batch)
 
 
 def _update_context(scene: Scene, conn: Connection, changes: dict[str, Any]) -> None:

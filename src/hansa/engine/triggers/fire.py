@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hansa.domain.conversation import Conversation
@@ -38,4 +39,4 @@ def fire(
         return [], actions.Applied()
     firings = evaluate(rules, trigger, facts, Evaluator())
     actions.record(scene, trigger, firings)
-    return firings, actions.apply(scene, firings)
+    return firings, actions.apply(dataclasses.replace(scene, facts=facts), firings)

@@ -100,6 +100,20 @@ async def _fork(p: graph.Parallel, ctx: TaskContext) -> Result:
     return {"strategy": p.strategy}
 
 
+async def _collect(p: graph.Loop, ctx: TaskContext) -> Result:
+    del ctx
+    if not isinstance(p.items, list):
+        raise TaskFailed(
+            f"the loop's items must be a list, not {type(p.items).__name__}", code="not_a_list"
+        )
+    if len(p.items) > p.max_iterations:
+        raise TaskFailed(
+            f"the loop has {len(p.items)} items, more than its maxIterations ({p.max_iterations})",
+            code="loop_too_long",
+        )
+    return {"items": p.items, "count": len(p.items)}
+
+
 async def _waited(p: graph.Wait, ctx: TaskContext) -> Result:
     del ctx
     return {"waitedSeconds": p.seconds}
@@ -119,6 +133,7 @@ def register(add: Register) -> None:
         ("message.send", "Post a message to the conversation.", graph.MessageSend, _send),
         ("condition", "Take one branch or the other.", graph.Condition, _test),
         ("parallel", "Run the next nodes side by side.", graph.Parallel, _fork),
+        ("loop", "Run the next nodes once per item.", graph.Loop, _collect),
         (WAIT, "Wait, durably, then go on.", graph.Wait, _waited),
     ]
     for name, description, params, executor in nodes:

@@ -9,12 +9,15 @@ from hansa.engine.toolbox import Toolbox
 from hansa.engine.turns import scratchpad
 from hansa.engine.turns.agent_loop import AgentLoop
 from hansa.engine.turns.pipeline import Then, TurnContext
+from hansa.engine.turns.stages.graph_reply import graph_reply
 
 
 async def reply(ctx: TurnContext) -> Then:
     """The agent loop: the model answers, using the tools the laws allow it on the way."""
     assert ctx.agent is not None and ctx.project_context is not None
     agent = ctx.agent
+    if agent.default_graph_id is not None:
+        return await graph_reply(ctx)
     ctx.batch().thinking(
         thinking.drafting_entry(agent), agent_id=agent.id, phase=message.Phase.REPLY
     )
