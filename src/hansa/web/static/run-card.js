@@ -1,10 +1,12 @@
 // The run card: title, agents involved, tasks by step group with live status badges,
 // per-group thinking; collapsible. An irreversible task waiting for consent offers
 // "Review and confirm", which opens the confirmation dialog. An ended run whose completed
-// steps can be undone offers "Undo" (asked first), which rolls the run back.
+// steps can be undone offers "Undo" (asked first), which rolls the run back. A graph's run
+// is drawn as its graph instead of groups (graph-view.js).
 
 import { ask } from "./dialog.js";
 import { avatar, h, uid } from "./dom.js";
+import { GraphView, isGraphRun } from "./graph-view.js";
 
 const TASK_STATUS = {
   open: "Waiting",
@@ -73,7 +75,8 @@ export class RunCard {
     const done = tasks.filter((t) => t.status === "completed").length;
     this.progress.textContent = tasks.length ? `${done}/${tasks.length} tasks` : "";
     this.renderAgents(tasks);
-    for (const [group, groupTasks] of runs.groups(run)) this.updateGroup(group, groupTasks);
+    if (isGraphRun(run)) this.updateGraph();
+    else for (const [group, groupTasks] of runs.groups(run)) this.updateGroup(group, groupTasks);
     this.renderUndo();
   }
 
@@ -130,6 +133,23 @@ export class RunCard {
       h("li", {}, avatar(this.runs.ctx.agents.get(id), "small"), this.runs.agentName(id))));
   }
 
+  updateGraph() {
+    if (!this.graph) {
+      this.graph = new GraphView({
+        statusText,
+        confirm: (task) => this.runs.ctx.dialog.open(task.id, this.runs),
+      });
+      this.groups.forEach((g) => g.el.remove()); // drawn from events before the card came
+      this.groups.clear();
+      this.rows.clear();
+      this.body.prepend(this.graph.el);
+    }
+    this.graph.update(this.run);
+    for (const list of this.run.thinking.values()) {
+      if (list.el.parentNode !== this.body) this.body.append(list.el);
+    }
+  }
+
   updateGroup(group, tasks) {
     let g = this.groups.get(group);
     if (!g) {
@@ -173,8 +193,7 @@ export class RunCard {
     row.face.replaceChildren(avatar(this.runs.ctx.agents.get(task.agentId), "small"));
     row.owner.textContent = this.runs.agentName(task.agentId);
     row.summary.textContent = task.summary || task.taskType || "";
-    const retrying = task.status === "open" && task.retryAt;  // back after a temporary problem
-    row.badge.textContent = retrying ? "Retrying" : TASK_STATUS[task.status] || task.status;
+    row.badge.textContent = statusText(task);
     row.badge.dataset.status = task.status;
     row.detail.replaceChildren(...taskDetail(task, this.runs));
     const needsConsent = task.status === "awaiting_confirmation";
@@ -190,6 +209,13 @@ export class RunCard {
       row.confirm = null;
     }
   }
+}
+
+function statusText(task) {
+  if (task.status === "open" && task.retryAt) { // a held wait, or back after a temporary problem
+    return task.taskType === "wait.durable" ? "Waiting" : "Retrying";
+  }
+  return TASK_STATUS[task.status] || task.status;
 }
 
 function groupState(tasks) {

@@ -174,6 +174,7 @@ export class Runs {
     run.agents = snap.agents || run.agents;
     run.plan = run.plan || snap.metadata?.plan || null;
     run.projectId = snap.projectId;
+    run.metadata = snap.metadata || run.metadata;
     run.undoable = snap.undoableTaskIds || [];
     for (const group of snap.groups || []) {
       for (const t of group.tasks || []) {
@@ -181,6 +182,7 @@ export class Runs {
         const status = task.statusSeq ? task.status : t.status;
         Object.assign(task, {
           stepGroup: t.stepGroup, sequenceOrder: t.sequenceOrder, taskType: t.taskType,
+          nodeId: t.nodeId, dependsOn: t.dependsOn,
           summary: t.summary, agentId: t.createdByAgentId, parameters: t.parameters,
           parametersHash: t.parametersHash, isReversibleBySystem: t.isReversibleBySystem,
           result: t.result ?? task.result, error: t.error, status,
