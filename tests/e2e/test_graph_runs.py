@@ -306,23 +306,43 @@ def test_a_rule_runs_a_graph_with_the_message_it_matched(client: httpx.Client) -
     assert refused.status_code == 422 and "graphId" in refused.json()["error"]["message"]
 
 
+def test_a_graph_updates_the_context_and_moves_the_conversation(client: httpx.Client) -> None:
+    graph_id = _graph(
+        client,
+        [
+            {"id": "note", "type": "context.update", "config": {"set": {"stage": "triaged"}}},
+            {"id": "close", "type": "state.transition", "config": {"to": "resolved"}},
+            {"id": "again", "type": "state.transition", "config": {"to": "agent_active"}},
+        ],
+        [{"from": "note", "to": "close"}, {"from": "close", "to": "again"}],
+    )
+    cid = new_conversation(client)
+    done = _until(client, _run(client, graph_id, cid)["id"], _ended)
+    convo = client.get(f"/api/conversations/{cid}").json()
+    nodes = _nodes(done)
+    assert [nodes[n]["status"] for n in ("note", "close", "again")] == [
+        "completed",
+        "completed",
+        "failed",
+    ]
+    assert "cannot move to agent_active" in nodes["again"]["error"]
+    assert convo["context"]["stage"] == "triaged"
+    assert convo["state"] == "resolved", "the refused move changed nothing"
+
+
 def test_what_cannot_run_yet_is_refused_whole(client: httpx.Client) -> None:
     graph_id = _graph(
         client,
         [
-            {"id": "handoff", "type": "handoff.create", "config": {"reason": "a person"}},
             {"id": "race", "type": "parallel", "config": {"strategy": "any"}},
-            {"id": "note", "type": "context.update", "config": {"set": {"x": 1}}},
+            {"id": "handoff", "type": "handoff.create", "config": {"reason": "a person"}},
         ],
-        [{"from": "handoff", "to": "race"}, {"from": "race", "to": "note"}],
+        [{"from": "race", "to": "handoff"}],
     )
     cid = new_conversation(client)
     refused = client.post(f"/api/graphs/{graph_id}/runs", json={"conversationId": cid})
     assert refused.status_code == 422
-    assert [p["node"] for p in refused.json()["error"]["details"]["problems"]] == [
-        "handoff",
-        "note",
-    ]
+    assert [p["node"] for p in refused.json()["error"]["details"]["problems"]] == ["handoff"]
     assert client.get(f"/api/conversations/{cid}/messages").json() == []
     missing = client.post("/api/graphs/nope/runs", json={"conversationId": cid})
     assert missing.status_code == 404

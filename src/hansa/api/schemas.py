@@ -112,6 +112,7 @@ def conversation_out(c: conversation.Conversation) -> dict[str, Any]:
         "lastSeq": c.last_seq,
         "createdAt": c.created_at.isoformat(),
         "updatedAt": c.updated_at.isoformat(),
+        "context": secrets.mask(c.context),
         "metadata": secrets.mask(c.metadata),  # the plan in progress, its steps' parameters
     }
 

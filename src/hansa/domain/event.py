@@ -108,6 +108,8 @@ class RunCreatedData(Wire):
     type: Literal["run_created"] = "run_created"
     title: str
     status: RunStatus
+    graph_id: str | None = None
+    """The graph it runs (``POST /api/graphs/{id}/runs``); None for a plan's run."""
 
 
 class RunStatusData(Wire):

@@ -97,6 +97,11 @@ class TaskContext:
     say: Callable[[str], None] | None = None
     """Post an assistant message to the conversation, with the step's result (a graph's
     ``message.send``); None where nothing may be said (a turn's tool call)."""
+    changes: list[dict[str, Any]] | None = None
+    """Changes to the conversation the execution asks for, made with its result in the
+    step's transaction: ``{"context": {...}}`` (merged into its context) or ``{"state":
+    "<state>"}`` (a graph's ``context.update`` and ``state.transition``). None where the
+    conversation may not be changed so (a turn's tool call)."""
     state_deltas: list[dict[str, Any]] | None = None
     """Where the execution proposes deltas to the acting agent's scratchpad
     (``domain/agent_state.py``): a tool call of a turn applies them with its result. None

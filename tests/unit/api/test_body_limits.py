@@ -59,11 +59,13 @@ def test_brackets_that_can_never_balance_are_malformed() -> None:
     ],
     ids=["deep", "stairs", "pairs", "mismatched", "open quote", "quotes", "backslashes", "nuls"],
 )
-def test_checking_a_mebibyte_takes_milliseconds_whatever_it_holds(body: bytes) -> None:
-    # a bound on complexity: each check runs at C speed, once over the body (about 10 ms)
+def test_checking_a_mebibyte_stays_linear_whatever_it_holds(body: bytes) -> None:
+    # a bound on complexity, not a speed target: each check runs at C speed, once over the
+    # body (about 10 ms here); a check that went back over the body per character would
+    # take minutes, so a bound 100 times the expected time fails it and not a busy machine
     started = time.perf_counter()
     json_problem(body, 32)
-    assert time.perf_counter() - started < 0.1
+    assert time.perf_counter() - started < 1.0
 
 
 async def _call(

@@ -31,7 +31,7 @@ from hansa.tasks.builtin.graph_nodes import NODE_TASK_TYPES
 GROUP = "G"
 """The step group of every task of a graph (their order is their dependencies)."""
 
-NOT_YET = frozenset({"handoff.create", "context.update", "state.transition"})
+NOT_YET = frozenset({"handoff.create"})
 """Node types a graph may hold but a run cannot carry out yet."""
 
 

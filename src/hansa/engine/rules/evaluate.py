@@ -87,8 +87,10 @@ def _check_params(action: Action, agent_ids: set[str]) -> None:
     if action.type == "graph.run" and not isinstance(params.get("inputs", {}), dict):
         raise bad("inputs must be an object")
     version = params.get("version")
-    if action.type == "graph.run" and version is not None and not (
-        isinstance(version, int) and not isinstance(version, bool) and version >= 1
+    if (
+        action.type == "graph.run"
+        and version is not None
+        and not (isinstance(version, int) and not isinstance(version, bool) and version >= 1)
     ):
         raise bad("version must be a whole number from 1")
 

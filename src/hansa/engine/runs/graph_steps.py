@@ -16,10 +16,11 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from hansa.domain import message, run
+from hansa.domain import conversation, message, run
 from hansa.engine import templates
 from hansa.engine.runs import forks
 from hansa.engine.runs.scheduler import Book, dependencies
+from hansa.store import conversations, runs
 from hansa.tasks.builtin.graph_nodes import WAIT
 
 HOLD_IN_PLACE = timedelta(seconds=5)
@@ -63,3 +64,24 @@ def holds(book: Book, task: run.Task, seconds: float) -> bool:
         group=task.step_group,
     )
     return True
+
+
+def change_conversation(book: Book, changes: list[dict[str, Any]]) -> str | None:
+    """Make the changes a step asked for (``context.update``, ``state.transition``) in the
+    transaction that records its result; why not, when the conversation's state may not
+    move so (then nothing is changed)."""
+    if not changes:
+        return None
+    change = book.change
+    conn, tenant, now = change.conn, change.tenant_id, change.now
+    cid = runs.get(conn, tenant, change.run_id).conversation_id
+    for asked in changes:  # one node asks for one change
+        if "state" in asked:
+            target = conversation.State(asked["state"])
+            if not conversations.move(conn, tenant, cid, target, now, strict=False):
+                return f"the conversation cannot move to {target.value} from where it is"
+        if "context" in asked:
+            current = conversations.get(conn, tenant, cid)
+            merged = {**current.context, **asked["context"]}
+            conversations.set_context(conn, tenant, cid, merged, now)
+    return None

@@ -47,6 +47,8 @@ class Outcome:
     calls: list[LlmCall] = field(default_factory=list)
     result: dict[str, Any] | None = None
     failure: TaskFailed | None = None
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    """Changes to the conversation the executor asked for (``TaskContext.changes``)."""
 
 
 VALIDATION = "validation"
@@ -150,6 +152,7 @@ async def invoke(services: Services, tenant_id: str, started: Started) -> Outcom
         outcome.batch,
         outcome.calls,
         review=True,
+        changes=outcome.changes,
     )
     outcome.result, outcome.failure = await perform(services, tenant_id, execution)
     return outcome
@@ -178,6 +181,8 @@ class Execution:
     None: it joins ``batch`` (a run's step, whose ``in_progress`` committed before)."""
     state_deltas: list[dict[str, Any]] | None = None
     """Collects the scratchpad deltas the executor proposes (a turn's tool call)."""
+    changes: list[dict[str, Any]] | None = None
+    """Collects the changes to the conversation it asks for (a run's step)."""
     review: bool = False
     """Read a completed step back with its task type's ``check`` (a run's step): what it
     finds is kept in the result's ``validation``."""
@@ -223,6 +228,7 @@ async def _execute(services: Services, tenant_id: str, execution: Execution) -> 
             complete=asking.completer(services, tenant_id, execution.doer, execution.calls),
             say=_sayer(execution) if execution.doer.task_id is not None else None,
             state_deltas=execution.state_deltas,
+            changes=execution.changes,
         )
         try:
             result = await execution.task_type.executor(execution.params, ctx)

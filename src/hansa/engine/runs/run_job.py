@@ -337,6 +337,10 @@ class RunDriver:
         if failure is not None and failure.code == CUT:  # its run was cancelled meanwhile
             book.move(task.id, run.TaskStatus.CANCELLED, error=failure.message, announce=True)
             return
+        refused = graph_steps.change_conversation(book, outcome.changes) if not failure else None
+        if refused is not None:
+            self._fail(book, task, refused, code="invalid_transition")
+            return
         if failure is None:
             book.move(task.id, run.TaskStatus.COMPLETED, result=outcome.result, announce=True)
             return

@@ -149,7 +149,9 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
     tasks = [new_task(new_run, d, v, now, box, ids) for d, v in zip(drafts, verdicts, strict=True)]
     runs.create(conn, new_run, tasks)
     batch = change.batch
-    batch.event(event.RunCreatedData(title=new.title, status=new_run.status), agent_id=hans)
+    graph_id = (new.metadata.get("graph") or {}).get("id")
+    announced = event.RunCreatedData(title=new.title, status=new_run.status, graph_id=graph_id)
+    batch.event(announced, agent_id=hans)
     for t in tasks:
         created = event.TaskCreatedData(
             task_type=t.task_type, step_group=t.step_group, summary=t.summary

@@ -114,6 +114,22 @@ async def _collect(p: graph.Loop, ctx: TaskContext) -> Result:
     return {"items": p.items, "count": len(p.items)}
 
 
+async def _update_context(p: graph.ContextUpdate, ctx: TaskContext) -> Result:
+    _changes(ctx).append({"context": p.set_})
+    return {"set": p.set_}
+
+
+async def _transition(p: graph.StateTransition, ctx: TaskContext) -> Result:
+    _changes(ctx).append({"state": p.to})
+    return {"to": p.to}
+
+
+def _changes(ctx: TaskContext) -> list[dict[str, Any]]:
+    if ctx.changes is None:
+        raise TaskFailed("the conversation cannot be changed from here", code="no_conversation")
+    return ctx.changes
+
+
 async def _waited(p: graph.Wait, ctx: TaskContext) -> Result:
     del ctx
     return {"waitedSeconds": p.seconds}
@@ -134,6 +150,8 @@ def register(add: Register) -> None:
         ("condition", "Take one branch or the other.", graph.Condition, _test),
         ("parallel", "Run the next nodes side by side.", graph.Parallel, _fork),
         ("loop", "Run the next nodes once per item.", graph.Loop, _collect),
+        ("context.update", "Merge values into the context.", graph.ContextUpdate, _update_context),
+        ("state.transition", "Move the conversation.", graph.StateTransition, _transition),
         (WAIT, "Wait, durably, then go on.", graph.Wait, _waited),
     ]
     for name, description, params, executor in nodes:

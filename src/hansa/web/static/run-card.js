@@ -72,7 +72,7 @@ export class RunCard {
     this.status.dataset.status = run.status;
     this.el.dataset.status = run.status;
     const tasks = [...run.tasks.values()];
-    const done = tasks.filter((t) => t.status === "completed").length;
+    const done = tasks.filter((t) => t.status === "completed" || t.status === "skipped").length;
     this.progress.textContent = tasks.length ? `${done}/${tasks.length} tasks` : "";
     this.renderAgents(tasks);
     if (isGraphRun(run)) this.updateGraph();

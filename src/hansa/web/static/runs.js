@@ -67,6 +67,7 @@ export class Runs {
       case "run_created":
         run.title = d.title || run.title;
         run.status = d.status || run.status;
+        run.graphId = d.graphId || run.graphId; // a graph's run starts at once: no plan card
         this.ensureCards(run, ev);
         this.refresh(run);
         break;
@@ -119,7 +120,7 @@ export class Runs {
   ensureCards(run, ev = null) {
     const { feed } = this.ctx;
     const key = ev ? keyOf(ev) : `run:${run.id}`;
-    if (!run.planCard && (run.status === "awaiting_approval" || run.plan)) {
+    if (!run.planCard && !run.graphId && (run.status === "awaiting_approval" || run.plan)) {
       run.planCard = new PlanCard(run, this);
       run.planCard.el.dataset.key = key;
       feed.add(run.planCard.el);
