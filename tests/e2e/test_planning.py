@@ -44,7 +44,7 @@ def test_services_page_from_first_message_to_stored_page(server: Server) -> None
 
     # questions: restated goal, exactly the missing inputs, three layout forks
     assert convo["state"] == "waiting_for_user"
-    assert "Goal: Create a Services page for Aquaverter" in questions
+    assert "Goal: A new Services page for Aquaverter" in questions
     for label in ("Language", "Audience", "SEO angle", "Layout"):
         assert label in questions
     assert "Page title" not in questions, "the title was in the request"

@@ -128,7 +128,7 @@ def test_the_services_page_plan_runs_to_a_stored_page(server: Server) -> None:
         finished = events_until(client, cid, run_done(run_id), after=third[-1]["seq"])
         card = client.get(f"/api/runs/{run_id}").json()
         page = client.get(card["groups"][1]["tasks"][0]["result"]["url"])
-    assert "Goal: Create a Services page for Aquaverter" in questions[0]
+    assert "Goal: A new Services page for Aquaverter" in questions[0]
     assert card["status"] == "completed"
     assert [t["status"] for g in card["groups"] for t in g["tasks"]] == ["completed"] * 4
     assert page.status_code == 200 and "<title>Services</title>" in page.text

@@ -42,7 +42,7 @@ async def test_a_playbook_request_is_planned_approved_and_run_group_after_group(
 
     # the request matched a playbook: Hans asks for what is missing, nothing runs yet
     (questions,) = said(asked)
-    assert "Goal: Create a Services page for Aquaverter" in questions
+    assert "Goal: A new Services page for Aquaverter" in questions
     assert all(label in questions for label in ("Language", "Audience", "SEO angle", "Layout"))
     assert waiting == "waiting_for_user"
     assert of_type(asked, "plan") == []

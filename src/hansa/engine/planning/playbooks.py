@@ -15,6 +15,7 @@ from hansa import errors
 from hansa.domain.plan import Fork, Plan, PlanStage, PlanStep, Requirement
 from hansa.engine.text import MATCH_TIMEOUT_SECONDS, map_strings
 
+_GAP = re.compile(r"(?<=\S) {2,}(?=\S)")
 _VAR = re.compile(r"\$\{(\w+)\}")
 
 
@@ -127,16 +128,20 @@ class Playbook(BaseModel):
                 value, lambda s: _VAR.sub(lambda m: values.get(m.group(1), m.group(0)), s)
             )
 
+        def said(text: str) -> str:
+            # a value not given yet leaves no gap: "a new ${title} page" reads "a new page"
+            return _GAP.sub(" ", str(fill(text)))
+
         stages = [
             PlanStage(
                 group=s.group,
-                title=fill(s.title),
+                title=said(s.title),
                 steps=[
                     PlanStep(
                         ref=st.ref,
                         owner=st.owner,
                         task_type=st.task_type,
-                        summary=fill(st.summary),
+                        summary=said(st.summary),
                         parameters=fill(st.parameters),
                         project_id=project_id,
                     )
@@ -146,7 +151,7 @@ class Playbook(BaseModel):
             for s in self.stages
         ]
         return plan.model_copy(
-            update={"intent": fill(self.intent), "title": fill(self.title), "stages": stages}
+            update={"intent": said(self.intent), "title": said(self.title), "stages": stages}
         )
 
 

@@ -321,7 +321,7 @@ class RunDriver:
         if graph_steps.holds(book, task, getattr(verdict.params, "seconds", 0.0)):
             return None
         moved = book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True, announce=True)
-        _think(book, task, f"{agent.display_name} is working on: {task.summary}")
+        _think(book, task, f"{agent.display_name} is working on: {_what(task)}")
         return Started(moved, registry.get(task.task_type), verdict.params, project, outputs)
 
     def _record(self, book: Book, outcome: Outcome) -> None:
@@ -352,7 +352,7 @@ class RunDriver:
         book.move(
             task.id, run.TaskStatus.OPEN, error=failure.message, not_before=retry_at, announce=True
         )
-        _think(book, task, f"Retrying after a temporary problem: {failure.message}")
+        _think(book, task, f"Retrying {_what(task)} after a temporary problem ({failure.code})")
 
     def _retryable(self, outcome: Outcome) -> bool:
         task, failure = outcome.task, outcome.failure
@@ -377,14 +377,21 @@ class RunDriver:
                 book.move(task.id, run.TaskStatus.AMBIGUOUS, error=unknown, announce=True)
             else:
                 book.move(task.id, run.TaskStatus.OPEN, announce=True)
-                _think(book, task, f"This step was interrupted and runs again: {task.summary}")
+                _think(book, task, f"This step was interrupted and runs again: {_what(task)}")
 
     def _fail(self, book: Book, task: run.Task, message: str, *, code: str = "refused") -> None:
         if book.tasks[task.id].status is run.TaskStatus.OPEN:
             book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True)
         error = {"error": {"code": code, "message": message}}
         book.move(task.id, run.TaskStatus.FAILED, error=message, result=error, announce=True)
-        _think(book, task, f"Marking the step as failed: {message}")
+        _think(book, task, f"Marking {_what(task)} as failed ({code})")
+
+
+def _what(task: run.Task) -> str:
+    """A step as thinking names it: its type and its place, never its summary or its
+    outcome's text (a model or an outside system may have written those: seed 000 §17.6)."""
+    kind = task.task_type.replace("_", " ")
+    return f"{kind} ({task.node_id})" if task.node_id else f"{kind} (group {task.step_group})"
 
 
 def _think(book: Book, task: run.Task, text: str) -> None:
