@@ -368,6 +368,7 @@ def _follow(client: httpx.Client, conversation: str, turn_id: str, after: int) -
     names = {a["id"]: a["displayName"] for a in _ok(client.get("/api/agents"))}
     streaming = False
     path = f"/api/conversations/{conversation}/events"
+    said: set[str] = set()
     with connect_sse(client, "GET", path, params={"after": after}) as source:
         for sse in source.iter_sse():
             if not sse.data:  # a keep-alive comment
@@ -394,6 +395,9 @@ def _follow(client: httpx.Client, conversation: str, turn_id: str, after: int) -
             elif kind == "message" and data["author"] == "assistant":
                 console.print() if streaming else console.print(data["content"], markup=False)
                 streaming = False
+                said.add(data["content"])
+            elif kind == "error" and data["message"] in said:  # said once: its code is enough
+                console.print(f"[red]  · failed ({data['code']})[/red]")
             elif kind == "error":
                 console.print(f"[red]{data['message']}[/red]")
             elif kind == "done":

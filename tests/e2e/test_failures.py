@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -55,3 +58,19 @@ def test_unscripted_call_fails_loudly_but_safely(flaky_server: Server) -> None:
         events = stream(client, cid, turn_id=turn["turnId"])
     assert [e["type"] for e in events][-2:] == ["error", "done"]
     assert events[-2]["data"]["code"] == "script_exhausted"
+
+
+def test_the_cli_says_a_failure_once_with_its_cause(tmp_path: Path) -> None:
+    script = tmp_path / "down.json"
+    script.write_text(json.dumps([{"error": "upstream model is down"}]))
+    with running_server(tmp_path, model=f"scripted:{script}") as server:
+        result = subprocess.run(
+            [sys.executable, "-m", "hansa", "chat", "hello", "--url", server.url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    out = result.stdout
+    assert out.count("could not finish this reply because the language model did not") == 1
+    assert "failed (provider_error)" in out and "done (failed)" in out
+    assert "upstream model is down" not in out

@@ -46,15 +46,6 @@ def drafting_entry(agent: AgentDefinition) -> str:
     return f"{agent.display_name} is drafting a reply"
 
 
-def failure_message(agent: AgentDefinition) -> str:
-    """What the user reads when a turn fails: the truth, and what to do next."""
-    return (
-        f"Sorry, {agent.display_name} could not finish this reply because the language model "
-        "did not answer. Nothing was changed. Please send your message again; if it keeps "
-        "failing, check the model settings of this Hansa server."
-    )
-
-
 def tool_loop_message(agent: AgentDefinition, rounds: int) -> str:
     """What the user reads when an agent kept calling tools past the limit."""
     return (

@@ -7,7 +7,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation, event, job, message, turn
 from hansa.domain.llm_call import LlmCall
-from hansa.engine import context_packs, rolling_summary, thinking
+from hansa.engine import context_packs, failures, rolling_summary, thinking
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.toolbox import ToolLoopLimit
 from hansa.engine.turns import summary_job
@@ -43,7 +43,7 @@ async def fail(ctx: TurnContext) -> None:
     if isinstance(exc, ToolLoopLimit):
         text = thinking.tool_loop_message(agent, exc.rounds)
     else:
-        text = thinking.failure_message(agent)
+        text = failures.message(agent, exc)
     batch = ctx.batch()
     batch.message(
         message.Kind.ASSISTANT,
