@@ -70,7 +70,9 @@ def test_response_matches_seed_contract(server: Server) -> None:
     assert "Hans is checking the context of Aquaverter (wordpress, aquaverter.ca)" in summaries
 
     assert follow_up["conversationId"] == body["conversationId"]
-    assert follow_up["routedAgentId"] == "webEngineer"  # the conversation stays with Nico
+    # a change Hans plans stays with him (§12.1): no handoff to a specialist who never speaks
+    assert body["routedAgentId"] == "chief" and follow_up["routedAgentId"] == "chief"
+    assert body["messages"][0]["agentId"] == "chief"
     users = [m["content"] for m in history if m["kind"] == "user"]
     assert users == ["Please create a new service page.", "Thanks!"]
 

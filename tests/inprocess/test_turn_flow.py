@@ -76,7 +76,7 @@ async def test_a_turn_whose_model_raises_fails_truthfully_and_the_next_one_recov
     assert error["code"] == "provider_error"
     assert "secret detail" not in error["message"], "the user is not shown the provider's words"
     (apology,) = said(failed)
-    assert "could not finish" in apology and "Nothing was changed" in apology
+    assert "could not finish" in apology and "the language model did not answer" in apology
     assert "secret detail" not in apology
     assert convo["state"] == "idle", "the conversation is free again"
     assert len(llm_calls) == 1 and llm_calls[0]["success"] is False

@@ -7,10 +7,12 @@ from sqlalchemy import Connection
 from hansa.domain import conversation, event, message, turn
 from hansa.domain.routing import RoutingDecision
 from hansa.engine import thinking
+from hansa.engine.planning.triage import triage
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.store import conversations, turns
 
 ANSWERS_THE_PLAN = "the message answers the supervisor's planning questions or plan"
+PLANS_IT = "a change to plan: the supervisor plans it himself"
 
 
 async def route(ctx: TurnContext) -> Then:
@@ -31,6 +33,14 @@ async def route(ctx: TurnContext) -> Then:
             matched=None,
             reason=chosen.reason,
         )
+    elif triage(ctx.user_text).plan:  # a change to plan: Hans keeps the turn and plans it
+        decision = RoutingDecision(
+            previous_agent_id=previous,
+            agent_id=supervisor.id,
+            rule_id=None,
+            matched=None,
+            reason=PLANS_IT,
+        )
     else:
         decision = ctx.services.router.decide(ctx.user_text, previous)
     agent = ctx.services.agent(decision.agent_id)
@@ -48,7 +58,7 @@ async def route(ctx: TurnContext) -> Then:
         ),
         agent_id=supervisor.id,
     )
-    if decision.changed:
+    if decision.changed and agent.id != supervisor.id:
         batch.status(thinking.handoff_status(supervisor, agent), agent_id=supervisor.id)
     entry = (
         thinking.plan_answer_entry(supervisor)
