@@ -22,7 +22,7 @@ from hansa.domain import event, message, secrets
 from hansa.domain.base import new_id
 from hansa.domain.plan import Plan, PlanningState, Requirement
 from hansa.engine import laws, runs
-from hansa.engine.planning import answers, model_answers
+from hansa.engine.planning import answers, escalation, model_answers
 from hansa.engine.planning.playbooks import Playbook, builtin
 from hansa.engine.planning.request import (
     Adjusted,
@@ -245,9 +245,20 @@ def show(
 ) -> Planned:
     """Stages 6–8: the staged plan, checked by the laws, stored as a run awaiting approval.
 
-    If the laws refuse it, Hans says so instead, in the same transaction, and forgets it.
+    Escalation rules first give risky steps to their lead, or a review by the lead
+    (``escalation``). If the laws refuse the plan, Hans says so instead, in the same
+    transaction, and forgets it.
     """
     hans = req.supervisor
+    full, escalated = escalation.escalate(
+        full,
+        escalation.builtin(),
+        registry=req.services.registry,
+        agents=req.services.agents,
+        project=req.project,
+    )
+    if state.playbook is None:  # a model-drafted plan is kept as escalated
+        state = state.model_copy(update={"plan": full})
     steps = sum(len(s.steps) for s in full.stages)
     req.think(
         f"{hans.display_name} is drafting a staged plan with "
@@ -267,6 +278,7 @@ def show(
                 f"I can't plan this as asked: {exc.message}. Nothing was changed.", refused=True
             )
             return
+        _announce(req, escalated)
         plan = secrets.mask(full.model_dump(mode="json", by_alias=True))
         change.batch.event(event.PlanData(plan=plan, run_id=run_id), agent_id=hans.id)
         change.batch.message(
@@ -280,6 +292,20 @@ def show(
 
     req.batch.then(runs.on_run(req.services, req.tenant_id, run_id, req.batch, create))
     return Planned(run_id)
+
+
+def _announce(req: PlanningRequest, outcomes: list[escalation.Outcome]) -> None:
+    """A status chip per escalated step and a thinking entry per matched one (seed 000
+    §6.3), once the laws let the plan stand."""
+    names = req.services.names()
+    hans = req.supervisor
+    for outcome in outcomes:
+        owner = names.get(outcome.step.owner, outcome.step.owner)
+        req.think(secrets.mask_text(escalation.thought(outcome, hans.display_name, owner)))
+        if isinstance(outcome, escalation.Escalation):
+            req.batch.status(
+                secrets.mask_text(escalation.chip(outcome, owner)), agent_id=outcome.lead.id
+            )
 
 
 def _questions(playbook: Playbook, intent: str, plan: Plan, missing: list[Any]) -> str:

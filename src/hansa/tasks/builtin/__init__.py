@@ -9,6 +9,7 @@ from hansa.tasks.builtin import (
     entities,
     entity_queries,
     graph_nodes,
+    review,
     scratchpad,
     tickets,
     utility,
@@ -26,5 +27,6 @@ BUILTIN_HOOKS: tuple[Hook, ...] = (
     webhook.register,
     content.register,
     utility.register,
+    review.register,
     graph_nodes.register,
 )
