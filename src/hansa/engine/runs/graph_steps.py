@@ -19,7 +19,7 @@ from typing import Any
 from hansa.domain import conversation, message, run
 from hansa.engine import templates
 from hansa.engine.runs import forks
-from hansa.engine.runs.scheduler import Book, dependencies
+from hansa.engine.runs.scheduler import Book
 from hansa.store import conversations, runs
 from hansa.tasks.builtin.graph_nodes import WAIT
 
@@ -27,10 +27,12 @@ HOLD_IN_PLACE = timedelta(seconds=5)
 """A run job with nothing but waits due sooner than this sleeps; a later one is queued."""
 
 
-def scope(book: Book, r: run.Run, task: run.Task) -> templates.Scope:
-    """The names a graph's task may reference."""
+def scope(
+    book: Book, r: run.Run, task: run.Task, outputs: dict[str, dict[str, Any]]
+) -> templates.Scope:
+    """The names a graph's task may reference (``outputs``: the book's, as read once)."""
     inputs: dict[str, Any] = r.metadata.get("inputs") or {}
-    after = dependencies(list(book.tasks.values()))
+    after = book.after()
     answered = sorted(
         (t for t in book.tasks.values() if t.task_type == "llm.invoke" and t.result),
         key=lambda t: t.updated_at,
@@ -40,7 +42,7 @@ def scope(book: Book, r: run.Run, task: run.Task) -> templates.Scope:
         message=_mapping(inputs.get("message")),
         user=_mapping(inputs.get("user")),
         context=_mapping(inputs.get("context")),
-        results={**book.outputs(), **forks.results(forks.forks(book.tasks, after))},
+        results={**outputs, **forks.results(forks.forks(book.tasks, after))},
         llm_response=(done[-1].result or {}).get("text") if done else None,
         loop=task.metadata.get("loop") or {},
     )

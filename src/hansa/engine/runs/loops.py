@@ -28,9 +28,8 @@ BODY = "loopBody"
 """The metadata key that marks a body task: it completes from its copies, never runs."""
 
 
-def materialise(book: Book, after: dict[str, list[str]], cap: int) -> bool:
-    """Add the copies of every completed loop's body not yet materialised; True if any."""
-    added = False
+def materialise(book: Book, after: dict[str, list[str]], cap: int) -> None:
+    """Add the copies of every completed loop's body not yet materialised."""
     for loop in [t for t in book.tasks.values() if _unrolled(t)]:
         _mark(book, loop)
         body = [t for t in book.tasks.values() if loop.id in after[t.id] and not _copy(t)]
@@ -55,8 +54,6 @@ def materialise(book: Book, after: dict[str, list[str]], cap: int) -> bool:
                 book.change.conn, task.id, book.change.now, depends_on=waits, metadata=meta
             )
             book.tasks[task.id] = task.model_copy(update={"depends_on": waits, "metadata": meta})
-        added = True
-    return added
 
 
 def _unrolled(t: run.Task) -> bool:

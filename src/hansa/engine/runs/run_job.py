@@ -307,7 +307,7 @@ class RunDriver:
             if task.node_id is None:
                 params = laws.resolve_refs(opened, outputs)
             else:
-                params = templates.render_value(opened, graph_steps.scope(book, r, task))
+                params = templates.render_value(opened, graph_steps.scope(book, r, task, outputs))
             trusted = trusted_targets(self.services)
             verdict = laws.judge(registry, task.task_type, params, agent, project, trusted=trusted)
             verdict.raise_for_refusal()
@@ -321,7 +321,8 @@ class RunDriver:
         if graph_steps.holds(book, task, getattr(verdict.params, "seconds", 0.0)):
             return None
         moved = book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True, announce=True)
-        _think(book, task, f"{agent.display_name} is working on: {_what(task)}")
+        if task.node_id is None:  # a graph's node: its task_status says as much, per node
+            _think(book, task, f"{agent.display_name} is working on: {_what(task)}")
         return Started(moved, registry.get(task.task_type), verdict.params, project, outputs)
 
     def _record(self, book: Book, outcome: Outcome) -> None:

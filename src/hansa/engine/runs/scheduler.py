@@ -40,6 +40,14 @@ class Book:
     def __init__(self, change: RunChange, tasks: list[run.Task]) -> None:
         self.change = change
         self.tasks = {t.id: t for t in tasks}
+        self._after: tuple[int, dict[str, list[str]]] | None = None
+
+    def after(self) -> dict[str, list[str]]:
+        """The tasks each task waits for (``dependencies``), worked out once per set of
+        tasks: only a loop's materialised body adds tasks (and dependencies)."""
+        if self._after is None or self._after[0] != len(self.tasks):
+            self._after = (len(self.tasks), dependencies(list(self.tasks.values())))
+        return self._after[1]
 
     def move(
         self,
@@ -93,8 +101,7 @@ class Book:
             for t in self.tasks.values()
             if t.status is run.TaskStatus.OPEN and t.scheduled_at and t.scheduled_at > now
         }
-        after = dependencies(list(self.tasks.values()))
-        timeouts = forks.deadlines(forks.forks(self.tasks, after))
+        timeouts = forks.deadlines(forks.forks(self.tasks, self.after()))
         return {**waits, **{k: v for k, v in timeouts.items() if v > now}}
 
     def outputs(self) -> dict[str, dict[str, Any]]:
@@ -155,9 +162,8 @@ def next_tasks(book: Book, r: run.Run, *, busy: int, held: set[str]) -> list[run
     ends: the tasks left behind a failure are cancelled and the run fails, or it completes
     (a preempted, cancelled task does not fail its run; the rest carried on).
     """
-    after = dependencies(list(book.tasks.values()))
-    if loops.materialise(book, after, book.change.services.settings.max_tasks_per_run):
-        after = dependencies(list(book.tasks.values()))
+    loops.materialise(book, book.after(), book.change.services.settings.max_tasks_per_run)
+    after = book.after()  # with a materialised body's copies
     for task, target, why in forks.losers(forks.forks(book.tasks, after), book.change.now):
         book.move(task.id, target, error=why, announce=True)
     _skip_branches_not_taken(book, after)
