@@ -116,7 +116,10 @@ def test_deleting_a_page_by_name_waits_for_the_users_confirmation(server: Server
         planned, run_id = _plan(client, cid, "Please delete the Old offers page")
         turn(client, cid, "yes, proceed")
         waiting = events_until(  # the chip may come with the approval's own events
-            client, cid, lambda e: e["type"] == "status", after=planned[-1]["seq"]
+            client,
+            cid,
+            lambda e: e["type"] == "status" and "confirmation" in e["data"]["text"],
+            after=planned[-1]["seq"],
         )
         task = client.get(f"/api/runs/{run_id}").json()["groups"][0]["tasks"][0]
         still_there = client.get(page["url"]).status_code

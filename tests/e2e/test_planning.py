@@ -56,7 +56,8 @@ def test_services_page_from_first_message_to_stored_page(server: Server) -> None
     (routing,) = [e["data"] for e in second if e["type"] == "routing"]
     assert routing["agentId"] == routing["previousAgentId"] and routing["ruleId"] is None
     assert routing["reason"] == ANSWERS_THE_PLAN
-    assert not [e for e in second if e["type"] == "status"], "no handoff chip"
+    chips = [e["data"]["text"] for e in second if e["type"] == "status"]
+    assert chips == ["Run created: Create the Services page"], "no handoff chip"
     assert "Hans is taking this as an answer about the plan" in [
         e["data"]["summary"] for e in second if e["type"] == "thinking"
     ]

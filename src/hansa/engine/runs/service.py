@@ -15,7 +15,7 @@ from hansa.domain.base import new_id
 from hansa.domain.plan import Plan
 from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
-from hansa.engine.runs import agents, run_job, scheduler
+from hansa.engine.runs import agents, run_job, scheduler, story
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import secret_box, trusted_targets
 from hansa.engine.runtime.recorder import Batch, Recorder, Step
@@ -157,6 +157,7 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
             task_type=t.task_type, step_group=t.step_group, summary=t.summary
         )
         batch.event(created, agent_id=t.created_by, task_id=t.id)
+    story.created(change, new_run, tasks)
     return new_run
 
 
@@ -325,6 +326,7 @@ def _approve(change: RunChange, edits: list[dict[str, Any]] | None) -> None:
         agent_id=hans.id,
         phase=message.Phase.EXECUTION,
     )
+    story.queued(change)
     _wake(change, current.conversation_id)
 
 

@@ -1,7 +1,15 @@
 // The activity indicator (seed 000 §10.4): names what is happening, derived from the
 // latest events, instead of a generic typing bubble.
+//
+// Events often come in bursts (routing, planning and validation entries are written in the
+// same transaction as what follows them), so live, each word stays up for at least
+// MIN_SHOW_MS: later words wait their turn in a short queue (consecutive entries of one word
+// merge, and only the newest MAX_QUEUED wait). Replayed history is shown at once.
 
 import { h } from "./dom.js";
+
+export const MIN_SHOW_MS = 500;
+const MAX_QUEUED = 6;
 
 const PHASES = {
   routing: "Routing",
@@ -14,8 +22,13 @@ const PHASES = {
 };
 
 export class Activity {
-  constructor(agentName) {
+  /** ``live()`` tells whether events are live (queued for a visible moment) or replayed. */
+  constructor(agentName, live = () => true) {
     this.agentName = agentName;
+    this.live = live;
+    this.queue = []; // [word, detail] or [null] (hide), waiting for the current word's moment
+    this.shownAt = 0;
+    this.timer = 0;
     this.word = h("strong.activity-word");
     this.detail = h("span.activity-detail");
     this.el = h("div.activity", { role: "status", "aria-live": "polite", hidden: true },
@@ -25,21 +38,76 @@ export class Activity {
   }
 
   show(word, detail = "") {
-    this.el.hidden = false;
-    this.el.dataset.state = word.toLowerCase().replace(/[^a-z]+/g, "-");
-    this.word.textContent = `${word}…`;
-    this.detail.textContent = detail;
+    this.request(word, detail);
   }
 
   hide() {
-    this.el.hidden = true;
-    this.el.dataset.state = "idle";
+    this.request(null);
   }
 
   reset() {
     this.running.clear();
     this.waiting.clear();
-    this.hide();
+    this.queue = [];
+    clearTimeout(this.timer);
+    this.timer = 0;
+    this.apply(null);
+  }
+
+  /** The word now shown ("" while hidden). */
+  current() {
+    return this.el.hidden ? "" : this.word.textContent.replace(/…$/, "");
+  }
+
+  /** Show ``word`` (null: hide) now, or after the words before it had their moment. */
+  request(word, detail = "") {
+    if (!this.live()) {
+      this.queue = [];
+      clearTimeout(this.timer);
+      this.timer = 0;
+      return this.apply(word, detail);
+    }
+    const last = this.queue.at(-1);
+    if (last && (last[0] === word || (last[0] === null && word !== null))) {
+      last[0] = word; // the same word again only says more; a word after a hide replaces it
+      last[1] = detail;
+      const before = this.queue.at(-2);
+      if (before && before[0] === word) this.queue.splice(-2, 1);
+      return undefined;
+    }
+    if (!this.queue.length) {
+      const now = (word || "") === this.current();
+      const due = this.el.hidden || performance.now() - this.shownAt >= MIN_SHOW_MS;
+      if (now || due) return this.apply(word, detail, now);
+    }
+    this.queue.push([word, detail]);
+    if (this.queue.length > MAX_QUEUED) this.queue.splice(0, this.queue.length - MAX_QUEUED);
+    return this.schedule();
+  }
+
+  schedule() {
+    if (this.timer || !this.queue.length) return undefined;
+    const wait = Math.max(0, MIN_SHOW_MS - (performance.now() - this.shownAt));
+    this.timer = setTimeout(() => {
+      this.timer = 0;
+      const next = this.queue.shift();
+      if (next) this.apply(next[0], next[1]);
+      this.schedule();
+    }, wait);
+    return undefined;
+  }
+
+  apply(word, detail = "", same = false) {
+    if (word === null) {
+      this.el.hidden = true;
+      this.el.dataset.state = "idle";
+      return;
+    }
+    if (!same || this.el.hidden) this.shownAt = performance.now();
+    this.el.hidden = false;
+    this.el.dataset.state = word.toLowerCase().replace(/[^a-z]+/g, "-");
+    this.word.textContent = `${word}…`;
+    this.detail.textContent = detail;
   }
 
   /** Update from one event (live or replayed: the result is the same). */

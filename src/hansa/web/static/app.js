@@ -49,7 +49,7 @@ const state = {
   convState: "idle", // the conversation's state, for the notice when a person holds it
 };
 
-const activity = new Activity((id) => state.agents.get(id)?.displayName || "Hans");
+const activity = new Activity((id) => state.agents.get(id)?.displayName || "Hans", () => state.live);
 const entityView = new EntityView($("workspace"));
 const dialog = new ConfirmDialog();
 const feedRoot = $("feed");
