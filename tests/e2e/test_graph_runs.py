@@ -330,22 +330,36 @@ def test_a_graph_updates_the_context_and_moves_the_conversation(client: httpx.Cl
     assert convo["state"] == "resolved", "the refused move changed nothing"
 
 
-def test_what_cannot_run_yet_is_refused_whole(client: httpx.Client) -> None:
+def test_a_handoff_node_pauses_the_graph_until_the_person_gives_it_back(
+    client: httpx.Client,
+) -> None:
     graph_id = _graph(
         client,
         [
-            {"id": "race", "type": "parallel", "config": {"strategy": "any"}},
-            {"id": "handoff", "type": "handoff.create", "config": {"reason": "a person"}},
+            {
+                "id": "ask",
+                "type": "handoff.create",
+                "config": {"reason": "a person should check the refund", "priority": "high"},
+            },
+            {"id": "after", "type": "message.send", "config": {"text": "Back with the team."}},
         ],
-        [{"from": "race", "to": "handoff"}],
+        [{"from": "ask", "to": "after"}],
     )
     cid = new_conversation(client)
-    refused = client.post(f"/api/graphs/{graph_id}/runs", json={"conversationId": cid})
-    assert refused.status_code == 422
-    assert [p["node"] for p in refused.json()["error"]["details"]["problems"]] == ["handoff"]
-    assert client.get(f"/api/conversations/{cid}/messages").json() == []
-    missing = client.post("/api/graphs/nope/runs", json={"conversationId": cid})
-    assert missing.status_code == 404
+    run_id = _run(client, graph_id, cid)["id"]
+    paused = _until(client, run_id, lambda r: r["status"] == "paused")
+    (handed,) = [h for h in client.get("/api/handoffs").json() if h["conversationId"] == cid]
+    state = client.get(f"/api/conversations/{cid}").json()["state"]
+    client.post(f"/api/handoffs/{handed['id']}/accept", json={"assignee": "Ana"})
+    client.post(f"/api/handoffs/{handed['id']}/return")
+    done = _until(client, run_id, _ended)
+
+    assert _nodes(paused)["after"]["status"] == "open", "nothing ran while a person had it"
+    assert handed["reason"] == "a person should check the refund" and handed["priority"] == "high"
+    assert handed["requestedBy"] == {"kind": "graph", "id": run_id}
+    assert state == "handoff_pending"
+    assert done["status"] == "completed"
+    assert _said(client, cid)[-1] == "Back with the team."
 
 
 SLOW = {

@@ -41,7 +41,7 @@ PRIORITY_RANK: dict[str, int] = {"urgent": 3, "high": 2, "normal": 1, "low": 0}
 class RequestedBy(Wire):
     """Who asked for the handoff."""
 
-    kind: Literal["user", "agent", "rule", "api"]
+    kind: Literal["user", "agent", "rule", "api", "graph"]
     id: str | None = None
 
 

@@ -19,6 +19,7 @@ from functools import partial
 from hansa import logs
 from hansa.bus.postgres import PostgresBus
 from hansa.domain.job import Job, JobKind
+from hansa.engine.handoffs import service as handoff_service
 from hansa.engine.runs import run_job, summary
 from hansa.engine.runtime.give_up import give_up
 from hansa.engine.runtime.services import Drive, Services
@@ -50,6 +51,7 @@ async def running(
 ) -> AsyncIterator[Services]:
     """Services with their background parts running; everything stops on exit."""
     services = await build_services(settings, model=model)
+    services = dataclasses.replace(services, open_handoff=handoff_service.opening_from_graph)
     settle_heap()
     worker: Worker | None = None
     task: asyncio.Task[None] | None = None

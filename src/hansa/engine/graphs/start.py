@@ -18,7 +18,6 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from hansa import errors
 from hansa.domain import event
 from hansa.domain.base import new_id
 from hansa.domain.graph import Graph
@@ -30,9 +29,6 @@ from hansa.tasks.builtin.graph_nodes import NODE_TASK_TYPES
 
 GROUP = "G"
 """The step group of every task of a graph (their order is their dependencies)."""
-
-NOT_YET = frozenset({"handoff.create"})
-"""Node types a graph may hold but a run cannot carry out yet."""
 
 
 @dataclass(frozen=True)
@@ -48,7 +44,6 @@ class GraphRunRequest:
 
 def drafts(graph: Graph, agent_id: str, project_id: str | None) -> list[runs.TaskDraft]:
     """The graph's nodes as task drafts, in the graph's (topological) order."""
-    refuse_what_cannot_run(graph)
     after: dict[str, list[str]] = {c.id: [] for c in graph.components}
     when: dict[str, list[tuple[str, str]]] = {c.id: [] for c in graph.components}
     for edge in graph.edges:
@@ -76,19 +71,6 @@ def drafts(graph: Graph, agent_id: str, project_id: str | None) -> list[runs.Tas
             )
         )
     return found
-
-
-def refuse_what_cannot_run(graph: Graph) -> None:
-    """422 ``graph_not_runnable`` naming every node a run cannot carry out yet."""
-    problems = []
-    for c in graph.components:
-        if c.type in NOT_YET:
-            problems.append({"node": c.id, "message": f"{c.type} nodes cannot run yet"})
-    if problems:
-        raise errors.InvalidInput(
-            f"graph {graph.id} v{graph.version} has nodes no run can carry out yet",
-            details={"problems": problems},
-        )
 
 
 def _in_order(graph: Graph) -> list[str]:

@@ -67,6 +67,22 @@ class Ask(Wire):
     requested_by: handoff.RequestedBy = handoff.RequestedBy(kind="api")
 
 
+def opening_from_graph(
+    services: Services,
+    tenant_id: str,
+    conversation_id: str,
+    reason: str,
+    priority: str,
+    batch: Batch,
+) -> Callable[[Connection], handoff.Handoff]:
+    """A graph's ``handoff.create`` (``Services.open_handoff``): the handoff as a step of the
+    run step's transaction; the graph's run pauses with the others, and goes on when the
+    person gives the conversation back."""
+    by = handoff.RequestedBy(kind="graph", id=batch.run_id)
+    ask = Ask.model_validate({"reason": reason, "priority": priority, "requested_by": by})
+    return opening(services, tenant_id, conversation_id, ask, batch)
+
+
 def opening(
     services: Services, tenant_id: str, conversation_id: str, ask: Ask, batch: Batch
 ) -> Callable[[Connection], handoff.Handoff]:

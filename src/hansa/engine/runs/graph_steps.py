@@ -69,15 +69,23 @@ def holds(book: Book, task: run.Task, seconds: float) -> bool:
 
 
 def change_conversation(book: Book, changes: list[dict[str, Any]]) -> str | None:
-    """Make the changes a step asked for (``context.update``, ``state.transition``) in the
-    transaction that records its result; why not, when the conversation's state may not
-    move so (then nothing is changed)."""
+    """Make the changes a step asked for (``context.update``, ``state.transition``,
+    ``handoff.create``) in the transaction that records its result; why not, when the
+    conversation's state may not move so (then nothing is changed)."""
     if not changes:
         return None
     change = book.change
     conn, tenant, now = change.conn, change.tenant_id, change.now
     cid = runs.get(conn, tenant, change.run_id).conversation_id
     for asked in changes:  # one node asks for one change
+        if "handoff" in asked:
+            opener = change.services.open_handoff
+            if opener is None:
+                return "this process cannot hand a conversation to a person"
+            wanted = asked["handoff"]
+            reason, priority = str(wanted["reason"]), str(wanted["priority"])
+            opener(change.services, tenant, cid, reason, priority, change.batch)(conn)
+            book.paused = True  # the handoff paused the conversation's runs, this one too
         if "state" in asked:
             target = conversation.State(asked["state"])
             if not conversations.move(conn, tenant, cid, target, now, strict=False):

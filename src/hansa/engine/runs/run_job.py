@@ -209,6 +209,8 @@ class RunDriver:
             r, book = self._open(change)
             for outcome in outcomes:
                 self._record(book, outcome)
+            if book.paused:  # a graph's handoff paused it: nothing more starts
+                r = r.model_copy(update={"status": run.RunStatus.PAUSED})
             self._recover(book)
             self.held = book.held()  # kept in the store: a backoff outlives this worker
             if r.status is run.RunStatus.RUNNING:

@@ -41,6 +41,8 @@ class Book:
         self.change = change
         self.tasks = {t.id: t for t in tasks}
         self._after: tuple[int, dict[str, list[str]]] | None = None
+        self.paused = False
+        """Whether a step this transaction recorded paused the run (a graph's handoff)."""
 
     def after(self) -> dict[str, list[str]]:
         """The tasks each task waits for (``dependencies``), worked out once per set of

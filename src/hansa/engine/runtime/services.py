@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.bus.base import Bus
@@ -21,8 +23,26 @@ from hansa.settings import Settings
 from hansa.store.db import Database
 from hansa.tasks.registry import TaskRegistry
 
+if TYPE_CHECKING:
+    from hansa.engine.runtime.recorder import Batch
+
 Drive = Callable[[], Awaitable[None]]
 """A job's work, prepared before the job reaches its worker (a run's first step, say)."""
+
+
+class HandoffOpener(Protocol):
+    """The step that hands ``conversation_id`` to a person in ``batch``'s transaction (a
+    graph's ``handoff.create``: the conversation's running runs pause, the graph's own)."""
+
+    def __call__(
+        self,
+        services: Services,
+        tenant_id: str,
+        conversation_id: str,
+        reason: str,
+        priority: str,
+        batch: Batch,
+    ) -> Callable[[Connection], object]: ...
 
 
 class LocalWorker(Protocol):
@@ -60,6 +80,9 @@ class Services:
     clock: Callable[[], datetime] = utcnow
     local_worker: LocalWorker | None = None
     """This process's worker, if it runs one (given by ``engine.running``)."""
+    open_handoff: HandoffOpener | None = None
+    """Hands a conversation to a person from a run's step (a graph's ``handoff.create``);
+    given by ``engine.running``, which sees the handoffs package the runs may not import."""
     metrics: Metrics = field(default_factory=Metrics, compare=False)
     """The process's counters (``GET /metrics``)."""
     agents: dict[str, AgentDefinition] = field(init=False, repr=False, compare=False)

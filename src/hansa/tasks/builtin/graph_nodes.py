@@ -124,6 +124,12 @@ async def _transition(p: graph.StateTransition, ctx: TaskContext) -> Result:
     return {"to": p.to}
 
 
+async def _hand_over(p: graph.HandoffCreate, ctx: TaskContext) -> Result:
+    reason = p.reason or "the graph asks for a person"
+    _changes(ctx).append({"handoff": {"reason": reason, "priority": p.priority}})
+    return {"reason": reason, "priority": p.priority}
+
+
 def _changes(ctx: TaskContext) -> list[dict[str, Any]]:
     if ctx.changes is None:
         raise TaskFailed("the conversation cannot be changed from here", code="no_conversation")
@@ -152,6 +158,7 @@ def register(add: Register) -> None:
         ("loop", "Run the next nodes once per item.", graph.Loop, _collect),
         ("context.update", "Merge values into the context.", graph.ContextUpdate, _update_context),
         ("state.transition", "Move the conversation.", graph.StateTransition, _transition),
+        ("handoff.create", "Hand the conversation to a person.", graph.HandoffCreate, _hand_over),
         (WAIT, "Wait, durably, then go on.", graph.Wait, _waited),
     ]
     for name, description, params, executor in nodes:
