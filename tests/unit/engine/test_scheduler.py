@@ -288,7 +288,8 @@ async def test_an_irreversible_task_waits_for_consent_to_its_exact_parameters(
     assert decision.started == [confirmed.id, reversible.id], "waiting takes no slot"
     assert _statuses(decision, unconfirmed, stale) == [S.AWAITING_CONFIRMATION] * 2
     assert decision.tasks[reversible.id].status is S.OPEN
-    chips = [p.text for p in decision.announced if isinstance(p, event.StatusData)]
+    joining, *chips = [p.text for p in decision.announced if isinstance(p, event.StatusData)]
+    assert joining == "Web Engineer Nico is joining this run", "said before what he asks"
     assert (
         "Web Engineer Nico needs your confirmation before: Delete the Old offers page" in (chips[0])
     )

@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from hansa.domain import event, job, message, run, secrets
-from hansa.engine.runs import forks, loops, summary
+from hansa.engine.runs import forks, loops, story, summary
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runtime.faults import crash_point
 from hansa.store import queue, runs
@@ -229,6 +229,7 @@ def dependencies(tasks: list[run.Task]) -> dict[str, list[str]]:
 def _fill(book: Book, ready: list[run.Task], *, busy: int, held: set[str]) -> list[run.Task]:
     services, batch = book.change.services, book.change.batch
     _say_who_works(book, ready, busy=busy, held=held)
+    joining = story.Joining(book.change, book.tasks)
     chosen: list[run.Task] = []
     for task in ready:
         if task.id in held:
@@ -244,6 +245,7 @@ def _fill(book: Book, ready: list[run.Task], *, busy: int, held: set[str]) -> li
             continue
         if busy + len(chosen) < services.settings.task_concurrency:
             chosen.append(task)
+    joining.say(book.tasks, chosen)
     return chosen
 
 
@@ -281,6 +283,7 @@ def finish_run(change: RunChange, r: run.Run, final: run.RunStatus, tasks: list[
     change.batch.event(
         event.RunStatusData(status=final, previous=r.status), agent_id=services.supervisor.id
     )
+    story.finished(change, final, tasks)
     if queue.live_statuses(conn, r.conversation_id):
         work = job.payload(job.SummaryJob(run_id=r.id, tenant_id=r.tenant_id))
         queue.enqueue(
