@@ -98,6 +98,22 @@ def test_services_page_from_first_message_to_stored_page(server: Server) -> None
     assert all(g["thinking"] for g in done_card["groups"]), "per-group thinking in the run card"
 
 
+def test_a_plan_approved_on_its_card_is_settled_for_the_chat_too(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client, projectId=wordpress_project(client))
+        turn(client, cid, "Please create a new webpage called Services")
+        run_id = _plan_event(turn(client, cid, ANSWERS))["data"]["runId"]
+        approved = client.post(f"/api/runs/{run_id}/approve")
+        state = client.get(f"/api/conversations/{cid}").json()
+        events_until(client, cid, run_done(run_id))
+        after = turn(client, cid, "Please improve our SEO traffic")
+
+    assert approved.status_code == 200
+    assert "planning" not in state["metadata"] and state["state"] != "waiting_for_user"
+    (answer,) = hans_says(after)
+    assert "did not catch a change" not in answer and "yes, proceed" not in answer
+
+
 def test_answers_can_come_in_several_messages(server: Server) -> None:
     with server.client() as client:
         cid = new_conversation(client, projectId=wordpress_project(client))

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import event, message, run, secrets
+from hansa.domain import conversation, event, message, run, secrets
 from hansa.domain.base import new_id
 from hansa.domain.plan import Plan
 from hansa.engine import laws
@@ -355,12 +355,38 @@ async def approve(
     edits: list[dict[str, Any]] | None = None,
 ) -> None:
     """Approve a run awaiting approval (after optional edits); the scheduler starts it."""
-    await _change(services, tenant_id, run_id, lambda change: _approve(change, edits))
+
+    def go(change: RunChange) -> None:
+        _approve(change, edits)
+        _forget_plan(change)
+
+    await _change(services, tenant_id, run_id, go)
 
 
 async def cancel(services: Services, tenant_id: str, run_id: str) -> None:
     """Cancel a run (idempotent)."""
-    await _change(services, tenant_id, run_id, scheduler.cancel_run)
+
+    def go(change: RunChange) -> None:
+        scheduler.cancel_run(change)
+        _forget_plan(change)
+
+    await _change(services, tenant_id, run_id, go)
+
+
+def _forget_plan(change: RunChange) -> None:
+    """A plan approved or cancelled on its card (not in the chat) is settled too: the
+    conversation forgets it and stops waiting, so the next message is a new request, not
+    an answer to the plan."""
+    conn, tenant, now = change.conn, change.tenant_id, change.now
+    cid = runs.get(conn, tenant, change.run_id).conversation_id
+    state = conversations.get(conn, tenant, cid).planning
+    if state is None or state.run_id != change.run_id:
+        return
+    conversations.set_planning(conn, tenant, cid, None, now)
+    waiting = (conversation.State.WAITING_FOR_USER,)
+    conversations.move(
+        conn, tenant, cid, conversation.State.IDLE, now, strict=False, only_from=waiting
+    )
 
 
 async def confirm(services: Services, tenant_id: str, task_id: str, quoted_hash: str) -> run.Task:
