@@ -51,6 +51,7 @@ export const api = {
   rules: () => get("/api/rules"),
   changeRule: (id, changes) => call("PATCH", `/api/rules/${enc(id)}`, changes),
   ruleFirings: (id, limit = 20) => get(`/api/rules/${enc(id)}/firings?limit=${limit}`),
+  usage: () => get("/api/usage"),
   handoffs: (status) => get(`/api/handoffs?status=${enc(status)}`),
   handoff: (id) => get(`/api/handoffs/${enc(id)}`),
   acceptHandoff: (id, assignee) => post(`/api/handoffs/${enc(id)}/accept`, { assignee }),

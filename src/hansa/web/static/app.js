@@ -15,6 +15,7 @@ import { HumanView } from "./human-view.js";
 import { RulesDialog } from "./rules-view.js";
 import { Runs } from "./runs.js";
 import { SessionsView } from "./sessions-view.js";
+import { UsageDialog } from "./usage-view.js";
 import { askForKey, needsKey } from "./signin.js";
 import { follow } from "./stream.js";
 import { TopBar } from "./topbar.js";
@@ -112,6 +113,8 @@ const sessionsView = new SessionsView($("sessions-view"), {
 });
 $("open-sessions").addEventListener("click", () => openSessions(""));
 $("open-rules").addEventListener("click", () => rulesDialog.open());
+const usageDialog = new UsageDialog({ agents: state.agents });
+$("open-usage").addEventListener("click", () => usageDialog.open());
 $("open-handoffs").addEventListener("click", () => handoffQueue.open());
 
 function countHandoffs() {
