@@ -21,7 +21,8 @@ def test_two_agents_on_two_models(tmp_path: Path) -> None:
     with running_server(tmp_path, extra_args=("--config", str(config))) as server:
         with server.client() as client:
             seo = turn(client, new_conversation(client), "Please improve our SEO traffic")
-            web = turn(client, new_conversation(client), "Please update the page layout")
+            # a question (a change would be Hans's to plan): the Web Engineer answers it
+            web = turn(client, new_conversation(client), "What makes a good page layout?")
             calls = client.get("/api/llm-calls").json()
 
     said = [

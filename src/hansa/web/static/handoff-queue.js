@@ -4,6 +4,7 @@
 
 import { api } from "./api.js";
 import { dayTime, h, uid } from "./dom.js";
+import { sheet } from "./sheet.js";
 
 const RANK = { urgent: 3, high: 2, normal: 1, low: 0 };
 const NAME_KEY = "hansa.assignee";
@@ -25,25 +26,16 @@ export class HandoffQueue {
       value: readName(), placeholder: "e.g. Ana",
     });
     this.list = h("ul.handoff-list", { "aria-labelledby": "handoffs-title" });
-    this.status = h("p.sheet-status", { role: "status" });
     this.error = h("p.card-error", { role: "alert", hidden: true });
-    this.el = h("dialog.sheet.handoff-queue", { "aria-labelledby": "handoffs-title" },
-      h("header.sheet-head", {},
-        h("h2", { id: "handoffs-title" }, "Handoff queue"),
-        h("button.small", { type: "button", onclick: () => this.load() }, "Refresh"),
-        h("button.icon-button", { type: "button", "aria-label": "Close the handoff queue",
-          onclick: () => this.el.close() }, "✕")),
-      h("p.sheet-intro", {},
-        "Conversations handed to a person. While a person has one, the assistants do not answer in it."),
-      h("div.field.assignee-field", {},
-        h("label", { for: nameId }, "Your name (shown to the user)"), this.name),
-      this.error, this.status, this.list);
-    document.body.append(this.el);
-  }
-
-  open() {
-    if (!this.el.open) this.el.showModal();
-    return this.load();
+    ({ el: this.el, status: this.status, open: this.open } = sheet({
+      className: "handoff-queue", titleId: "handoffs-title", title: "Handoff queue",
+      closeLabel: "Close the handoff queue",
+      intro: "Conversations handed to a person. While a person has one, the assistants do not answer in it.",
+      load: () => this.load(),
+    },
+    h("div.field.assignee-field", {},
+      h("label", { for: nameId }, "Your name (shown to the user)"), this.name),
+    this.error, this.list));
   }
 
   /** The open handoffs, in the queue's order; tells ctx how many wait. */

@@ -5,6 +5,7 @@
 
 import { api } from "./api.js";
 import { dayTime, h, uid } from "./dom.js";
+import { sheet } from "./sheet.js";
 
 export class RulesDialog {
   /**
@@ -13,22 +14,12 @@ export class RulesDialog {
   constructor(ctx) {
     this.ctx = ctx;
     this.list = h("ul.rule-list", { "aria-labelledby": "rules-title" });
-    this.status = h("p.sheet-status", { role: "status" });
-    this.el = h("dialog.sheet.rules-view", { "aria-labelledby": "rules-title" },
-      h("header.sheet-head", {},
-        h("h2", { id: "rules-title" }, "Rules"),
-        h("button.small", { type: "button", onclick: () => this.load() }, "Refresh"),
-        h("button.icon-button", { type: "button", "aria-label": "Close the rules",
-          onclick: () => this.el.close() }, "✕")),
-      h("p.sheet-intro", {},
-        "What happens when something happens in a conversation, highest priority first."),
-      this.status, this.list);
-    document.body.append(this.el);
-  }
-
-  open() {
-    if (!this.el.open) this.el.showModal();
-    return this.load();
+    ({ el: this.el, status: this.status, open: this.open } = sheet({
+      className: "rules-view", titleId: "rules-title", title: "Rules",
+      closeLabel: "Close the rules",
+      intro: "What happens when something happens in a conversation, highest priority first.",
+      load: () => this.load(),
+    }, this.list));
   }
 
   async load() {

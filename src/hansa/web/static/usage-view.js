@@ -5,6 +5,7 @@
 
 import { api } from "./api.js";
 import { h } from "./dom.js";
+import { sheet } from "./sheet.js";
 
 const COUNT = new Intl.NumberFormat("en-US");
 
@@ -25,7 +26,6 @@ export class UsageDialog {
    */
   constructor(ctx) {
     this.ctx = ctx;
-    this.status = h("p.sheet-status", { role: "status" });
     this.totals = h("dl.usage-totals", { "aria-label": "Totals" });
     this.agents = h("ol.usage-bars", { "aria-labelledby": "usage-agents-title" });
     this.runs = h("ol.usage-bars", { "aria-labelledby": "usage-runs-title" });
@@ -35,20 +35,12 @@ export class UsageDialog {
       h("h3.usage-title", { id: "usage-agents-title" }, "Tokens per agent"), this.agents,
       h("h3.usage-title", { id: "usage-runs-title" }, "Tokens per run (the 20 largest)"), this.runs,
       h("h3.usage-title", { id: "usage-models-title" }, "Per model"), this.models);
-    this.el = h("dialog.sheet.usage-view", { "aria-labelledby": "usage-title" },
-      h("header.sheet-head", {},
-        h("h2", { id: "usage-title" }, "Usage"),
-        h("button.small", { type: "button", onclick: () => this.load() }, "Refresh"),
-        h("button.icon-button", { type: "button", "aria-label": "Close the usage",
-          onclick: () => this.el.close() }, "✕")),
-      h("p.sheet-intro", {}, "Tokens and cost of the model calls of this tenant."),
-      this.status, this.body);
-    document.body.append(this.el);
-  }
-
-  open() {
-    if (!this.el.open) this.el.showModal();
-    return this.load();
+    ({ el: this.el, status: this.status, open: this.open } = sheet({
+      className: "usage-view", titleId: "usage-title", title: "Usage",
+      closeLabel: "Close the usage",
+      intro: "Tokens and cost of the model calls of this tenant.",
+      load: () => this.load(),
+    }, this.body));
   }
 
   async load() {
