@@ -45,16 +45,18 @@ class Fork:
         return self.task.node_id or self.task.id
 
 
-def forks(tasks: dict[str, run.Task], after: dict[str, list[str]]) -> list[Fork]:
-    """The run's completed ``parallel`` tasks with their children as they stand."""
+def forks(tasks: dict[str, run.Task], children: dict[str, list[str]]) -> list[Fork]:
+    """The completed ``parallel`` tasks among ``children``'s keys (a parallel task's id →
+    its children's ids), with their children as they stand."""
     found = []
-    for t in tasks.values():
-        if t.task_type != PARALLEL or t.status is not run.TaskStatus.COMPLETED:
+    for fork_id, kids in children.items():
+        t = tasks[fork_id]
+        if t.status is not run.TaskStatus.COMPLETED:
             continue
-        children = [c for c in tasks.values() if t.id in after[c.id]]
         timeout = t.parameters.get("timeoutMs")
         deadline = t.updated_at + timedelta(milliseconds=timeout) if timeout else None
-        found.append(Fork(t, str(t.parameters.get("strategy", "all")), children, deadline))
+        strategy = str(t.parameters.get("strategy", "all"))
+        found.append(Fork(t, strategy, [tasks[c] for c in kids], deadline))
     return found
 
 

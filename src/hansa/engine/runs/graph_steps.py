@@ -32,7 +32,6 @@ def scope(
 ) -> templates.Scope:
     """The names a graph's task may reference (``outputs``: the book's, as read once)."""
     inputs: dict[str, Any] = r.metadata.get("inputs") or {}
-    after = book.after()
     answered = sorted(
         (t for t in book.tasks.values() if t.task_type == "llm.invoke" and t.result),
         key=lambda t: t.updated_at,
@@ -42,7 +41,7 @@ def scope(
         message=_mapping(inputs.get("message")),
         user=_mapping(inputs.get("user")),
         context=_mapping(inputs.get("context")),
-        results={**outputs, **forks.results(forks.forks(book.tasks, after))},
+        results={**outputs, **forks.results(book.forks_now())},
         llm_response=(done[-1].result or {}).get("text") if done else None,
         loop=task.metadata.get("loop") or {},
     )

@@ -40,16 +40,32 @@ class Book:
     def __init__(self, change: RunChange, tasks: list[run.Task]) -> None:
         self.change = change
         self.tasks = {t.id: t for t in tasks}
-        self._after: tuple[int, dict[str, list[str]]] | None = None
+        self._after: tuple[int, dict[str, list[str]], dict[str, list[str]]] | None = None
         self.paused = False
         """Whether a step this transaction recorded paused the run (a graph's handoff)."""
 
     def after(self) -> dict[str, list[str]]:
         """The tasks each task waits for (``dependencies``), worked out once per set of
         tasks: only a loop's materialised body adds tasks (and dependencies)."""
+        return self._graph()[1]
+
+    def forks_now(self) -> list[forks.Fork]:
+        """The run's completed ``parallel`` forks with their children, as they stand."""
+        children = self._graph()[2]
+        if not children:
+            return []
+        return forks.forks(self.tasks, children)
+
+    def _graph(self) -> tuple[int, dict[str, list[str]], dict[str, list[str]]]:
         if self._after is None or self._after[0] != len(self.tasks):
-            self._after = (len(self.tasks), dependencies(list(self.tasks.values())))
-        return self._after[1]
+            after = dependencies(list(self.tasks.values()))
+            children: dict[str, list[str]] = {}  # of the parallel tasks only
+            for t in self.tasks.values():
+                for d in after[t.id]:
+                    if self.tasks[d].task_type == forks.PARALLEL:
+                        children.setdefault(d, []).append(t.id)
+            self._after = (len(self.tasks), after, children)
+        return self._after
 
     def move(
         self,
@@ -103,7 +119,7 @@ class Book:
             for t in self.tasks.values()
             if t.status is run.TaskStatus.OPEN and t.scheduled_at and t.scheduled_at > now
         }
-        timeouts = forks.deadlines(forks.forks(self.tasks, self.after()))
+        timeouts = forks.deadlines(self.forks_now())
         return {**waits, **{k: v for k, v in timeouts.items() if v > now}}
 
     def outputs(self) -> dict[str, dict[str, Any]]:
@@ -166,11 +182,11 @@ def next_tasks(book: Book, r: run.Run, *, busy: int, held: set[str]) -> list[run
     """
     loops.materialise(book, book.after(), book.change.services.settings.max_tasks_per_run)
     after = book.after()  # with a materialised body's copies
-    for task, target, why in forks.losers(forks.forks(book.tasks, after), book.change.now):
+    for task, target, why in forks.losers(book.forks_now(), book.change.now):
         book.move(task.id, target, error=why, announce=True)
     _skip_branches_not_taken(book, after)
     tasks = list(book.tasks.values())
-    absorbed = forks.settled(forks.forks(book.tasks, after))  # failures a settle takes
+    absorbed = forks.settled(book.forks_now())  # failures a settle takes
     ready = [
         t
         for t in tasks
