@@ -501,3 +501,28 @@ def test_a_wait_survives_kill_9_and_the_run_completes_once(tmp_path: Path) -> No
     assert done["status"] == "completed", done
     assert said == ["Back in a moment.", "I am back."]
     assert _nodes(done)["pause"]["result"] == {"waitedSeconds": 6.0}
+
+
+def test_a_condition_that_compares_a_word_with_a_number_fails_its_node(
+    client: httpx.Client,
+) -> None:
+    graph_id = _graph(
+        client,
+        [
+            {
+                "id": "check",
+                "type": "condition",
+                "config": {"value": "{{context.n}}", "greaterThan": 3},
+            },
+            {"id": "big", "type": "message.send", "config": {"text": "big"}},
+        ],
+        [{"from": "check", "to": "big", "when": "true"}],
+    )
+    cid = new_conversation(client)
+    done = _until(
+        client, _run(client, graph_id, cid, inputs={"context": {"n": "many"}})["id"], _ended
+    )
+    nodes = _nodes(done)
+    assert done["status"] == "failed"
+    assert nodes["check"]["result"]["error"]["code"] == "not_a_number"
+    assert nodes["big"]["status"] == "cancelled"

@@ -16,12 +16,15 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from pydantic import BaseModel
+
 from hansa.domain import conversation, message, run
 from hansa.engine import templates
 from hansa.engine.runs import forks
 from hansa.engine.runs.scheduler import Book
 from hansa.store import conversations, runs
-from hansa.tasks.builtin.graph_nodes import WAIT
+from hansa.tasks.base import TaskFailed
+from hansa.tasks.builtin.graph_nodes import PURE, WAIT
 
 HOLD_IN_PLACE = timedelta(seconds=5)
 """A run job with nothing but waits due sooner than this sleeps; a later one is queued."""
@@ -94,3 +97,21 @@ def change_conversation(book: Book, changes: list[dict[str, Any]]) -> str | None
             merged = {**current.context, **asked["context"]}
             conversations.set_context(conn, tenant, cid, merged, now)
     return None
+
+
+def settle_pure(book: Book, task: run.Task, params: BaseModel) -> bool:
+    """Complete a pure node (``condition``, ``parallel``) as it starts, in the transaction
+    that starts it (True): it reads nothing outside and changes nothing, so it needs no
+    execution of its own, and a chain of them is decided in one step. Its failure (a
+    condition comparing a number to a word) fails it the same way."""
+    decide = PURE.get(task.task_type)
+    if decide is None:
+        return False
+    try:
+        result = decide(params)
+    except TaskFailed as exc:
+        error = {"error": {"code": exc.code, "message": exc.message}}
+        book.move(task.id, run.TaskStatus.FAILED, error=exc.message, result=error, announce=True)
+        return True
+    book.move(task.id, run.TaskStatus.COMPLETED, result=result, announce=True)
+    return True

@@ -323,6 +323,8 @@ class RunDriver:
         if graph_steps.holds(book, task, getattr(verdict.params, "seconds", 0.0)):
             return None
         moved = book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True, announce=True)
+        if graph_steps.settle_pure(book, task, verdict.params):  # decided in this transaction
+            return None
         if task.node_id is None:  # a graph's node: its task_status says as much, per node
             _think(book, task, f"{agent.display_name} is working on: {_what(task)}")
         return Started(moved, registry.get(task.task_type), verdict.params, project, outputs)

@@ -12,6 +12,7 @@ agent as a tool (``graph_node``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hansa.domain import graph
@@ -41,6 +42,11 @@ async def _send(p: graph.MessageSend, ctx: TaskContext) -> Result:
 
 async def _test(p: graph.Condition, ctx: TaskContext) -> Result:
     del ctx
+    return decided(p)
+
+
+def decided(p: graph.Condition) -> Result:
+    """A condition's result: the branch it takes, and the value it tested."""
     return {"branch": "true" if holds(p) else "false", "value": p.value}
 
 
@@ -97,7 +103,17 @@ def _harmless(p: graph.ServiceCall, judging: Judging) -> bool:
 
 async def _fork(p: graph.Parallel, ctx: TaskContext) -> Result:
     del ctx
+    return forked(p)
+
+
+def forked(p: graph.Parallel) -> Result:
+    """A fork's result: its strategy (what its children came to is read by the scheduler)."""
     return {"strategy": p.strategy}
+
+
+PURE: dict[str, Callable[[Any], Result]] = {"condition": decided, "parallel": forked}
+"""Node types that read nothing outside and change nothing: the run job decides them as
+they start, in its own transaction (their executors serve a call from anywhere else)."""
 
 
 async def _collect(p: graph.Loop, ctx: TaskContext) -> Result:
