@@ -1,4 +1,4 @@
-"""The command line: ``hansa serve | worker | migrate | keys | agents | chat | control``."""
+"""The command line: ``hansa serve | worker | migrate | keys | agents | chat | control | runs``."""
 
 from __future__ import annotations
 
@@ -15,12 +15,15 @@ from rich.console import Console
 from sqlalchemy import Connection
 
 from hansa import errors
+from hansa.cli_runs import follow_run, runs_app
+from hansa.client import Client
 from hansa.settings import Settings
 
 T = TypeVar("T")
 
 app = typer.Typer(help="Hansa: multi-agent assistants that plan, act and show their work.")
 console = Console(highlight=False)
+app.add_typer(runs_app, name="runs")
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 UrlOpt = Annotated[str, typer.Option("--url", help="The Hansa server.", envvar="HANSA_URL")]
@@ -330,7 +333,11 @@ def chat(
                 json={"content": message, "activeAgentId": agent},
             )
         )
-        _follow(client, conversation, posted["turnId"], posted["seq"])
+        started = _follow(client, conversation, posted["turnId"], posted["seq"])
+    if started is not None:  # the chat approved a run: follow it to Hans's summary
+        console.print(f"[dim]run {started} started[/dim]")
+        with Client(url, api_key=key, timeout=30.0) as hansa:
+            follow_run(hansa, conversation, started, posted["seq"])
 
 
 CONTROL = {
@@ -364,9 +371,11 @@ def control(
     console.print(f"{action}: {body.get('status') or body.get('state')}")
 
 
-def _follow(client: httpx.Client, conversation: str, turn_id: str, after: int) -> None:
+def _follow(client: httpx.Client, conversation: str, turn_id: str, after: int) -> str | None:
+    """Print the turn live; the id of a run it started (an approval in the chat), if any."""
     names = {a["id"]: a["displayName"] for a in _ok(client.get("/api/agents"))}
     streaming = False
+    started: str | None = None
     path = f"/api/conversations/{conversation}/events"
     said: set[str] = set()
     with connect_sse(client, "GET", path, params={"after": after}) as source:
@@ -400,9 +409,18 @@ def _follow(client: httpx.Client, conversation: str, turn_id: str, after: int) -
                 console.print(f"[red]  · failed ({data['code']})[/red]")
             elif kind == "error":
                 console.print(f"[red]{data['message']}[/red]")
+            elif kind == "plan":
+                run_id = data["runId"]
+                console.print(
+                    f"[dim]  plan: run {run_id}, awaiting approval (say “yes, proceed”, or "
+                    f"hansa runs approve {run_id})[/dim]"
+                )
+            elif kind == "run_status" and data["status"] == "running" and ev.get("runId"):
+                started = ev["runId"]
             elif kind == "done":
                 console.print(f"[dim]done ({data['status']})[/dim]")
-                return
+                return started
+    return started
 
 
 def _ok(response: httpx.Response) -> Any:

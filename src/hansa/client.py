@@ -188,6 +188,16 @@ class Client:
         """A run's card: its groups and tasks."""
         return dict(self.request("GET", f"/api/runs/{run_id}"))
 
+    def runs(
+        self, *, conversation_id: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[Json]:
+        """The tenant's runs, newest first (cards without their tasks)."""
+        return list(
+            self.request(
+                "GET", "/api/runs", None, conversationId=conversation_id, status=status, limit=limit
+            )
+        )
+
     def approve(self, run_id: str) -> Json:
         """Approve a run (its first tasks start)."""
         return dict(self.request("POST", f"/api/runs/{run_id}/approve"))
@@ -294,6 +304,16 @@ class AsyncClient:
     async def run(self, run_id: str) -> Json:
         """A run's card."""
         return dict(await self.request("GET", f"/api/runs/{run_id}"))
+
+    async def runs(
+        self, *, conversation_id: str | None = None, status: str | None = None, limit: int = 50
+    ) -> list[Json]:
+        """The tenant's runs, newest first (cards without their tasks)."""
+        return list(
+            await self.request(
+                "GET", "/api/runs", None, conversationId=conversation_id, status=status, limit=limit
+            )
+        )
 
     async def approve(self, run_id: str) -> Json:
         """Approve a run."""

@@ -1,0 +1,162 @@
+"""``hansa runs list | show | approve | cancel``, and following a run live to its end.
+
+A run is followed on its conversation's event stream: each task's status as it changes,
+with the run's progress ("[2/4]"), run and task ids, a prompt to confirm an irreversible
+step (when the terminal can answer), and Hans's summary once the run's ``done`` comes.
+``--json`` prints the API's JSON instead, for scripts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from hansa.client import Client, HansaAPIError
+
+runs_app = typer.Typer(help="Runs: list them, show one, approve or cancel it, follow it.")
+console = Console(highlight=False)
+
+UrlOpt = Annotated[str, typer.Option("--url", help="The Hansa server.", envvar="HANSA_URL")]
+KeyOpt = Annotated[
+    str | None,
+    typer.Option("--key", help="An API key (none needed in local mode).", envvar="HANSA_API_KEY"),
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print the API's JSON.")]
+DEFAULT_URL = "http://127.0.0.1:8000"
+FINAL = ("completed", "failed", "cancelled", "skipped", "undone")
+
+
+def _client(url: str, key: str | None) -> Client:
+    return Client(url, api_key=key, timeout=30.0)
+
+
+def _fail(exc: HansaAPIError) -> typer.Exit:
+    console.print(f"[red]hansa: {exc.message} ({exc.code})[/red]")
+    return typer.Exit(1)
+
+
+@runs_app.command("list")
+def list_runs(
+    conversation: Annotated[str | None, typer.Option(help="Only this conversation's.")] = None,
+    status: Annotated[str | None, typer.Option(help="Only runs in this status.")] = None,
+    limit: Annotated[int, typer.Option(min=1, max=100)] = 20,
+    as_json: JsonOpt = False,
+    url: UrlOpt = DEFAULT_URL,
+    key: KeyOpt = None,
+) -> None:
+    """The runs, newest first."""
+    try:
+        with _client(url, key) as client:
+            found = client.runs(conversation_id=conversation, status=status, limit=limit)
+    except HansaAPIError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        typer.echo(json.dumps(found, indent=2))
+        return
+    for r in found:
+        console.print(f"{r['id']}  {r['status']:<18} {r['title']}", markup=False, soft_wrap=True)
+
+
+@runs_app.command("show")
+def show_run(
+    run_id: Annotated[str, typer.Argument(help="The run's id.")],
+    as_json: JsonOpt = False,
+    url: UrlOpt = DEFAULT_URL,
+    key: KeyOpt = None,
+) -> None:
+    """A run's card: its tasks by group, with their ids and statuses."""
+    try:
+        with _client(url, key) as client:
+            card = client.run(run_id)
+    except HansaAPIError as exc:
+        raise _fail(exc) from exc
+    if as_json:
+        typer.echo(json.dumps(card, indent=2))
+        return
+    _print_card(card)
+
+
+def _print_card(card: dict[str, Any]) -> None:
+    tasks = [t for g in card["groups"] for t in g["tasks"]]
+    done = sum(t["status"] in FINAL for t in tasks)
+    console.print(f"run {card['id']}: {card['title']}", markup=False)
+    console.print(f"  {card['status']} [{done}/{len(tasks)}]", markup=False)
+    for group in card["groups"]:
+        console.print(f"  group {group['stepGroup']}", markup=False)
+        for t in group["tasks"]:
+            line = f"    {t['id']}  {t['status']:<22} {t['summary']}"
+            console.print(line, markup=False, soft_wrap=True)
+
+
+@runs_app.command("approve")
+def approve_run(
+    run_id: Annotated[str, typer.Argument(help="The run's id.")],
+    follow: Annotated[bool, typer.Option(help="Follow the run to its end.")] = True,
+    url: UrlOpt = DEFAULT_URL,
+    key: KeyOpt = None,
+) -> None:
+    """Approve a run awaiting approval; then follow it to Hans's summary."""
+    try:
+        with _client(url, key) as client:
+            card = client.run(run_id)
+            after = client.conversation(card["conversationId"])["lastSeq"]
+            client.approve(run_id)
+            console.print(f"approved: run {run_id}", markup=False)
+            if follow:
+                follow_run(client, card["conversationId"], run_id, after)
+    except HansaAPIError as exc:
+        raise _fail(exc) from exc
+
+
+@runs_app.command("cancel")
+def cancel_run(
+    run_id: Annotated[str, typer.Argument(help="The run's id.")],
+    url: UrlOpt = DEFAULT_URL,
+    key: KeyOpt = None,
+) -> None:
+    """Cancel a run (what waits is cancelled; what runs finishes and is set aside)."""
+    try:
+        with _client(url, key) as client:
+            card = client.control_run(run_id, "cancel")
+    except HansaAPIError as exc:
+        raise _fail(exc) from exc
+    console.print(f"cancel: {card['status']}", markup=False)
+
+
+def follow_run(client: Client, conversation_id: str, run_id: str, after: int) -> None:
+    """Print run ``run_id``'s progress from seq ``after`` until its ``done``."""
+    tasks = {t["id"]: t for g in client.run(run_id)["groups"] for t in g["tasks"]}
+    status = {tid: t["status"] for tid, t in tasks.items()}
+    for ev in client.events(conversation_id, after=after, until_done=run_id):
+        if ev.get("runId") != run_id:
+            continue
+        data, kind = ev["data"], ev["type"]
+        if kind == "task_status" and ev.get("taskId") in tasks:
+            tid = ev["taskId"]
+            status[tid] = data["status"]
+            done = sum(s in FINAL for s in status.values())
+            line = f"  [{done}/{len(status)}] {tasks[tid]['summary']}: {data['status']} ({tid})"
+            console.print(line, markup=False, soft_wrap=True)
+            if data["status"] == "awaiting_confirmation":
+                _confirm(client, tid)
+        elif kind == "status":
+            console.print(f"  · {data['text']}", markup=False)
+        elif kind == "message" and data["author"] == "assistant":
+            console.print(data["content"], markup=False)
+        elif kind == "done":
+            console.print(f"[dim]run {run_id} done ({data['status']})[/dim]")
+
+
+def _confirm(client: Client, task_id: str) -> None:
+    """Ask for an irreversible step's confirmation when someone can answer; else say how."""
+    task = client.task(task_id)
+    how = f"hansa control or POST /api/tasks/{task_id}/confirm {{parametersHash}}"
+    if not sys.stdin.isatty():
+        console.print(f"  it cannot be undone: confirm it with {how}", markup=False)
+        return
+    if typer.confirm(f"  {task['summary']} cannot be undone. Confirm it?", default=False):
+        client.confirm(task_id, task["parametersHash"])
