@@ -3,7 +3,8 @@
 Connector secrets in ``config`` are write-only: answers show them as ``***``, a PATCH that
 sends ``***`` (or leaves one out) keeps the stored one, and they are sealed at rest when
 ``HANSA_SECRET_KEY`` is set. A site address (``config.wordpress.baseUrl``…) must be a plain
-``http(s)://host[/path]`` (422 otherwise).
+``http(s)://host[/path]`` (422 otherwise). ``config.llm.model`` may name a file-backed
+model (``local:``, ``scripted:``) only in local mode, where the caller is the operator.
 """
 
 from __future__ import annotations
@@ -12,22 +13,42 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from hansa.api.deps import ServicesDep, TenantDep
+from hansa import errors
+from hansa.api.deps import PrincipalDep, ServicesDep, TenantDep
 from hansa.api.schemas import ProjectCreate, ProjectPatch, project_out
 from hansa.domain.base import new_id
+from hansa.domain.principal import Kind, Principal
 from hansa.domain.project import Project
 from hansa.engine.runs.connectors import check_config
+from hansa.engine.runtime.services import Services
 from hansa.store import projects, secrets
 
 router = APIRouter(prefix="/api/projects")
 
 
+def _check_model(services: Services, principal: Principal, config: dict[str, Any]) -> None:
+    """A tenant's ``config.llm.model`` names a provider's model (``openai:…``,
+    ``anthropic:…``) or one the operator configured: a spec that names a file (``local:``,
+    ``scripted:``) is the operator's, so only local mode (the operator) may give one."""
+    llm = config.get("llm")
+    spec = llm.get("model") if isinstance(llm, dict) else None
+    if not isinstance(spec, str) or principal.kind is Kind.LOCAL:
+        return
+    if not services.may_name_model(spec):
+        raise errors.InvalidInput(
+            f"config.llm.model {spec!r} is not one this server offers: name an openai: or "
+            "anthropic: model, or one the operator configured",
+            details={"field": "config.llm.model"},
+        )
+
+
 @router.post("", status_code=201)
 async def create_project(
-    body: ProjectCreate, services: ServicesDep, tenant: TenantDep
+    body: ProjectCreate, services: ServicesDep, tenant: TenantDep, principal: PrincipalDep
 ) -> dict[str, Any]:
     """Create a project."""
     check_config(body.config)
+    _check_model(services, principal, body.config)
     proj = Project(
         id=new_id(),
         tenant_id=tenant,
@@ -60,12 +81,17 @@ async def get_project(project_id: str, services: ServicesDep, tenant: TenantDep)
 
 @router.patch("/{project_id}")
 async def patch_project(
-    project_id: str, body: ProjectPatch, services: ServicesDep, tenant: TenantDep
+    project_id: str,
+    body: ProjectPatch,
+    services: ServicesDep,
+    tenant: TenantDep,
+    principal: PrincipalDep,
 ) -> dict[str, Any]:
     """Change the fields given."""
     changes = body.model_dump(exclude_unset=True)
     if changes.get("config") is not None:
         check_config(changes["config"])
+        _check_model(services, principal, changes["config"])
     now = services.clock()
     box = secrets.box(services.settings.secret_keys())
     proj = await services.db.write(
