@@ -30,7 +30,13 @@ from hansa.engine.runs.service import (
     store_run,
     view,
 )
-from hansa.engine.runs.tools import ToolDone, ToolRun, hold_for_confirmation, run_tool
+from hansa.engine.runs.tools import (
+    ToolDone,
+    ToolRun,
+    hold_for_confirmation,
+    run_tool,
+    settle_tool,
+)
 from hansa.engine.runs.undo import NotUndoable, UndoFailed, rollback, undo_task, undoable
 
 __all__ = [
@@ -60,6 +66,7 @@ __all__ = [
     "resuming",
     "rollback",
     "run_tool",
+    "settle_tool",
     "store_run",
     "trusted_targets",
     "undo_task",

@@ -9,6 +9,7 @@ here: it becomes a one-step run, started at once, whose task the scheduler holds
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 from sqlalchemy import Connection
 
-from hansa.domain import run
+from hansa.domain import event, run
 from hansa.domain.base import new_id
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
@@ -25,6 +26,8 @@ from hansa.engine.runs.asking import Doer
 from hansa.engine.runs.invoke import Announce, Execution, perform
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
+from hansa.engine.toolbox import Settled
+from hansa.models.base import ToolCall
 from hansa.store import runs
 from hansa.tasks.base import TaskFailed, TaskType
 
@@ -85,6 +88,20 @@ async def run_tool(services: Services, tenant_id: str, tool: ToolRun) -> ToolDon
     )
     done.result, done.failure = await perform(services, tenant_id, execution)
     return done
+
+
+async def settle_tool(
+    services: Services, tenant_id: str, tool: ToolRun, call: ToolCall, slots: asyncio.Semaphore
+) -> tuple[Settled, ToolDone]:
+    """Run ``call``'s executor once a slot is free: its answer as the model reads it (a
+    result, or its failure as a tool error), and what the execution produced."""
+    async with slots:
+        done = await run_tool(services, tenant_id, tool)
+    name = tool.task_type.name
+    if done.failure is not None:
+        failed = event.ToolError(code=done.failure.code, message=done.failure.message)
+        return Settled(call, name, error=failed), done
+    return Settled(call, name, result=done.result), done
 
 
 def hold_for_confirmation(

@@ -180,10 +180,7 @@ class StepCall:
             origin=self.origin,
             keeps_state=False,
         )
-        async with self._slots:
-            done = await runs.run_tool(self.services, self.session.tenant_id, tool)
-        name = verdict.task_type.name
-        if done.failure is not None:
-            failed = event.ToolError(code=done.failure.code, message=done.failure.message)
-            return i, Settled(call, name, error=failed), done
-        return i, Settled(call, name, result=done.result), done
+        answer, done = await runs.settle_tool(
+            self.services, self.session.tenant_id, tool, call, self._slots
+        )
+        return i, answer, done

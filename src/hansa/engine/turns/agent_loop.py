@@ -270,13 +270,10 @@ class AgentLoop:
             origin=self.ctx.turn_id,
             announce=self.ctx.recorder.write,
         )
-        async with self._slots:
-            done = await runs.run_tool(self.ctx.services, self.ctx.tenant_id, tool)
-        name = verdict.task_type.name
-        if done.failure is not None:
-            failed = event.ToolError(code=done.failure.code, message=done.failure.message)
-            return i, Settled(call, name, error=failed), done
-        return i, Settled(call, name, result=done.result), done
+        answer, done = await runs.settle_tool(
+            self.ctx.services, self.ctx.tenant_id, tool, call, self._slots
+        )
+        return i, answer, done
 
     async def _hold(self, call: ToolCall, verdict: Waits) -> Settled:
         """Store the irreversible call as a started one-step run: its task waits for consent."""
