@@ -205,6 +205,19 @@ def events_until(
     return out
 
 
+def poll_until(
+    client: httpx.Client, path: str, ok: Any, *, seconds: float = 30, every: float = 0.05
+) -> dict[str, Any]:
+    """GET ``path`` until ``ok(answer)``; the answer (fails with the last one at ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        answer: dict[str, Any] = client.get(path).json()
+        if ok(answer):
+            return answer
+        assert time.monotonic() < deadline, f"{path} never got there: {answer}"
+        time.sleep(every)
+
+
 def run_done(run_id: str) -> Any:
     """A stop condition: the ``done`` that ends run ``run_id``."""
     return lambda ev: ev["type"] == "done" and ev["runId"] == run_id

@@ -17,7 +17,16 @@ import httpx
 import pytest
 from test_webhooks import Target
 
-from harness import FAST, Server, hans_says, new_conversation, post, running_server, turn
+from harness import (
+    FAST,
+    Server,
+    hans_says,
+    new_conversation,
+    poll_until,
+    post,
+    running_server,
+    turn,
+)
 
 Run = dict[str, Any]
 ANSWER = "All systems go: the status check answered."
@@ -69,13 +78,7 @@ def _run(client: httpx.Client, graph_id: str, cid: str, **body: Any) -> Run:
 def _until(
     client: httpx.Client, run_id: str, ok: Callable[[Run], bool], seconds: float = 30
 ) -> Run:
-    deadline = time.monotonic() + seconds
-    while True:
-        card = client.get(f"/api/runs/{run_id}").json()
-        if ok(card):
-            return dict(card)
-        assert time.monotonic() < deadline, f"the run never got there: {card['status']}"
-        time.sleep(0.05)
+    return poll_until(client, f"/api/runs/{run_id}", ok, seconds=seconds)
 
 
 def _ended(card: Run) -> bool:

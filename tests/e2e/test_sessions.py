@@ -25,6 +25,7 @@ from harness import (
     events_until,
     hans_says,
     new_conversation,
+    poll_until,
     post,
     running_server,
     turn,
@@ -111,13 +112,7 @@ def _start(client: httpx.Client, agent: str, **body: Any) -> Session:
 def _until(
     client: httpx.Client, sid: str, ok: Callable[[Session], bool], seconds: float = 30
 ) -> Session:
-    deadline = time.monotonic() + seconds
-    while True:
-        session = client.get(f"/api/agent-sessions/{sid}").json()
-        if ok(session):
-            return dict(session)
-        assert time.monotonic() < deadline, f"session never got there: {session}"
-        time.sleep(0.05)
+    return poll_until(client, f"/api/agent-sessions/{sid}", ok, seconds=seconds)
 
 
 def _steps(client: httpx.Client, sid: str) -> list[dict[str, Any]]:

@@ -8,18 +8,16 @@ and task invocation are this package's own.
 
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import trusted_targets
+from hansa.engine.runs.drafts import TaskDraft, default_summary, drafts_from_plan
 from hansa.engine.runs.service import (
     NewRun,
     RunView,
-    TaskDraft,
     approve,
     approving,
     cancel,
     cancelling,
     confirm,
     create_run,
-    default_summary,
-    drafts_from_plan,
     get_task,
     on_run,
     pause,

@@ -15,7 +15,7 @@ from hansa.domain import event, run
 from hansa.engine.runs import run_job, scheduler
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import secret_box
-from hansa.engine.runs.service import TaskDraft, judge_drafts, new_task
+from hansa.engine.runs.drafts import TaskDraft, judge_drafts, new_task
 from hansa.store import runs
 
 

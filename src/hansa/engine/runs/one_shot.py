@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from hansa.domain import event, run, secrets
-from hansa.engine.runs import service
+from hansa.engine.runs import drafts, service
 from hansa.engine.runs.append import add_task
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runtime.follow import follow
@@ -34,12 +34,12 @@ async def execute(
 
     An irreversible task comes back ``awaiting_confirmation`` without running.
     """
-    draft = service.TaskDraft(
+    draft = drafts.TaskDraft(
         "A",
         task_type,
         parameters,
         agent_id,
-        summary or service.default_summary(task_type, parameters),
+        summary or drafts.default_summary(task_type, parameters),
         project_id=project_id,
     )
     if run_id is not None:
@@ -83,7 +83,7 @@ async def _append(
     tenant_id: str,
     conversation_id: str,
     run_id: str,
-    draft: service.TaskDraft,
+    draft: drafts.TaskDraft,
 ) -> tuple[run.Task, list[event.Event], run.RunStatus]:
     """``add_task`` in a transaction of its own: the task, the events, the run's status."""
     added: list[tuple[run.Task, run.RunStatus]] = []

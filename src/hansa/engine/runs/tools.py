@@ -21,7 +21,7 @@ from hansa.domain import event, run
 from hansa.domain.base import new_id
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
-from hansa.engine.runs import service
+from hansa.engine.runs import drafts, service
 from hansa.engine.runs.asking import Doer
 from hansa.engine.runs.invoke import Announce, Execution, perform
 from hansa.engine.runtime.recorder import Batch
@@ -105,7 +105,7 @@ async def settle_tool(
 
 
 def hold_for_confirmation(
-    services: Services, tenant_id: str, batch: Batch, draft: service.TaskDraft, title: str
+    services: Services, tenant_id: str, batch: Batch, draft: drafts.TaskDraft, title: str
 ) -> tuple[str, list[run.Task]]:
     """Add to ``batch`` the steps that store a one-step run of ``draft`` (checked by the
     laws again) and start it, so that the scheduler holds its irreversible task for consent.
