@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hansa.domain import graph
+from hansa.domain import node_configs as graph
 from hansa.domain.secrets import mask_url
 from hansa.tasks.base import ANY_AGENT, Judging, Result, TaskContext, TaskFailed, TaskType
 from hansa.tasks.builtin.webhook import harmless
