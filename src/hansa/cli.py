@@ -93,7 +93,7 @@ def serve(
     """Run the API, the panel and an in-process worker."""
     import uvicorn
 
-    from hansa import logs
+    from hansa import logs, tracing
     from hansa.api.app import create_app
     from hansa.engine.runtime.setup import build_model
 
@@ -108,6 +108,7 @@ def serve(
         log_level=log_level,
     )
     logs.configure(settings.log_format, settings.log_level)
+    tracing.configure()
     try:
         chosen = build_model(settings)
     except errors.ConfigError as exc:
@@ -137,11 +138,25 @@ def worker(
     config: Annotated[Path | None, typer.Option(help="A hansa.toml with agents/rules.")] = None,
     log_format: LogFormatOpt = None,
     log_level: LogLevelOpt = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            max=65535,
+            help="Serve this worker's Prometheus metrics (its jobs, tasks, model calls) on "
+            "this port, at /metrics.",
+        ),
+    ] = None,
+    metrics_host: Annotated[
+        str, typer.Option(help="The address the metrics port listens on.")
+    ] = "127.0.0.1",
 ) -> None:
     """Run a worker without HTTP: claims turns and tasks from the shared queue until stopped."""
     import signal
 
-    from hansa import logs
+    from prometheus_client import start_http_server
+
+    from hansa import logs, tracing
     from hansa.engine.running import running
     from hansa.engine.runtime.setup import build_model
 
@@ -153,6 +168,7 @@ def worker(
         log_level=log_level,
     )
     logs.configure(settings.log_format, settings.log_level)
+    tracing.configure()
     try:
         chosen = build_model(settings)
     except errors.ConfigError as exc:
@@ -164,9 +180,17 @@ def worker(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
-        async with running(settings, model=chosen, workers=1):
+        async with running(settings, model=chosen, workers=1) as services:
+            exporter = None
+            if metrics_port is not None:  # the queue's depth is the API's /metrics to tell
+                registry = services.metrics.registry
+                exporter, _ = start_http_server(metrics_port, metrics_host, registry=registry)
             console.print(f"hansa worker on {_shown(settings.database_url)}")
-            await stop.wait()
+            try:
+                await stop.wait()
+            finally:
+                if exporter is not None:
+                    exporter.shutdown()
 
     asyncio.run(go())
 

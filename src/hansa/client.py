@@ -12,6 +12,14 @@ so no event is missed or seen twice.
         posted = hansa.post_message(cid, "Create a Services page")
         for event in hansa.events(cid, after=posted["seq"] - 1, until_done=posted["turnId"]):
             print(event["type"], event["data"])
+
+Answers are plain JSON (``dict``); :func:`parsed` reads one into the API's typed model, the
+same models ``/openapi.json`` describes (:class:`RunCard`, :class:`TaskOut`,
+:class:`ConversationOut`, :class:`MessageOut`, :class:`Posted`, :class:`RunSummary`, and
+every event as :data:`Event`)::
+
+    card = parsed(RunCard, hansa.run(run_id))
+    print(card.status, [t.status for g in card.groups for t in g.tasks])
 """
 
 from __future__ import annotations
@@ -21,12 +29,47 @@ import json
 import time
 from collections.abc import AsyncIterator, Iterator
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 import httpx
 from httpx_sse import aconnect_sse, connect_sse
+from pydantic import BaseModel
+
+from hansa.api.models.conversations import ConversationOut, MessageOut, Posted
+from hansa.api.models.runs import RunCard, RunSummary, TaskOut
+from hansa.domain.event import Event, payload_from_stored
 
 Json = dict[str, Any]
+M = TypeVar("M", bound=BaseModel)
+
+__all__ = [
+    "AsyncClient",
+    "Client",
+    "ConversationOut",
+    "Event",
+    "HansaAPIError",
+    "MessageOut",
+    "Posted",
+    "RunCard",
+    "RunSummary",
+    "TaskOut",
+    "parsed",
+    "parsed_event",
+]
+
+
+def parsed(model: type[M], data: Json) -> M:
+    """An answer of this client as the API's typed ``model`` (pydantic: ``ValidationError``
+    when it does not fit)."""
+    return model.model_validate(data)
+
+
+def parsed_event(data: Json) -> Event:
+    """An event of :meth:`Client.events` as the typed :class:`Event` (its ``payload`` one
+    model per event type, its ``type`` the payload's)."""
+    payload = payload_from_stored(str(data["type"]), dict(data["data"]))
+    return Event.model_validate({**data, "payload": payload})
+
 
 RECONNECT_SECONDS = 1.0
 """How long an event stream waits before it reconnects after its connection dropped."""
@@ -107,8 +150,21 @@ def _run_body(conversation_id: str, title: str, tasks: list[Json]) -> Json:
 class Client:
     """The API, one call at a time (``httpx.Client`` underneath)."""
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 30.0) -> None:
-        self._http = httpx.Client(base_url=base_url, headers=_headers(api_key), timeout=timeout)
+    def __init__(
+        self,
+        base_url: str = "",
+        *,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        http: httpx.Client | None = None,
+    ) -> None:
+        """``http``: send through this ``httpx.Client`` instead (its base URL, headers and
+        transport; ``base_url``, ``api_key`` and ``timeout`` are then unused), which its
+        owner closes."""
+        self._owned = http is None
+        self._http = http or httpx.Client(
+            base_url=base_url, headers=_headers(api_key), timeout=timeout
+        )
 
     def __enter__(self) -> Self:
         return self
@@ -119,8 +175,9 @@ class Client:
         self.close()
 
     def close(self) -> None:
-        """Close the connections."""
-        self._http.close()
+        """Close the connections (not those of an ``http`` client given to it)."""
+        if self._owned:
+            self._http.close()
 
     def request(self, method: str, path: str, body: Json | None = None, **params: Any) -> Any:
         """Any route: its JSON answer, or HansaAPIError."""
@@ -242,8 +299,17 @@ class Client:
 class AsyncClient:
     """The same API for asyncio (``httpx.AsyncClient`` underneath)."""
 
-    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 30.0) -> None:
-        self._http = httpx.AsyncClient(
+    def __init__(
+        self,
+        base_url: str = "",
+        *,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        http: httpx.AsyncClient | None = None,
+    ) -> None:
+        """``http``: as ``Client``'s."""
+        self._owned = http is None
+        self._http = http or httpx.AsyncClient(
             base_url=base_url, headers=_headers(api_key), timeout=timeout
         )
 
@@ -256,8 +322,9 @@ class AsyncClient:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the connections."""
-        await self._http.aclose()
+        """Close the connections (not those of an ``http`` client given to it)."""
+        if self._owned:
+            await self._http.aclose()
 
     async def request(self, method: str, path: str, body: Json | None = None, **params: Any) -> Any:
         """Any route: its JSON answer, or HansaAPIError."""

@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     """Comma-separated ``host:port`` targets that connectors and webhooks may reach on private
     networks; credentials may go to them over plain http, and a GET webhook to one needs no
     confirmation."""
+    mcp_stdio: bool = False
+    """Whether tenants may configure stdio MCP servers (``config.mcpServers``): each starts a
+    process on this machine, so only local mode (the operator) may, unless this is set."""
     secret_key: SecretStr | None = None
     """Fernet keys sealing stored secrets (connector passwords, credential headers); several,
     comma-separated, to rotate: the first seals, all open. Make one with ``python -c "from
@@ -148,6 +151,20 @@ class Settings(BaseSettings):
     the deterministic checks only."""
     claim_window_ms: int = Field(default=500, ge=0, le=10_000)
     """How long external assistants may claim a message (seed 001 turn-taking)."""
+
+    # Schedules and completion webhooks (docs/api.md, "Schedules", "Completion webhooks").
+    max_schedules_per_tenant: int = Field(default=100, ge=0, le=100_000)
+    """Schedules one tenant may have; one more is refused (422)."""
+    schedule_min_interval_seconds: float = Field(default=60.0, ge=1, le=86_400)
+    """The shortest time a schedule's cron may leave between two firings (422 otherwise)."""
+    max_webhooks_per_tenant: int = Field(default=20, ge=0, le=10_000)
+    """Completion webhooks one tenant may have; one more is refused (422)."""
+    webhook_max_attempts: int = Field(default=5, ge=1, le=20)
+    """Attempts to deliver one event to a webhook before its delivery fails for good."""
+    webhook_backoff_seconds: float = Field(default=10.0, gt=0, le=3600)
+    """The wait after a delivery's first failed attempt; it doubles after each one."""
+    webhook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    """How long one delivery attempt may take, redirects included."""
 
     @field_validator("secret_key")
     @classmethod

@@ -48,7 +48,12 @@ def _shown(page: Page) -> dict[str, float]:
 def test_each_activity_word_is_visible_for_a_moment(page: Page, panel, api) -> None:
     api.post(
         "/api/projects",
-        {"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress"},
+        {
+            "name": "Aquaverter",
+            "domain": "aquaverter.ca",
+            "cmsPlatform": "wordpress",
+            "config": {"workspaceDrafts": True},
+        },
     )
     panel.open()
     page.evaluate(WATCH_WORDS)

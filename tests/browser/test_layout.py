@@ -37,7 +37,12 @@ def services_conversation(server: Any) -> str:
     with server.client() as client:
         project = client.post(
             "/api/projects",
-            json={"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress"},
+            json={
+                "name": "Aquaverter",
+                "domain": "aquaverter.ca",
+                "cmsPlatform": "wordpress",
+                "config": {"workspaceDrafts": True},
+            },
         ).json()
         cid = new_conversation(client, projectId=project["id"])
         turn(client, cid, "Please create a new webpage called Services")

@@ -34,7 +34,12 @@ def test_c_services_page_from_questions_to_completed_run(
 ) -> None:
     project = api.post(
         "/api/projects",
-        {"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress"},
+        {
+            "name": "Aquaverter",
+            "domain": "aquaverter.ca",
+            "cmsPlatform": "wordpress",
+            "config": {"workspaceDrafts": True},
+        },
     )
     panel.open()
     page.get_by_role("combobox", name="Project").select_option(label="Aquaverter (aquaverter.ca)")

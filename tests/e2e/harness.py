@@ -18,6 +18,8 @@ from typing import Any
 import httpx
 from httpx_sse import connect_sse
 
+from hansa.client import Client
+
 TABLES = (
     "tenants",
     "projects",
@@ -115,15 +117,26 @@ def running_server(
         server.stop()
 
 
+def api(client: httpx.Client) -> Client:
+    """The public Python client (``hansa.client``) over the test's HTTP client: the e2e
+    tests that need only the public API use it."""
+    return Client(http=client)
+
+
 def new_conversation(client: httpx.Client, **body: Any) -> str:
-    response = client.post("/api/conversations", json=body)
-    assert response.status_code == 201, response.text
-    return str(response.json()["id"])
+    return str(api(client).create_conversation(**body)["id"])
 
 
 def wordpress_project(client: httpx.Client, **extra: Any) -> str:
-    """A project whose context says WordPress (its pages live in the workspace)."""
-    body = {"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress", **extra}
+    """A project whose context says WordPress, not connected: its changes land in the
+    workspace, a choice made once for the project (``config.workspaceDrafts``)."""
+    body = {
+        "name": "Aquaverter",
+        "domain": "aquaverter.ca",
+        "cmsPlatform": "wordpress",
+        "config": {"workspaceDrafts": True},
+        **extra,
+    }
     response = client.post("/api/projects", json=body)
     assert response.status_code == 201, response.text
     return str(response.json()["id"])
@@ -150,10 +163,7 @@ def execute_task(
 
 
 def post(client: httpx.Client, cid: str, content: str, **extra: Any) -> dict[str, Any]:
-    response = client.post(f"/api/conversations/{cid}/messages", json={"content": content, **extra})
-    assert response.status_code == 202, response.text
-    body: dict[str, Any] = response.json()
-    return body
+    return api(client).post_message(cid, content, **extra)
 
 
 def stream(
@@ -224,15 +234,13 @@ def run_done(run_id: str) -> Any:
 
 
 def turn(client: httpx.Client, cid: str, content: str, **extra: Any) -> list[dict[str, Any]]:
-    """Post a message and return the events of its turn, through its ``done``."""
-    posted = post(client, cid, content, **extra)
-    events = events_until(
-        client,
-        cid,
-        lambda ev: ev["type"] == "done" and ev["turnId"] == posted["turnId"],
-        after=posted["seq"] - 1,
-    )
-    return [e for e in events if e["turnId"] == posted["turnId"]]
+    """Post a message and return the events of its turn, through its ``done`` (the public
+    client's event stream, which resumes with ``Last-Event-ID`` if it drops)."""
+    public = api(client)
+    posted = public.post_message(cid, content, **extra)
+    turn_id = posted["turnId"]
+    events = public.events(cid, after=posted["seq"] - 1, until_done=turn_id)
+    return [e for e in events if e["turnId"] == turn_id]
 
 
 def hans_says(events: list[dict[str, Any]]) -> list[str]:
@@ -246,7 +254,12 @@ def hans_says(events: list[dict[str, Any]]) -> list[str]:
 
 @contextmanager
 def running_worker(
-    tmp: Path, database_url: str, model: str = "scripted", *, env: dict[str, str] | None = None
+    tmp: Path,
+    database_url: str,
+    model: str = "scripted",
+    *,
+    env: dict[str, str] | None = None,
+    extra_args: tuple[str, ...] = (),
 ) -> Iterator[subprocess.Popen[bytes]]:
     """A ``hansa worker`` process (no HTTP) on the shared database."""
     log_path = tmp / f"worker-{time.monotonic_ns()}.log"
@@ -259,6 +272,7 @@ def running_worker(
         database_url,
         "--model",
         model,
+        *extra_args,
     ]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(

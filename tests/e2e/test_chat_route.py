@@ -11,7 +11,7 @@ FAMILIES = [
     ("Our client wants an account review", "clientSuccess"),
     ("Refresh our brand visuals", "creativeLead"),
     ("Please improve our SEO traffic", "growthLead"),
-    ("Set up SSL on the server", "technicalLead"),
+    ("Is the SSL on our server healthy?", "technicalLead"),
     ("Any tips for our page layout?", "webEngineer"),
     ("Good morning!", "chief"),
 ]
@@ -56,13 +56,18 @@ def test_response_matches_seed_contract(server: Server) -> None:
             },
         ).json()
         history = client.get(f"/api/conversations/{body['conversationId']}/messages").json()
+        run = client.get(f"/api/runs/{body['runCreated']['runId']}").json()
 
     assert set(body) == {"conversationId", "messages", "thinking", "routedAgentId", "runCreated"}
-    assert body["runCreated"] is None
+    # Hans plans: the run exists, in planning, from his first question (§12.1)
+    assert set(body["runCreated"]) == {"runId", "title"}
+    assert run["status"] == "planning" and run["title"] == body["runCreated"]["title"]
     assert len(body["messages"]) == 1
     message = body["messages"][0]
     assert set(message) == {"id", "role", "agentId", "content"}
     assert message["role"] == "assistant" and message["content"]
+    # Aquaverter's WordPress is described, not connected: Hans says so before anything else
+    assert "Aquaverter's WordPress site is not connected" in message["content"]
     assert body["thinking"] and all(set(t) == {"kind", "summary"} for t in body["thinking"])
     kinds = [t["kind"] for t in body["thinking"]]
     assert kinds[0] == "routing"

@@ -7,7 +7,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from hansa.client import AsyncClient, Client, HansaAPIError
+from hansa.client import (
+    AsyncClient,
+    Client,
+    ConversationOut,
+    HansaAPIError,
+    Posted,
+    RunCard,
+    parsed,
+    parsed_event,
+)
+from hansa.domain.event import DoneData, MessageData
 from harness import Server, running_server, waits
 
 
@@ -34,6 +44,25 @@ def test_a_turn_and_a_run_through_the_sync_client(server: Server) -> None:
     assert replay == events[2:], "a cursor resumes exactly after its seq"
     assert card["status"] == "completed"
     assert (missing.value.status, missing.value.code) == (404, "not_found")
+
+
+def test_answers_and_events_read_into_the_apis_typed_models(server: Server) -> None:
+    with Client(server.url) as hansa:
+        convo = parsed(ConversationOut, hansa.create_conversation(title="Typed"))
+        posted = parsed(Posted, hansa.post_message(convo.id, "Hello"))
+        events = [
+            parsed_event(e)
+            for e in hansa.events(convo.id, after=posted.seq - 1, until_done=posted.turn_id)
+        ]
+        run = hansa.create_run(convo.id, "One wait", waits("A"))
+        hansa.approve(run["id"])
+        card = parsed(RunCard, hansa.wait_for_run(run["id"], timeout=30))
+
+    assert convo.title == "Typed" and posted.turn_id
+    assert isinstance(events[0].payload, MessageData) and events[0].payload.content == "Hello"
+    assert isinstance(events[-1].payload, DoneData) and events[-1].turn_id == posted.turn_id
+    assert card.status == "completed" and [g.step_group for g in card.groups] == ["A"]
+    assert all(t.status == "completed" for g in card.groups for t in g.tasks)
 
 
 def test_the_async_client_posts_and_follows(server: Server) -> None:

@@ -46,7 +46,8 @@ def test_risky_steps_go_to_the_technical_lead_in_the_plan_and_the_run(tmp_path: 
     script.write_text(json.dumps(steps))
     with running_server(tmp_path, model=f"scripted:{script}") as server, server.client() as client:
         cid = new_conversation(client)
-        shown = turn(client, cid, f"Please {DNS[0].lower()}{DNS[1:]} and renew the SSL certificate")
+        # no playbook fits this request: the model drafts the plan
+        shown = turn(client, cid, "Please move the shop to the new host")
         plan = next(e for e in shown if e["type"] == "plan")["data"]
         card = client.get(f"/api/runs/{plan['runId']}").json()
         approved = turn(client, cid, "yes, proceed")

@@ -83,7 +83,12 @@ def test_the_seed_bodies_add_their_tasks_to_the_named_run(keyed: tuple[Server, s
     with keyed_client(server, acme) as client:
         pid = client.post(
             "/api/projects",
-            json={"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress"},
+            json={
+                "name": "Aquaverter",
+                "domain": "aquaverter.ca",
+                "cmsPlatform": "wordpress",
+                "config": {"workspaceDrafts": True},
+            },
         ).json()["id"]
         cid = new_conversation(client, projectId=pid)
         run_id = _run(client, cid, pid, seconds=2)

@@ -8,9 +8,17 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
-from harness import Server, new_conversation, running_server, turn
+from harness import (
+    Server,
+    free_port,
+    new_conversation,
+    running_server,
+    running_worker,
+    turn,
+)
 
 
 @pytest.fixture(scope="module")
@@ -99,3 +107,26 @@ def test_json_logs_carry_request_and_turn_ids(json_server: Server) -> None:
     (job,) = jobs
     assert job["job_kind"] == "turn" and job["conversation_id"] == cid
     assert job["outcome"] == "ok" and "request_id" not in job
+
+
+def test_a_worker_process_serves_its_own_metrics(api: Server, pg_url: str, tmp_path: Path) -> None:
+    port = free_port()
+    args = ("--metrics-port", str(port))
+    with running_worker(tmp_path, pg_url, extra_args=args), api.client() as client:
+        cid = new_conversation(client)
+        turn(client, cid, "Good morning!")  # only the worker process can answer it
+        worker = f"http://127.0.0.1:{port}/metrics"
+
+        deadline = time.monotonic() + 30
+        while True:  # the job's end is counted just after its done is written
+            text = httpx.get(worker, timeout=5).text
+            if _metric(text, "hansa_job_seconds_count", kind="turn", outcome="ok") >= 1:
+                break
+            assert time.monotonic() < deadline, text
+            time.sleep(0.2)
+        served = client.get("/metrics").text
+
+    assert _metric(text, "hansa_turns_total", status="completed") >= 1
+    assert _metric(served, "hansa_job_seconds_count", kind="turn", outcome="ok") == 0, (
+        "the API process ran no job: the worker's figures are the worker's to serve"
+    )

@@ -102,7 +102,12 @@ def test_project_context_reaches_the_thinking_stream(server: Server) -> None:
     with server.client() as client:
         project = client.post(
             "/api/projects",
-            json={"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress"},
+            json={
+                "name": "Aquaverter",
+                "domain": "aquaverter.ca",
+                "cmsPlatform": "wordpress",
+                "config": {"workspaceDrafts": True},
+            },
         ).json()
         cid = new_conversation(client, projectId=project["id"])
         post(client, cid, "Please improve our SEO traffic")
@@ -143,7 +148,7 @@ def test_websocket_replays_and_accepts_messages(server: Server, after: int) -> N
         cid = new_conversation(client)
     url = server.url.replace("http://", "ws://") + f"/api/conversations/{cid}/ws?after={after}"
     with connect(url, open_timeout=10) as ws:
-        ws.send(json.dumps({"type": "message", "content": "Renew our SSL certificate"}))
+        ws.send(json.dumps({"type": "message", "content": "Is our SSL certificate still valid?"}))
         frames = []
         while True:
             frame = json.loads(ws.recv(timeout=30))

@@ -81,8 +81,14 @@ class Hansa:
         return str((await self.ok("POST", "/api/conversations", 201, json=body))["id"])
 
     async def wordpress_project(self) -> str:
-        """A project whose context says WordPress (its pages live in the workspace)."""
-        body = {"name": "Aquaverter", "domain": "aquaverter.ca", "cmsPlatform": "wordpress"}
+        """A project whose context says WordPress, not connected: its changes land in the
+        workspace, a choice made once for the project (``config.workspaceDrafts``)."""
+        body = {
+            "name": "Aquaverter",
+            "domain": "aquaverter.ca",
+            "cmsPlatform": "wordpress",
+            "config": {"workspaceDrafts": True},
+        }
         return str((await self.ok("POST", "/api/projects", 201, json=body))["id"])
 
     async def post(self, cid: str, content: str) -> dict[str, Any]:

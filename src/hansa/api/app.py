@@ -10,14 +10,18 @@ from pathlib import Path
 from fastapi import Depends, FastAPI
 
 import hansa
-from hansa.api import auth, errors, limits, policy
+from hansa.api import auth, errors, limits, mcp_server, openapi, policy
 from hansa.api.access import AccessLog
 from hansa.api.guard import Guard
 from hansa.api.idempotency import IdempotencyKeys
-from hansa.api.panel import panel
+from hansa.api.panel import PanelMount, panel
 from hansa.api.routes import (
     agent_state,
     agents,
+    agui,
+    ap_runs,
+    ap_store,
+    ap_threads,
     chat,
     claims,
     control,
@@ -26,16 +30,20 @@ from hansa.api.routes import (
     handoffs,
     health,
     keys,
+    mcp_servers,
     me,
     metrics,
+    openai_chat,
     projects,
     rules,
     run_logs,
     runs,
+    schedules,
     sessions,
     stream,
     turns,
     usage,
+    webhooks,
     workspace,
 )
 from hansa.engine.running import running
@@ -50,10 +58,11 @@ _STATIC = Path(__file__).resolve().parent.parent / "web" / "static"
 def create_app(settings: Settings | None = None, *, model: Model | None = None) -> FastAPI:
     """The app for ``settings``; the database is migrated and the worker started at start-up."""
     settings = settings or Settings()
+    mcp = mcp_server.McpServer()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with running(settings, model=model) as services:
+        async with running(settings, model=model) as services, mcp.serving(services):
             app.state.services = services
             yield
 
@@ -63,6 +72,9 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         version=hansa.__version__,
         lifespan=lifespan,
         dependencies=[Depends(policy.authorize)],  # what each role may do, on every route
+        docs_url=None,  # api/openapi.py serves them, from local files
+        redoc_url=None,
+        generate_unique_id_function=openapi.operation_id,
     )
     errors.install(app)
     routers = (
@@ -85,13 +97,23 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         rules,
         graphs,
         sessions,
+        schedules,
+        webhooks,
         usage,
         workspace,
+        openai_chat,
+        agui,
+        mcp_servers,
+        ap_store,
+        ap_threads,
+        ap_runs,
     )
     for module in routers:
         app.include_router(module.router)
+    openapi.install(app)
+    app.router.routes.append(mcp.route())  # an ASGI route: not in the OpenAPI description
     if _STATIC.is_dir():
-        app.mount("/", panel(_STATIC), name="panel")
+        app.router.routes.append(PanelMount("/", app=panel(_STATIC), name="panel"))
     app.add_middleware(IdempotencyKeys)  # inside the body limit: it reads whole bodies
     app.add_middleware(
         errors.BodyLimit, max_bytes=settings.max_body_bytes, max_depth=settings.max_json_depth

@@ -1,6 +1,7 @@
 """Who is calling: the request's credential, the principal it names, and local mode.
 
-A credential is an API key (or agent token) in ``Authorization: Bearer``, in
+A credential is an API key (or agent token) in ``Authorization: Bearer`` or
+``X-Api-Key`` (what the Agent Protocol's clients, ``langgraph-sdk`` among them, send), in
 ``?access_token=`` (GET and WebSocket only: EventSource and WebSocket clients cannot
 set headers), or in the panel's session cookie. With none, the caller is the local
 principal only in local mode: the server listens on loopback only and no live key
@@ -65,6 +66,9 @@ def credential(conn: HTTPConnection) -> Credential | None:
     if header is not None:
         scheme, _, value = header.partition(" ")
         return Credential(value.strip() if scheme.lower() == "bearer" else "", Via.HEADER)
+    api_key = conn.headers.get("x-api-key")
+    if api_key is not None:
+        return Credential(api_key.strip(), Via.HEADER)
     if conn.scope["type"] == "websocket" or conn.scope.get("method") in ("GET", "HEAD"):
         token = conn.query_params.get("access_token")
         if token:

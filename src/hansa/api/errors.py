@@ -12,6 +12,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket, WebSocketState
 
@@ -60,9 +61,13 @@ def install(app: FastAPI) -> None:
         return _response(422, "validation_error", message, {"errors": fields})
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(conn: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return _response(exc.status_code, code, str(exc.detail))
+        response = _response(exc.status_code, code, str(exc.detail))
+        response.headers.update(exc.headers or {})
+        if exc.status_code == 405:  # every method of the path, not only its first route's
+            response.headers["Allow"] = ", ".join(sorted(_methods_of(conn)))
+        return response
 
     @app.exception_handler(sa.exc.SQLAlchemyError)
     async def _database(_: Request, exc: sa.exc.SQLAlchemyError) -> JSONResponse:
@@ -85,6 +90,16 @@ def install(app: FastAPI) -> None:
         if unavailable is not None:
             return unavailable
         return _response(500, "internal_error", "the server failed to answer this request")
+
+
+def _methods_of(conn: Request) -> set[str]:
+    """The methods the app's routes take at the request's path."""
+    methods: set[str] = set()
+    for route in conn.app.router.routes:
+        taken = getattr(route, "methods", None)
+        if taken and route.matches(conn.scope)[0] is not Match.NONE:
+            methods |= taken
+    return methods
 
 
 def _unavailable(exc: BaseException) -> JSONResponse | None:

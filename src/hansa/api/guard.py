@@ -28,8 +28,9 @@ SESSION_PATH = "/api/session"
 
 
 def is_public(path: str) -> bool:
-    """Paths that answer without a principal: the panel, health, the API's description."""
-    return not path.startswith("/api/") or path == SESSION_PATH
+    """Paths that answer without a principal: the panel, health, the API's description.
+    (``/v1``, ``/ag-ui`` and ``/mcp`` ask for one in their own routes.)"""
+    return not path.startswith(("/api/", "/ap/")) or path == SESSION_PATH
 
 
 class Guard:

@@ -1,7 +1,7 @@
 """Limits this process keeps per caller: requests per minute, live event streams.
 
 - ``RequestRate``: each key (a principal; without one, the client's address) may make
-  ``rate_limit_per_minute`` requests to ``/api``, in bursts of up to as many (a token
+  ``rate_limit_per_minute`` requests to ``/api`` and ``/ap``, in bursts of up to as many (a token
   bucket refilled at that rate). Local mode (no keys) is exempt: its only caller owns
   the machine. Past it: 429 ``rate_limited`` with ``Retry-After``.
 - ``Subscribers``: live SSE and WebSocket streams per conversation and per tenant.
@@ -151,7 +151,8 @@ def of(app: FastAPI) -> Limits:
 
 
 class RateLimit:
-    """Pure ASGI middleware: requests to ``/api`` beyond the caller's rate get 429."""
+    """Pure ASGI middleware: requests to ``/api`` and ``/ap`` beyond the caller's rate get
+    429."""
 
     def __init__(self, app: ASGIApp, *, rate: RequestRate) -> None:
         self.app = app
@@ -171,7 +172,7 @@ class RateLimit:
 
 def _key(scope: Scope) -> str | None:
     """Whose requests these count as; None for those no limit applies to."""
-    if not scope["path"].startswith("/api/"):
+    if not scope["path"].startswith(("/api/", "/ap/")):
         return None
     state = scope.get("state", {})
     principal_id = state.get("principal_id")

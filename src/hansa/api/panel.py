@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import MutableHeaders
+from starlette.routing import Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 HEADERS = {
@@ -36,3 +37,19 @@ class _Hardened:
 def panel(directory: Path) -> ASGIApp:
     """The panel at ``directory``, ``index.html`` for ``/``, with ``HEADERS``."""
     return _Hardened(StaticFiles(directory=directory, html=True))
+
+
+class PanelMount(Mount):
+    """The panel's mount at ``/``, which leaves ``/api/``, ``/v1/`` (the OpenAI-compatible
+    routes), ``/ag-ui/`` (AG-UI), ``/ap/`` (the Agent Protocol) and ``/mcp`` (the MCP server) to
+    the routes: there an
+    unknown path is a 404 and a known one asked with another method a 405 with ``Allow``, not
+    a file the panel does not have."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        """No match under ``/api/``, ``/v1/``, ``/ag-ui/``, ``/ap/`` or ``/mcp``; elsewhere, as any
+        mount."""
+        path = str(scope.get("path", ""))
+        if path.startswith(("/api/", "/v1/", "/ag-ui/", "/ap/", "/mcp/")) or path == "/mcp":
+            return Match.NONE, {}
+        return super().matches(scope)

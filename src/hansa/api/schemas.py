@@ -31,8 +31,17 @@ class ProjectCreate(Body):
     config: dict[str, Any] = Field(default_factory=dict)
 
 
+def _name_and_config_never_null(schema: dict[str, Any]) -> None:
+    for name in ("name", "config"):
+        prop = schema["properties"][name]
+        prop["anyOf"] = [o for o in prop["anyOf"] if o != {"type": "null"}]
+        prop.pop("default", None)
+
+
 class ProjectPatch(Body):
     """``PATCH /api/projects/{id}``: only the fields given change."""
+
+    model_config = ConfigDict(json_schema_extra=_name_and_config_never_null)
 
     name: str | None = Field(default=None, min_length=1, max_length=200)
     domain: str | None = Field(default=None, max_length=253)

@@ -41,6 +41,12 @@ class JobKind(StrEnum):
     SESSION_STEP = "session_step"
     """One step of an agent session (keyed ``session:<id>``: one step at a time), due at
     ``run_at`` when the last step put it off."""
+    SCHEDULE = "schedule"
+    """A schedule's next firing, due at its next cron time (keyed ``schedule:<id>``: at most
+    one live per schedule; a firing asked for now is keyed ``schedule-now:<id>``)."""
+    WEBHOOK_DELIVERY = "webhook_delivery"
+    """One attempt to deliver a completion event to a webhook; a failed attempt queues the
+    next one, due after its backoff."""
 
 
 class Job(Wire):
@@ -117,6 +123,29 @@ class ConversationSummaryJob(Wire):
     """The payload of a conversation summary's job."""
 
     conversation_id: str
+
+
+class ScheduleJob(Wire):
+    """The payload of a schedule's firing."""
+
+    schedule_id: str
+    due: datetime
+    """The cron time this firing is for (UTC)."""
+    now: bool = False
+    """Asked for now (``POST /api/schedules/{id}/fire``): fires once, queues nothing after."""
+
+
+class WebhookDeliveryJob(Wire):
+    """The payload of one delivery attempt."""
+
+    webhook_id: str
+    delivery_id: str
+    """Sent as ``X-Hansa-Delivery``; the same for every attempt of one event."""
+    event: str
+    """The event's type, sent as ``X-Hansa-Event`` (``run.completed``…)."""
+    body: dict[str, Any]
+    """``{id, type, createdAt, data}``, signed as sent."""
+    attempt: int = 1
 
 
 def payload(data: Wire) -> dict[str, Any]:

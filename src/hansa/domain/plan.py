@@ -85,5 +85,15 @@ class PlanningState(Wire):
     intent: str = ""
     run_id: str | None = None
     """The run awaiting approval, once the plan was shown."""
+    planning_run_id: str | None = None
+    """The run opened in ``planning`` when Hans first asked; the plan, once shown, fills it."""
+    project_id: str | None = None
+    """The project the user chose for the plan, in a conversation with no project in focus."""
+    site: str | None = None
+    """``workspace`` once the user chose to draft in Hansa's workspace because the
+    project's site is not connected."""
+    pending: str | None = None
+    """The context question waiting for an answer (``project`` or ``site``), asked before
+    the plan's own requirements."""
     asked: dict[str, int] = Field(default_factory=dict)
     """How many times Hans asked for each requirement, by name: never a third time."""

@@ -145,8 +145,11 @@ def judge(
                 missing.append(where)
             else:
                 invalid.append(f"{where}: {problem['msg']}")
+    judging = Judging(parameters, trusted, project.config)
+    if params is not None and task_type.problems is not None:
+        invalid.extend(task_type.problems(params, judging))
     reversible = (
-        task_type.reversible(params, Judging(parameters, trusted))
+        task_type.reversible(params, judging)
         if params is not None
         else task_type.is_reversible_by_system
     )

@@ -7,7 +7,9 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from hansa import errors
+from opentelemetry.trace import Span
+
+from hansa import errors, tracing
 from hansa.domain.base import new_id
 from hansa.domain.llm_call import LlmCall
 from hansa.models.base import ChatMessage, Model, ModelResponse, ModelSettings, RequestParams
@@ -43,12 +45,14 @@ class RecordedCall:
         self._clock = clock
         self._observe = observe
         """Told of the record as soon as it is made (``Metrics.called``), stored or not."""
+        self._span: Span | None = None
 
     async def stream(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
     ) -> AsyncIterator[str]:
         """Yield text deltas; afterwards ``response`` and ``record`` are set."""
         started = time.perf_counter()
+        self._span = tracing.model_call(self.model.provider, self.model.model_name)
         try:
             async for item in self.model.stream(messages, settings, params):
                 if isinstance(item, ModelDelta):
@@ -89,5 +93,14 @@ class RecordedCall:
             cost_usd=self.model.cost_usd(usage) if usage else 0.0,
             created_at=self._clock(),
         )
+        if self._span is not None:
+            tracing.model_call_done(
+                self._span,
+                response_model=self.record.model,
+                input_tokens=prompt,
+                output_tokens=completion,
+                error=error,
+            )
+            self._span = None
         if self._observe is not None:
             self._observe(self.record)

@@ -47,7 +47,10 @@ _DECISION = re.compile(
     re.IGNORECASE,
 )
 """What reads as a user's decision or approval."""
-_QUESTION = re.compile(r"[^.!?\n]*\?")
+_SENTENCE = re.compile(r"[^.!?\n]*+[.!?\n]?")
+"""A sentence with its end mark: matched once per sentence, so finding the questions of a
+message is linear in its length (the text before each question mark, searched from every
+position, was quadratic: seconds on the event loop for 20,000 characters without one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,12 +139,17 @@ def extract_facts(
         elif _DECISION.search(m.content):
             asked = [(k, q) for k, q in asked if k is not message.Kind.ASSISTANT]
         if i < len(folded):
-            asked += [(m.kind, _line(q)) for q in _QUESTION.findall(m.content) if q.strip()]
+            asked += [(m.kind, _line(q)) for q in _questions(m.content) if q.strip()]
     return SummaryFacts(
         ids=list(dict.fromkeys(ids))[-MAX_IDS:],
         decisions=decisions[-MAX_DECISIONS:],
         open_questions=list(dict.fromkeys(q for _, q in asked))[-MAX_QUESTIONS:],
     )
+
+
+def _questions(text: str) -> list[str]:
+    """The sentences of ``text`` that end with a question mark."""
+    return [s for s in _SENTENCE.findall(text) if s.endswith("?")]
 
 
 def _ids_of(m: message.Message) -> list[str]:

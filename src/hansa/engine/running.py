@@ -25,10 +25,12 @@ from hansa.engine.runtime.give_up import give_up
 from hansa.engine.runtime.services import Drive, Services
 from hansa.engine.runtime.setup import build_services
 from hansa.engine.runtime.worker import Handler, Worker
+from hansa.engine.schedules import fire_job
 from hansa.engine.sessions import step_job
 from hansa.engine.triggers import jobs
 from hansa.engine.turns import summary_job, turn_job
 from hansa.engine.turns.stages import context
+from hansa.engine.webhooks import delivery
 from hansa.models.base import Model
 from hansa.settings import Settings
 
@@ -42,6 +44,8 @@ HANDLERS = {
     JobKind.TIMER: jobs.run_timer_job,
     JobKind.CONVERSATION_SUMMARY: summary_job.run_conversation_summary_job,
     JobKind.SESSION_STEP: step_job.run_session_step_job,
+    JobKind.SCHEDULE: fire_job.run_schedule_job,
+    JobKind.WEBHOOK_DELIVERY: delivery.run_delivery_job,
 }
 
 

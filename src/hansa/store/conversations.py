@@ -22,6 +22,7 @@ _B = sa.bindparam
 _INSERT = _conv.insert()
 _MINE = (_conv.c.id == _B("p_id"), _conv.c.tenant_id == _B("p_tenant"))
 _GET = sa.select(_conv).where(*_MINE)
+_TAKEN = sa.select(_conv.c.id).where(_conv.c.id == _B("p_id"))
 _RECENT = (
     sa.select(_conv)
     .where(_conv.c.tenant_id == _B("p_tenant"))
@@ -69,6 +70,11 @@ def create(conn: Connection, convo: conversation.Conversation) -> None:
             "metadata": convo.metadata,
         },
     )
+
+
+def taken(conn: Connection, conversation_id: str) -> bool:
+    """Whether any tenant has a conversation of this id (for ids a client chooses)."""
+    return direct.first(conn, _TAKEN, {"p_id": conversation_id}) is not None
 
 
 def get(conn: Connection, tenant_id: str, conversation_id: str) -> conversation.Conversation:

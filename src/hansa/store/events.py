@@ -52,6 +52,16 @@ _TOOLS_OF_TURN = (
     )
     .order_by(_events.c.seq)
 )
+_RUN_MOVES_OF_TURN = (
+    sa.select(_events)
+    .where(
+        _events.c.conversation_id == _B("p_conversation"),
+        _events.c.tenant_id == _B("p_tenant"),
+        _events.c.turn_id == _B("p_turn"),
+        direct.one_of(_events.c.type, ("run_created", "plan", "run_status")),
+    )
+    .order_by(_events.c.seq)
+)
 
 WHOLE_LOG = 100_000
 """Events ``all_of`` returns at most."""
@@ -153,6 +163,15 @@ def tools_of_turn(
     """The ``tool_call`` and ``tool_result`` events of one turn, in order."""
     params = {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_turn": turn_id}
     return [_event(row) for row in direct.rows(conn, _TOOLS_OF_TURN, params)]
+
+
+@growing
+def run_moves_of_turn(
+    conn: Connection, tenant_id: str, conversation_id: str, turn_id: str
+) -> list[event.Event]:
+    """The ``run_created``, ``plan`` and ``run_status`` events one turn wrote, in order."""
+    params = {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_turn": turn_id}
+    return [_event(row) for row in direct.rows(conn, _RUN_MOVES_OF_TURN, params)]
 
 
 @growing

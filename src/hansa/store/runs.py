@@ -54,6 +54,11 @@ _LOCK_RUN_IF_UNTOUCHED = (
 _SET_RUN_METADATA = (
     sa.update(_runs).where(_runs.c.id == _B("p_id")).values(metadata=_B("p_metadata", type_=Json))
 )
+_SET_RUN_PLAN = (
+    sa.update(_runs)
+    .where(_runs.c.id == _B("p_id"))
+    .values(title=_B("p_title"), project_id=_B("p_project"), metadata=_B("p_metadata", type_=Json))
+)
 _GET_TASK = sa.select(_tasks).where(_tasks.c.id == _B("p_id"), _tasks.c.tenant_id == _B("p_tenant"))
 _RUN_TASKS = (
     sa.select(_tasks)
@@ -140,6 +145,13 @@ def move(
 def set_metadata(conn: Connection, run_id: str, metadata: dict[str, Any]) -> None:
     """Replace the run's metadata (the caller holds the run's lock)."""
     direct.execute(conn, _SET_RUN_METADATA, {"p_id": run_id, "p_metadata": metadata})
+
+
+def set_plan(conn: Connection, r: run.Run) -> None:
+    """Give a run in planning its plan: title, project and metadata (the caller holds its
+    lock)."""
+    params = {"p_id": r.id, "p_title": r.title, "p_project": r.project_id, "p_metadata": r.metadata}
+    direct.execute(conn, _SET_RUN_PLAN, params)
 
 
 def tasks_of(conn: Connection, run_id: str) -> list[run.Task]:

@@ -496,3 +496,75 @@ graphs = sa.Table(
     _created(),
     sa.Column("created_by", sa.String(100), nullable=False),
 )
+
+schedules = sa.Table(
+    "schedules",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("name", sa.String(200), nullable=False),
+    sa.Column("cron", sa.String(200), nullable=False),
+    sa.Column("timezone", sa.String(64), nullable=False),
+    sa.Column("action", Json, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("next_run_at", UtcDateTime()),
+    sa.Column("last_fired_at", UtcDateTime()),
+    sa.Column("last_error", sa.Text),
+    sa.Column("fired", sa.Integer, nullable=False),
+    _created(),
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
+    sa.Index("ix_schedules_tenant", "tenant_id", "created_at"),
+)
+
+webhooks = sa.Table(
+    "webhooks",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("url", sa.Text, nullable=False),
+    sa.Column("events", Json, nullable=False),
+    sa.Column("secret", Json, nullable=False),  # {"secret": …}, sealed like other secrets
+    _created(),
+    sa.Index("ix_webhooks_tenant", "tenant_id", "created_at"),
+)
+
+webhook_deliveries = sa.Table(
+    "webhook_deliveries",
+    metadata,
+    sa.Column("id", BigId, primary_key=True, autoincrement=True),
+    _tenant(),
+    sa.Column("webhook_id", sa.String(36), nullable=False),
+    sa.Column("delivery_id", sa.String(36), nullable=False),
+    sa.Column("event", sa.String(32), nullable=False),
+    sa.Column("attempt", sa.Integer, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("response_code", sa.Integer),
+    sa.Column("error", sa.Text),
+    sa.Column("duration_ms", sa.Float, nullable=False),
+    sa.Column("next_attempt_at", UtcDateTime()),
+    _created(),
+    sa.Index("ix_webhook_deliveries_webhook", "webhook_id", "id"),
+)
+
+
+def _bytewise(length: int) -> sa.types.TypeEngine[str]:
+    """A string compared and ordered by its bytes on both databases (SQLite's BINARY, the
+    "C" collation on PostgreSQL)."""
+    return sa.String(length).with_variant(sa.String(length, collation="C"), "postgresql")
+
+
+# The Agent Protocol's store (store/memory_items.py): long-term memory items, kept by
+# namespace (its labels joined by ".") and key. The primary key serves a tenant's prefix
+# searches: the tenant, then a range of namespaces (from "a.b." up to "a.b/"), compared
+# bytewise; it orders namespaces and keys the same way on both databases too.
+memory_items = sa.Table(
+    "memory_items",
+    metadata,
+    sa.Column("tenant_id", sa.String(36), sa.ForeignKey("tenants.id"), primary_key=True),
+    sa.Column("namespace", _bytewise(1009), primary_key=True),  # 10 labels of 100, 9 dots
+    sa.Column("key", _bytewise(200), primary_key=True),
+    sa.Column("value", Json, nullable=False),
+    _created(),
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
+    sa.Column("expires_at", UtcDateTime()),  # None: kept until deleted
+)

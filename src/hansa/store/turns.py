@@ -48,6 +48,13 @@ _UNFINISHED = (
     )
     .order_by(_turns.c.created_at)
 )
+_OF_CONVERSATION = (
+    sa.select(_turns)
+    .where(_turns.c.tenant_id == _B("p_tenant"), _turns.c.conversation_id == _B("p_conversation"))
+    .order_by(_turns.c.created_at.desc(), _turns.c.id.desc())
+    .limit(_B("p_limit"))
+    .offset(_B("p_offset"))
+)
 
 
 def create(conn: Connection, tenant_id: str, t: turn.Turn) -> None:
@@ -110,6 +117,19 @@ def unfinished(conn: Connection, tenant_id: str, conversation_id: str) -> list[t
         conn, _UNFINISHED, {"p_tenant": tenant_id, "p_conversation": conversation_id}
     )
     return [_turn(r) for r in rows]
+
+
+def of_conversation(
+    conn: Connection, tenant_id: str, conversation_id: str, *, limit: int, offset: int = 0
+) -> list[turn.Turn]:
+    """A page of the conversation's turns, newest first."""
+    params = {
+        "p_tenant": tenant_id,
+        "p_conversation": conversation_id,
+        "p_limit": limit,
+        "p_offset": offset,
+    }
+    return [_turn(r) for r in direct.rows(conn, _OF_CONVERSATION, params)]
 
 
 def _turn(row: direct.Row) -> turn.Turn:

@@ -135,6 +135,9 @@ class Judging:
     filled in."""
     trusted: frozenset[tuple[str, int]] = frozenset()
     """``(host, port)`` targets the operator vetted (``HANSA_OUTBOUND_ALLOW``)."""
+    config: Mapping[str, Any] = field(default_factory=dict)
+    """The project's configuration as stored (secrets sealed): an ``mcp.call`` reads its
+    server's entry there."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +164,9 @@ class TaskType(Generic[P]):
     reversible_when: Callable[[P, Judging], bool] | None = None
     """For types whose reversibility depends on the parameters (a GET webhook to a vetted
     target, carrying no earlier result, is harmless)."""
+    problems: Callable[[P, Judging], list[str]] | None = None
+    """The law of clarity beyond the parameter model: what else is wrong with the parameters
+    (an ``mcp.call``'s arguments against its tool's schema), in plain words."""
     graph_node: bool = False
     """A node type of prompt graphs (``llm.invoke``, ``condition``…): a graph's step only,
     never offered to an agent as a tool."""

@@ -35,7 +35,7 @@ def test_a_workspace_request_is_no_plan_and_names_its_kinds(
         "What are our goals?",  # names a kind, asks for no change or lookup
         "How are you today?",
         "Create a new page called Services",  # a page: a planning run
-        "Delete the document Drafts",  # may be final: a planning run
+        "Delete the page Drafts",  # a page may be gone for good: a planning run
     ],
 )
 def test_other_requests_are_not_workspace_requests(text: str) -> None:

@@ -7,6 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Query
 
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models import conversations as models
+from hansa.api.models.base import answers
 from hansa.domain import agent_state, secrets
 from hansa.engine.turns import scratchpad
 from hansa.store import agent_states, conversations
@@ -20,7 +22,9 @@ def _wire(stored: agent_state.AgentState) -> dict[str, Any]:
     return data
 
 
-@router.get("/{conversation_id}/agent-state")
+@router.get(
+    "/{conversation_id}/agent-state", response_model=None, responses=answers(models.AgentStates)
+)
 async def get_agent_state(
     conversation_id: str,
     services: ServicesDep,
@@ -40,7 +44,11 @@ async def get_agent_state(
     return {"conversationId": conversation_id, "agentStates": [_wire(s) for s in found]}
 
 
-@router.delete("/{conversation_id}/agent-state/{agent_id}")
+@router.delete(
+    "/{conversation_id}/agent-state/{agent_id}",
+    response_model=None,
+    responses=answers(models.AgentState),
+)
 async def clear_agent_state(
     conversation_id: str, agent_id: str, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:

@@ -10,12 +10,16 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models.agents import AgentOut
+from hansa.api.models.base import answers, never_null
+from hansa.api.models.identity import KeyCreated
 from hansa.api.routes.keys import key_out
 from hansa.api.schemas import agent_out
 from hansa.domain.agent import AgentDefinition, Category
 from hansa.domain.base import Wire, new_id
 from hansa.domain.principal import ApiKey, Role
 from hansa.engine.runtime.services import Services
+from hansa.engine.turns import chat
 from hansa.store import keys, principals
 
 router = APIRouter(prefix="/api/agents", tags=["agents"])
@@ -44,7 +48,7 @@ class AgentRegistration(Wire):
 class AgentUpdate(Wire):
     """``PATCH /api/agents/{id}``: the fields given change; the id does not."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=never_null)
 
     display_name: str | None = Field(default=None, min_length=1, max_length=80)
     role: str | None = Field(default=None, min_length=1, max_length=80)
@@ -69,14 +73,13 @@ class TokenCreate(Wire):
     name: str = Field(default="", max_length=200)
 
 
-@router.get("")
+@router.get("", response_model=None, responses=answers(list[AgentOut]))
 async def list_agents(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The roster, Hans first, then the agents the tenant registered."""
-    registered = await services.db.read(principals.list_for, tenant)
-    return [agent_out(a) for a in [*services.roster, *registered]]
+    return [agent_out(a) for a in await chat.agents_of(services, tenant)]
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, response_model=None, responses=answers(AgentOut, 409, status=201))
 async def register_agent(
     body: AgentRegistration, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -98,7 +101,13 @@ async def register_agent(
     return agent_out(agent)
 
 
-@router.post("/{agent_id}/tokens", status_code=201)
+@router.post(
+    "/{agent_id}/tokens",
+    status_code=201,
+    operation_id="createAgentToken",
+    response_model=None,
+    responses=answers(KeyCreated, status=201),
+)
 async def create_token(
     agent_id: str, services: ServicesDep, tenant: TenantDep, body: TokenCreate | None = None
 ) -> dict[str, Any]:
@@ -122,7 +131,7 @@ def _roster_is_read_only(services: Services, agent_id: str) -> None:
         )
 
 
-@router.patch("/{agent_id}")
+@router.patch("/{agent_id}", response_model=None, responses=answers(AgentOut, 409))
 async def update_agent(
     agent_id: str, body: AgentUpdate, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -145,7 +154,7 @@ async def update_agent(
     return agent_out(await services.db.write(change))
 
 
-@router.delete("/{agent_id}", status_code=204)
+@router.delete("/{agent_id}", status_code=204, responses=answers(None, 409))
 async def remove_agent(agent_id: str, services: ServicesDep, tenant: TenantDep) -> Response:
     """Remove a registered agent and revoke its tokens at once: their next request gets
     401 (404 for another tenant's, 409 for the roster's). What it did stays recorded."""

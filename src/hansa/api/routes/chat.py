@@ -14,6 +14,8 @@ from fastapi.responses import JSONResponse
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models import runs as models
+from hansa.api.models.base import answers
 from hansa.api.schemas import ChatRequest
 from hansa.domain import event
 from hansa.engine.runtime.services import Services
@@ -23,7 +25,15 @@ from hansa.store import projects
 router = APIRouter(prefix="/api/assistant")
 
 
-@router.post("/chat", response_model=None)
+@router.post(
+    "/chat",
+    tags=["chat"],
+    response_model=None,
+    responses={
+        **answers(models.ChatAnswer, 409, description="The turn is done"),
+        **answers(models.ChatRunning, status=202, description="The turn goes on"),
+    },
+)
 async def assistant_chat(
     body: ChatRequest, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any] | JSONResponse:

@@ -11,13 +11,21 @@ from typing import Any
 from fastapi import APIRouter
 
 from hansa.api.deps import PrincipalDep, ServicesDep
+from hansa.api.models.base import answers
+from hansa.api.models.conversations import Claim
 from hansa.domain.principal import Forbidden, Kind, Principal, Role
 from hansa.engine.triggers import claims
 
 router = APIRouter(prefix="/api/conversations", tags=["claims"])
 
 
-@router.post("/{conversation_id}/claims", status_code=202)
+@router.post(
+    "/{conversation_id}/claims",
+    status_code=202,
+    operation_id="claimTurn",
+    response_model=None,
+    responses=answers(Claim, 409, status=202),
+)
 async def claim(
     conversation_id: str,
     body: claims.OutsideClaim,

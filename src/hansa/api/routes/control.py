@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from fastapi import APIRouter
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models import conversations as models
+from hansa.api.models.base import answers
 from hansa.domain.base import Wire
 from hansa.engine import runs
 from hansa.engine.handoffs import service
@@ -29,8 +31,21 @@ _NEEDS: dict[str, str] = {
 }
 
 
+def _needs_in_schema(schema: dict[str, Any]) -> None:
+    """State ``_NEEDS`` in the description: each event requires its target, not null."""
+    schema["allOf"] = [
+        {
+            "if": {"properties": {"event": {"const": event}}},
+            "then": {"required": [field], "properties": {field: {"type": "string"}}},
+        }
+        for event, field in _NEEDS.items()
+    ]
+
+
 class Control(Wire):
     """``POST /api/control``: one control event and what it acts on."""
+
+    model_config = ConfigDict(json_schema_extra=_needs_in_schema)
 
     event: ControlEvent
     run_id: str | None = Field(default=None, max_length=36)
@@ -73,7 +88,12 @@ async def apply(services: Services, tenant: str, body: Control) -> dict[str, Any
     raise errors.InvalidInput(f"unknown control event {body.event}")
 
 
-@router.post("/control")
+@router.post(
+    "/control",
+    operation_id="sendControlEvent",
+    response_model=None,
+    responses=answers(models.Controlled, 404, 409),
+)
 async def control(body: Control, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Pause, resume or cancel a run, preempt a task, hand a conversation to a person."""
     return await apply(services, tenant, body)

@@ -8,6 +8,8 @@ from fastapi import APIRouter
 from pydantic import ConfigDict, Field
 
 from hansa.api.deps import PrincipalDep, ServicesDep, TenantDep
+from hansa.api.models.base import answers
+from hansa.api.models.conversations import ConversationOut, MessageOut, Posted, TimelineEntry
 from hansa.api.schemas import (
     ConversationCreate,
     MessageCreate,
@@ -19,10 +21,12 @@ from hansa.domain.principal import Kind
 from hansa.engine.turns import agent_message, chat, timeline
 from hansa.store import conversations, events, messages
 
-router = APIRouter(prefix="/api/conversations")
+router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
 
-@router.post("", status_code=201)
+@router.post(
+    "", status_code=201, response_model=None, responses=answers(ConversationOut, 404, status=201)
+)
 async def create_conversation(
     body: ConversationCreate, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -37,14 +41,14 @@ async def create_conversation(
     return conversation_out(convo)
 
 
-@router.get("")
+@router.get("", response_model=None, responses=answers(list[ConversationOut]))
 async def list_conversations(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The newest conversations."""
     found = await services.db.read(conversations.list_recent, tenant)
     return [conversation_out(c) for c in found]
 
 
-@router.get("/{conversation_id}")
+@router.get("/{conversation_id}", response_model=None, responses=answers(ConversationOut))
 async def get_conversation(
     conversation_id: str, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -53,7 +57,7 @@ async def get_conversation(
     return conversation_out(found)
 
 
-@router.get("/{conversation_id}/messages")
+@router.get("/{conversation_id}/messages", response_model=None, responses=answers(list[MessageOut]))
 async def list_messages(
     conversation_id: str, services: ServicesDep, tenant: TenantDep
 ) -> list[dict[str, Any]]:
@@ -62,7 +66,12 @@ async def list_messages(
     return [message_out(m) for m in found]
 
 
-@router.post("/{conversation_id}/messages", status_code=202)
+@router.post(
+    "/{conversation_id}/messages",
+    status_code=202,
+    response_model=None,
+    responses=answers(Posted, 409, status=202),
+)
 async def post_message(
     conversation_id: str, body: MessageCreate, services: ServicesDep, principal: PrincipalDep
 ) -> dict[str, Any]:
@@ -86,7 +95,9 @@ async def post_message(
     return {"messageId": posted.message_id, "turnId": posted.turn_id, "seq": posted.seq}
 
 
-@router.get("/{conversation_id}/timeline")
+@router.get(
+    "/{conversation_id}/timeline", response_model=None, responses=answers(list[TimelineEntry])
+)
 async def get_timeline(
     conversation_id: str,
     services: ServicesDep,
@@ -113,7 +124,12 @@ class ConversationPatch(Wire):
     pack); ``null`` ends the focus."""
 
 
-@router.patch("/{conversation_id}")
+@router.patch(
+    "/{conversation_id}",
+    operation_id="updateConversation",
+    response_model=None,
+    responses=answers(ConversationOut, 409),
+)
 async def patch_conversation(
     conversation_id: str, body: ConversationPatch, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:

@@ -14,6 +14,9 @@ from fastapi import Body as BodyParam
 from pydantic import Field
 
 from hansa.api.deps import PrincipalDep, ServicesDep
+from hansa.api.models.automation import Graph
+from hansa.api.models.base import answers
+from hansa.api.models.runs import RunCard
 from hansa.api.routes.runs import card
 from hansa.api.schemas import AgentId, Body, Id
 from hansa.domain import graph
@@ -66,7 +69,7 @@ def _author(principal: Principal) -> str:
     return f"{principal.kind.value}:{principal.id}"
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, response_model=None, responses=answers(Graph, status=201))
 async def create_graph(
     body: GraphBody, services: ServicesDep, principal: PrincipalDep
 ) -> dict[str, Any]:
@@ -86,7 +89,13 @@ async def create_graph(
     return _out(made)
 
 
-@router.post("/{graph_id}/versions", status_code=201)
+@router.post(
+    "/{graph_id}/versions",
+    status_code=201,
+    operation_id="addGraphVersion",
+    response_model=None,
+    responses=answers(Graph, status=201),
+)
 async def add_version(
     graph_id: str, body: GraphBody, services: ServicesDep, principal: PrincipalDep
 ) -> dict[str, Any]:
@@ -102,13 +111,13 @@ async def add_version(
     return _out(added)
 
 
-@router.get("")
+@router.get("", response_model=None, responses=answers(list[Graph]))
 async def list_graphs(services: ServicesDep, principal: PrincipalDep) -> list[dict[str, Any]]:
     """The newest version of each of the tenant's graphs, oldest graph first."""
     return [_out(g) for g in await services.db.read(graph_rows.list_newest, principal.tenant_id)]
 
 
-@router.get("/{graph_id}")
+@router.get("/{graph_id}", response_model=None, responses=answers(Graph))
 async def get_graph(
     graph_id: str, services: ServicesDep, principal: PrincipalDep, version: _VERSION = None
 ) -> dict[str, Any]:
@@ -131,7 +140,12 @@ class GraphRunBody(Body):
     """``{message?, user?, context?}``: what the templates' namespaces hold."""
 
 
-@router.post("/{graph_id}/runs", status_code=201)
+@router.post(
+    "/{graph_id}/runs",
+    status_code=201,
+    response_model=None,
+    responses=answers(RunCard, status=201),
+)
 async def run_graph(
     graph_id: str, body: GraphRunBody, services: ServicesDep, principal: PrincipalDep
 ) -> dict[str, Any]:

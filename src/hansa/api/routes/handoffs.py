@@ -8,6 +8,8 @@ from fastapi import APIRouter, Response
 from pydantic import Field
 
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models import conversations as models
+from hansa.api.models.base import answers
 from hansa.domain import handoff, secrets
 from hansa.domain.base import Wire
 from hansa.engine.handoffs import service
@@ -48,7 +50,15 @@ def handoff_out(h: handoff.Handoff) -> dict[str, Any]:
     return out
 
 
-@router.post("/conversations/{conversation_id}/handoff", status_code=201)
+@router.post(
+    "/conversations/{conversation_id}/handoff",
+    status_code=201,
+    response_model=None,
+    responses={
+        **answers(models.Handoff, 409, status=201, description="A new handoff"),
+        **answers(models.Handoff, description="The open handoff: a person has it already"),
+    },
+)
 async def request_handoff(
     conversation_id: str,
     services: ServicesDep,
@@ -70,7 +80,7 @@ async def request_handoff(
     return handoff_out(opened)
 
 
-@router.get("/handoffs")
+@router.get("/handoffs", response_model=None, responses=answers(list[models.Handoff]))
 async def list_handoffs(
     services: ServicesDep,
     tenant: TenantDep,
@@ -84,13 +94,18 @@ async def list_handoffs(
     return [handoff_out(h) for h in found]
 
 
-@router.get("/handoffs/{handoff_id}")
+@router.get("/handoffs/{handoff_id}", response_model=None, responses=answers(models.Handoff))
 async def get_handoff(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """One handoff, with its snapshot."""
     return handoff_out(await services.db.read(handoffs.get, tenant, handoff_id))
 
 
-@router.post("/handoffs/{handoff_id}/accept")
+@router.post(
+    "/handoffs/{handoff_id}/accept",
+    operation_id="acceptHandoff",
+    response_model=None,
+    responses=answers(models.Handoff, 409),
+)
 async def accept(
     handoff_id: str, body: Accept, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -98,7 +113,13 @@ async def accept(
     return handoff_out(await service.accept(services, tenant, handoff_id, body.assignee))
 
 
-@router.post("/handoffs/{handoff_id}/messages", status_code=201)
+@router.post(
+    "/handoffs/{handoff_id}/messages",
+    status_code=201,
+    operation_id="postHandoffMessage",
+    response_model=None,
+    responses=answers(models.Message, 409, status=201),
+)
 async def human_message(
     handoff_id: str, body: HumanMessage, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -107,13 +128,23 @@ async def human_message(
     return said.model_dump(mode="json", by_alias=True)
 
 
-@router.post("/handoffs/{handoff_id}/resolve")
+@router.post(
+    "/handoffs/{handoff_id}/resolve",
+    operation_id="resolveHandoff",
+    response_model=None,
+    responses=answers(models.Handoff, 409),
+)
 async def resolve(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """The matter is closed (``resolved``)."""
     return handoff_out(await service.resolve(services, tenant, handoff_id))
 
 
-@router.post("/handoffs/{handoff_id}/return")
+@router.post(
+    "/handoffs/{handoff_id}/return",
+    operation_id="returnHandoff",
+    response_model=None,
+    responses=answers(models.Handoff, 409),
+)
 async def give_back(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """The assistants take over again (``idle``); runs the handoff paused resume."""
     return handoff_out(await service.give_back(services, tenant, handoff_id))

@@ -8,6 +8,8 @@ from fastapi import APIRouter, Response
 from pydantic import ConfigDict, Field
 
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models import identity as models
+from hansa.api.models.base import answers
 from hansa.domain.base import Wire, new_id
 from hansa.domain.principal import ApiKey, Role
 from hansa.store import keys
@@ -32,7 +34,9 @@ def key_out(key: ApiKey, secret: str | None = None) -> dict[str, Any]:
     return out
 
 
-@router.post("", status_code=201)
+@router.post(
+    "", status_code=201, response_model=None, responses=answers(models.KeyCreated, status=201)
+)
 async def create_key(body: KeyCreate, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """A new key of the tenant; its secret is in this answer and nowhere else, ever."""
     now = services.clock()
@@ -42,7 +46,7 @@ async def create_key(body: KeyCreate, services: ServicesDep, tenant: TenantDep) 
     return key_out(key, secret)
 
 
-@router.get("")
+@router.get("", response_model=None, responses=answers(list[models.ApiKey]))
 async def list_keys(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The tenant's keys and agent tokens, revoked ones included; never a secret."""
     return [key_out(k) for k in await services.db.read(keys.list_for, tenant)]

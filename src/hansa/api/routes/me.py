@@ -9,6 +9,8 @@ from pydantic import ConfigDict, Field
 
 from hansa.api import auth
 from hansa.api.deps import PrincipalDep, ServicesDep
+from hansa.api.models import identity as models
+from hansa.api.models.base import answers
 from hansa.domain.base import Wire
 from hansa.domain.principal import Principal, Unauthenticated
 
@@ -35,13 +37,13 @@ def me_out(principal: Principal) -> dict[str, Any]:
     }
 
 
-@router.get("/me")
+@router.get("/me", operation_id="getMe", response_model=None, responses=answers(models.Me))
 async def me(principal: PrincipalDep) -> dict[str, Any]:
     """Who the server takes the caller for."""
     return me_out(principal)
 
 
-@router.post("/session")
+@router.post("/session", response_model=None, responses=answers(models.Me, 401))
 async def open_session(
     body: SessionOpen, request: Request, response: Response, services: ServicesDep
 ) -> dict[str, Any]:

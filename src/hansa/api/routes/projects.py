@@ -4,7 +4,8 @@ Connector secrets in ``config`` are write-only: answers show them as ``***``, a 
 sends ``***`` (or leaves one out) keeps the stored one, and they are sealed at rest when
 ``HANSA_SECRET_KEY`` is set. A site address (``config.wordpress.baseUrl``…) must be a plain
 ``http(s)://host[/path]`` (422 otherwise). ``config.llm.model`` may name a file-backed
-model (``local:``, ``scripted:``) only in local mode, where the caller is the operator.
+model (``local:``, ``scripted:``) only in local mode, where the caller is the operator, and
+``config.mcpServers`` a stdio server only there too (or with ``HANSA_MCP_STDIO``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from fastapi import APIRouter
 
 from hansa import errors
 from hansa.api.deps import PrincipalDep, ServicesDep, TenantDep
+from hansa.api.models.agents import ProjectOut
+from hansa.api.models.base import answers
 from hansa.api.schemas import ProjectCreate, ProjectPatch, project_out
 from hansa.domain.base import new_id
 from hansa.domain.principal import Kind, Principal
@@ -22,8 +25,9 @@ from hansa.domain.project import Project
 from hansa.engine.runs.connectors import check_config
 from hansa.engine.runtime.services import Services
 from hansa.store import projects, secrets
+from hansa.tasks.connectors import mcp_config
 
-router = APIRouter(prefix="/api/projects")
+router = APIRouter(prefix="/api/projects", tags=["projects"])
 
 
 def _check_model(services: Services, principal: Principal, config: dict[str, Any]) -> None:
@@ -42,13 +46,27 @@ def _check_model(services: Services, principal: Principal, config: dict[str, Any
         )
 
 
-@router.post("", status_code=201)
+def _check_mcp(services: Services, principal: Principal, config: dict[str, Any]) -> None:
+    """A stdio MCP server starts a process on this machine: the operator's to configure
+    (local mode), or a tenant's where the operator allows it (``HANSA_MCP_STDIO``)."""
+    if principal.kind is Kind.LOCAL or services.settings.mcp_stdio:
+        return
+    if mcp_config.uses_stdio(config):
+        raise errors.InvalidInput(
+            "config.mcpServers may name stdio servers only in local mode or where the operator "
+            "allows them (HANSA_MCP_STDIO): use an http server",
+            details={"field": "config.mcpServers"},
+        )
+
+
+@router.post("", status_code=201, response_model=None, responses=answers(ProjectOut, status=201))
 async def create_project(
     body: ProjectCreate, services: ServicesDep, tenant: TenantDep, principal: PrincipalDep
 ) -> dict[str, Any]:
     """Create a project."""
     check_config(body.config)
     _check_model(services, principal, body.config)
+    _check_mcp(services, principal, body.config)
     proj = Project(
         id=new_id(),
         tenant_id=tenant,
@@ -66,20 +84,25 @@ async def create_project(
     return project_out(proj)
 
 
-@router.get("")
+@router.get("", response_model=None, responses=answers(list[ProjectOut]))
 async def list_projects(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The tenant's projects."""
     found = await services.db.read(projects.list_all, tenant)
     return [project_out(p) for p in found]
 
 
-@router.get("/{project_id}")
+@router.get("/{project_id}", response_model=None, responses=answers(ProjectOut))
 async def get_project(project_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """One project."""
     return project_out(await services.db.read(lambda conn: projects.get(conn, tenant, project_id)))
 
 
-@router.patch("/{project_id}")
+@router.patch(
+    "/{project_id}",
+    operation_id="updateProject",
+    response_model=None,
+    responses=answers(ProjectOut),
+)
 async def patch_project(
     project_id: str,
     body: ProjectPatch,
@@ -92,6 +115,7 @@ async def patch_project(
     if changes.get("config") is not None:
         check_config(changes["config"])
         _check_model(services, principal, changes["config"])
+        _check_mcp(services, principal, changes["config"])
     now = services.clock()
     box = secrets.box(services.settings.secret_keys())
     proj = await services.db.write(

@@ -10,6 +10,8 @@ from fastapi import APIRouter, Query, Response
 from pydantic import Field, TypeAdapter
 
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models.automation import RecordedFiring, RuleOut, RuleTestResult
+from hansa.api.models.base import answers
 from hansa.domain.base import Wire
 from hansa.domain.rules import Rule, RuleSpec, Trigger
 from hansa.engine.runtime.services import Services
@@ -41,34 +43,39 @@ async def _described(services: Services, tenant: str, rules: list[Rule]) -> list
     return [_out(r, last) for r in rules]
 
 
-@router.post("", status_code=201)
+@router.post("", status_code=201, response_model=None, responses=answers(RuleOut, status=201))
 async def create_rule(body: RuleSpec, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Store a rule; 422 says what is wrong with an invalid one."""
     return _out(await manage.create(services, tenant, body), {})
 
 
-@router.get("")
+@router.get("", response_model=None, responses=answers(list[RuleOut]))
 async def list_rules(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The tenant's rules, then the config's routing rules (``source: config``), each with
     ``lastFiredAt``."""
     return await _described(services, tenant, await manage.listed(services, tenant))
 
 
-@router.post("/test")
+@router.post("/test", response_model=None, responses=answers(RuleTestResult))
 async def test_rules(body: RuleTest, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Evaluate the rules of ``trigger`` against ``facts``; nothing is written."""
     firings = await manage.dry_run(services, tenant, body.trigger, body.facts)
     return {"firings": [f.model_dump(mode="json", by_alias=True) for f in firings]}
 
 
-@router.get("/{rule_id}")
+@router.get("/{rule_id}", response_model=None, responses=answers(RuleOut))
 async def get_rule(rule_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """One rule, with ``lastFiredAt``."""
     (found,) = await _described(services, tenant, [await manage.get(services, tenant, rule_id)])
     return found
 
 
-@router.get("/{rule_id}/firings")
+@router.get(
+    "/{rule_id}/firings",
+    operation_id="listRuleFirings",
+    response_model=None,
+    responses=answers(list[RecordedFiring]),
+)
 async def rule_firings(
     rule_id: str,
     services: ServicesDep,
@@ -81,7 +88,9 @@ async def rule_firings(
     return [f.model_dump(mode="json", by_alias=True) for f in found]
 
 
-@router.patch("/{rule_id}")
+@router.patch(
+    "/{rule_id}", operation_id="updateRule", response_model=None, responses=answers(RuleOut, 409)
+)
 async def patch_rule(
     rule_id: str, body: dict[str, Any], services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -93,7 +102,7 @@ async def patch_rule(
     return found
 
 
-@router.delete("/{rule_id}", status_code=204)
+@router.delete("/{rule_id}", status_code=204, responses=answers(None, 409))
 async def delete_rule(rule_id: str, services: ServicesDep, tenant: TenantDep) -> Response:
     """Remove a rule."""
     await manage.delete(services, tenant, rule_id)

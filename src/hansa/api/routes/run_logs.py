@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models import runs as models
+from hansa.api.models.base import answers, stated
 from hansa.api.schemas import run_card
 from hansa.domain import run, run_log
 from hansa.store import run_logs
@@ -43,13 +45,24 @@ def _page(field: str, value: int | None, default: int, most: int) -> int:
     return value
 
 
-@router.get("/api/runs")
+def _one_of(allowed: type[StrEnum]) -> Any:
+    return stated(type="string", enum=[m.value for m in allowed])
+
+
+_RUNS_LIMIT = stated(type="integer", minimum=1, maximum=run_logs.RUNS_PAGE_MAX)
+_LOG_LIMIT = stated(type="integer", minimum=1, maximum=run_logs.LOG_PAGE_MAX)
+"""Checked by ``_choice`` and ``_page`` (422 ``invalid_input``); stated for the description."""
+
+
+@router.get(
+    "/api/runs", tags=["runs"], response_model=None, responses=answers(list[models.RunSummary])
+)
 async def list_runs(
     services: ServicesDep,
     tenant: TenantDep,
     conversationId: str | None = None,  # noqa: N803 - query names of API.md
-    status: str | None = None,
-    limit: int | None = None,
+    status: Annotated[str | None, Query(json_schema_extra=_one_of(run.RunStatus))] = None,
+    limit: Annotated[int | None, Query(json_schema_extra=_RUNS_LIMIT)] = None,
     before: str | None = None,
 ) -> list[dict[str, Any]]:
     """The tenant's runs, newest first, as run cards without their tasks; ``before`` (the
@@ -65,15 +78,21 @@ async def list_runs(
     return [{k: v for k, v in run_card(r, [], [], {}).items() if k not in _PER_TASK} for r in runs]
 
 
-@router.get("/api/runs/{run_id}/logs")
+@router.get(
+    "/api/runs/{run_id}/logs",
+    tags=["runs"],
+    operation_id="listRunLogs",
+    response_model=None,
+    responses=answers(list[models.LogEntry]),
+)
 async def run_log_entries(
     run_id: str,
     services: ServicesDep,
     tenant: TenantDep,
-    level: str | None = None,
+    level: Annotated[str | None, Query(json_schema_extra=_one_of(run_log.Level))] = None,
     nodeId: str | None = None,  # noqa: N803
     after: int = 0,
-    limit: int | None = None,
+    limit: Annotated[int | None, Query(json_schema_extra=_LOG_LIMIT)] = None,
 ) -> list[dict[str, Any]]:
     """The run's events in order as log entries ``{seq, at, level, type, taskId, nodeId,
     agentId, message, data}``; ``level`` is a minimum, ``after`` a seq cursor."""

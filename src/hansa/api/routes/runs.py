@@ -8,6 +8,8 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse
 
 from hansa.api.deps import PrincipalDep, ServicesDep, TenantDep
+from hansa.api.models import runs as models
+from hansa.api.models.base import answers
 from hansa.api.schemas import (
     ExecuteRequest,
     RunApprove,
@@ -35,7 +37,13 @@ async def card(services: Services, tenant: str, run_id: str) -> dict[str, Any]:
     return out
 
 
-@router.get("/api/task-types")
+@router.get(
+    "/api/task-types",
+    tags=["tasks"],
+    operation_id="listTaskTypes",
+    response_model=None,
+    responses=answers(list[models.TaskType]),
+)
 async def task_types(services: ServicesDep) -> list[dict[str, Any]]:
     """The registry: names, parameter schemas, reversibility, capability."""
     return [
@@ -51,7 +59,13 @@ async def task_types(services: ServicesDep) -> list[dict[str, Any]]:
     ]
 
 
-@router.post("/api/runs", status_code=201)
+@router.post(
+    "/api/runs",
+    status_code=201,
+    tags=["runs"],
+    response_model=None,
+    responses=answers(models.RunCard, 404, status=201),
+)
 async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """A programmatic plan: checked by the same laws, stored awaiting approval."""
     drafts = [
@@ -72,13 +86,20 @@ async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) 
     return await card(services, tenant, run_id)
 
 
-@router.get("/api/runs/{run_id}")
+@router.get(
+    "/api/runs/{run_id}", tags=["runs"], response_model=None, responses=answers(models.RunCard)
+)
 async def get_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """The run card."""
     return await card(services, tenant, run_id)
 
 
-@router.post("/api/runs/{run_id}/approve")
+@router.post(
+    "/api/runs/{run_id}/approve",
+    tags=["runs"],
+    response_model=None,
+    responses=answers(models.RunCard, 409),
+)
 async def approve_run(
     run_id: str, services: ServicesDep, tenant: TenantDep, body: RunApprove | None = None
 ) -> dict[str, Any]:
@@ -88,28 +109,48 @@ async def approve_run(
     return await card(services, tenant, run_id)
 
 
-@router.post("/api/runs/{run_id}/cancel")
+@router.post(
+    "/api/runs/{run_id}/cancel",
+    tags=["runs"],
+    response_model=None,
+    responses=answers(models.RunCard, 409),
+)
 async def cancel_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Cancel the run (a repeated cancel changes nothing)."""
     await runs.cancel(services, tenant, run_id)
     return await card(services, tenant, run_id)
 
 
-@router.post("/api/runs/{run_id}/pause")
+@router.post(
+    "/api/runs/{run_id}/pause",
+    tags=["runs"],
+    response_model=None,
+    responses=answers(models.RunCard, 409),
+)
 async def pause_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """No new task starts; running ones finish."""
     await runs.pause(services, tenant, run_id)
     return await card(services, tenant, run_id)
 
 
-@router.post("/api/runs/{run_id}/resume")
+@router.post(
+    "/api/runs/{run_id}/resume",
+    tags=["runs"],
+    response_model=None,
+    responses=answers(models.RunCard, 409),
+)
 async def resume_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Continue a paused run."""
     await runs.resume(services, tenant, run_id)
     return await card(services, tenant, run_id)
 
 
-@router.post("/api/runs/{run_id}/rollback")
+@router.post(
+    "/api/runs/{run_id}/rollback",
+    tags=["runs"],
+    response_model=None,
+    responses=answers(models.RunCard, 409),
+)
 async def rollback_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Undo every completed step of an ended run that can be undone, newest first (law of no
     return); the run becomes ``rolled_back``. 409 ``not_undoable`` when nothing can be undone
@@ -118,26 +159,43 @@ async def rollback_run(run_id: str, services: ServicesDep, tenant: TenantDep) ->
     return await card(services, tenant, run_id)
 
 
-@router.post("/api/tasks/{task_id}/undo")
+@router.post(
+    "/api/tasks/{task_id}/undo",
+    tags=["tasks"],
+    response_model=None,
+    responses=answers(models.TaskOut, 409),
+)
 async def undo_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Undo one completed step of an ended run with its task type's undo; the task, now
     ``undone``. 409 ``not_undoable`` for an irreversible step or one that changed nothing."""
     return task_out(await runs.undo_task(services, tenant, task_id))
 
 
-@router.post("/api/tasks/{task_id}/preempt")
+@router.post(
+    "/api/tasks/{task_id}/preempt",
+    tags=["tasks"],
+    response_model=None,
+    responses=answers(models.TaskOut, 409),
+)
 async def preempt_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """Cancel this task only; the run continues."""
     return task_out(await runs.preempt(services, tenant, task_id))
 
 
-@router.get("/api/tasks/{task_id}")
+@router.get(
+    "/api/tasks/{task_id}", tags=["tasks"], response_model=None, responses=answers(models.TaskOut)
+)
 async def get_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """One task."""
     return task_out(await runs.get_task(services, tenant, task_id))
 
 
-@router.post("/api/tasks/{task_id}/confirm")
+@router.post(
+    "/api/tasks/{task_id}/confirm",
+    tags=["tasks"],
+    response_model=None,
+    responses=answers(models.TaskOut, 409),
+)
 async def confirm_task(
     task_id: str, body: TaskConfirm, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -145,7 +203,15 @@ async def confirm_task(
     return task_out(await runs.confirm(services, tenant, task_id, body.parameters_hash))
 
 
-@router.post("/api/assistant/execute")
+@router.post(
+    "/api/assistant/execute",
+    tags=["chat"],
+    response_model=None,
+    responses={
+        **answers(models.Executed, 404, 409, description="The task is final"),
+        **answers(models.Executed, status=202, description="Awaiting confirmation, or running"),
+    },
+)
 async def assistant_execute(
     body: ExecuteRequest, services: ServicesDep, principal: PrincipalDep
 ) -> JSONResponse:

@@ -7,7 +7,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Header, Query, Request, Response, WebSocket
+from fastapi import APIRouter, Query, Request, Response, WebSocket
 from pydantic import Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
@@ -15,7 +15,10 @@ from hansa import errors
 from hansa.api import errors as api_errors
 from hansa.api import limits
 from hansa.api.deps import ServicesDep, TenantDep, current_tenant
-from hansa.api.routes.stream import HeldStream, parse_seq
+from hansa.api.models import events
+from hansa.api.models.automation import SessionOut, SessionStep
+from hansa.api.models.base import answers
+from hansa.api.routes.stream import Cursor, HeldStream, LastEventId, parse_seq
 from hansa.domain import event, secrets
 from hansa.domain.base import Wire
 from hansa.domain.session import MAX_GUIDANCE_CHARS, AgentSession, SessionStatus
@@ -44,7 +47,13 @@ def session_out(s: AgentSession) -> dict[str, Any]:
     return out
 
 
-@router.post("", status_code=201)
+@router.post(
+    "",
+    status_code=201,
+    operation_id="createAgentSession",
+    response_model=None,
+    responses=answers(SessionOut, 404, status=201),
+)
 async def create_session(
     body: service.NewSession, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -52,7 +61,9 @@ async def create_session(
     return session_out(await service.create(services, tenant, body))
 
 
-@router.get("")
+@router.get(
+    "", operation_id="listAgentSessions", response_model=None, responses=answers(list[SessionOut])
+)
 async def list_sessions(
     services: ServicesDep,
     tenant: TenantDep,
@@ -66,13 +77,23 @@ async def list_sessions(
     return [session_out(s) for s in found]
 
 
-@router.get("/{session_id}")
+@router.get(
+    "/{session_id}",
+    operation_id="getAgentSession",
+    response_model=None,
+    responses=answers(SessionOut),
+)
 async def get_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """One session."""
     return session_out(await services.db.read(lambda conn: rows.get(conn, tenant, session_id)))
 
 
-@router.post("/{session_id}/pause")
+@router.post(
+    "/{session_id}/pause",
+    operation_id="pauseAgentSession",
+    response_model=None,
+    responses=answers(SessionOut, 409),
+)
 async def pause_session(
     session_id: str, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -80,7 +101,12 @@ async def pause_session(
     return session_out(await service.pause(services, tenant, session_id))
 
 
-@router.post("/{session_id}/resume")
+@router.post(
+    "/{session_id}/resume",
+    operation_id="resumeAgentSession",
+    response_model=None,
+    responses=answers(SessionOut, 409),
+)
 async def resume_session(
     session_id: str, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -88,7 +114,12 @@ async def resume_session(
     return session_out(await service.resume(services, tenant, session_id))
 
 
-@router.post("/{session_id}/interrupt")
+@router.post(
+    "/{session_id}/interrupt",
+    operation_id="interruptAgentSession",
+    response_model=None,
+    responses=answers(SessionOut, 409),
+)
 async def interrupt_session(
     session_id: str, body: Guidance, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
@@ -96,20 +127,30 @@ async def interrupt_session(
     return session_out(await service.interrupt(services, tenant, session_id, body.guidance))
 
 
-@router.post("/{session_id}/stop")
+@router.post(
+    "/{session_id}/stop",
+    operation_id="stopAgentSession",
+    response_model=None,
+    responses=answers(SessionOut, 409),
+)
 async def stop_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """End the session; a step in flight is not recorded."""
     return session_out(await service.stop(services, tenant, session_id))
 
 
-@router.delete("/{session_id}", status_code=204)
+@router.delete("/{session_id}", status_code=204, operation_id="deleteAgentSession")
 async def delete_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> Response:
     """Stop the session and remove it with its steps."""
     await service.delete(services, tenant, session_id)
     return Response(status_code=204)
 
 
-@router.get("/{session_id}/steps")
+@router.get(
+    "/{session_id}/steps",
+    operation_id="listAgentSessionSteps",
+    response_model=None,
+    responses=answers(list[SessionStep]),
+)
 async def session_steps(
     session_id: str,
     services: ServicesDep,
@@ -143,18 +184,26 @@ async def _events(
             yield ev
 
 
-@router.get("/{session_id}/events", response_model=None)
+@router.get(
+    "/{session_id}/events",
+    operation_id="streamAgentSessionEvents",
+    response_model=None,
+    response_class=EventSourceResponse,
+    responses=events.stream_answer("SessionStepEvent", "SessionStatusEvent"),
+)
 async def session_events(
     session_id: str,
     services: ServicesDep,
     tenant: TenantDep,
     request: Request,
-    after: str | None = None,
-    last_event_id: str | None = Header(default=None),
+    after: Cursor = None,
+    last_event_id: LastEventId = None,
 ) -> EventSourceResponse:
     """SSE of the session's ``session_step`` and ``session_status`` events; ``id`` is the
     seq in its conversation's log, so ``Last-Event-ID`` resumes."""
-    cursor = parse_seq(last_event_id if last_event_id is not None else after, "after")
+    cursor = parse_seq(after, "after")
+    if last_event_id is not None:  # a reconnecting EventSource: it wins over ?after=
+        cursor = parse_seq(last_event_id, "Last-Event-ID")
     session = await services.db.read(lambda conn: rows.get(conn, tenant, session_id))
     # it follows the session's conversation: one of that conversation's subscriber slots
     slot = limits.of(request.app).subscribers.hold(tenant, session.conversation_id)

@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from typing import Any
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, WebSocket
 from fastapi.encoders import jsonable_encoder
@@ -28,6 +28,8 @@ from hansa import errors
 from hansa.api import errors as api_errors
 from hansa.api import limits
 from hansa.api.deps import ServicesDep, TenantDep, current_tenant
+from hansa.api.models import events
+from hansa.api.models.base import stated
 from hansa.api.routes import control
 from hansa.api.schemas import MessageCreate
 from hansa.engine.runtime.follow import follow, follow_batches
@@ -35,7 +37,7 @@ from hansa.engine.runtime.services import Services
 from hansa.engine.turns import chat
 from hansa.store import conversations
 
-router = APIRouter(prefix="/api/conversations")
+router = APIRouter(prefix="/api/conversations", tags=["events"])
 
 MAX_SEQ = 2**62
 """The largest cursor accepted (far beyond any log; well inside a 64-bit integer)."""
@@ -43,6 +45,12 @@ _SEQ = re.compile(r"[0-9]{1,19}")
 
 WS_SEND_TIMED_OUT = 4408
 """The close code for a WebSocket client that stopped taking frames."""
+
+
+_CURSOR = stated(type="string", pattern=r"^[0-9]{1,18}$")
+"""A cursor as the description states it (``parse_seq`` checks it, with its own 400)."""
+Cursor = Annotated[str | None, Query(json_schema_extra=_CURSOR)]
+LastEventId = Annotated[str | None, Header(json_schema_extra=_CURSOR)]
 
 
 def parse_seq(raw: str | None, name: str) -> int:
@@ -72,15 +80,21 @@ class HeldStream(EventSourceResponse):
             self.slot.release()
 
 
-@router.get("/{conversation_id}/events", response_model=None)
+@router.get(
+    "/{conversation_id}/events",
+    operation_id="streamConversationEvents",
+    response_model=None,
+    response_class=EventSourceResponse,
+    responses=events.stream_answer(),
+)
 async def stream_events(
     conversation_id: str,
     request: Request,
     services: ServicesDep,
     tenant: TenantDep,
-    after: str | None = None,
+    after: Cursor = None,
     until: str | None = Query(default=None, pattern="^done$"),
-    last_event_id: str | None = Header(default=None),
+    last_event_id: LastEventId = None,
 ) -> EventSourceResponse:
     """SSE: ``id`` is the seq, ``event`` the type, ``data`` the event as JSON."""
     cursor = parse_seq(after, "after")

@@ -7,12 +7,14 @@ from typing import Any
 from fastapi import APIRouter
 
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models.base import answers
+from hansa.api.models.conversations import TurnCancelled
 from hansa.engine.turns import cancel
 
 router = APIRouter(prefix="/api", tags=["turns"])
 
 
-@router.post("/turns/{turn_id}/cancel")
+@router.post("/turns/{turn_id}/cancel", response_model=None, responses=answers(TurnCancelled, 409))
 async def cancel_turn(turn_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """End a queued or running turn with ``done`` ``cancelled``; its unanswered tool calls
     are sealed (``tool_result``, ``ok`` false, ``cancelled``). A cancelled turn answers the

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 
+from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models import usage as models
+from hansa.api.models.base import answers, stated
 from hansa.api.schemas import llm_call_out
 from hansa.store import llm_calls
 
-router = APIRouter()
+router = APIRouter(tags=["usage"])
 
 
-@router.get("/api/llm-calls")
+@router.get("/api/llm-calls", response_model=None, responses=answers(list[models.LlmCallOut]))
 async def list_llm_calls(
     services: ServicesDep,
     tenant: TenantDep,
@@ -28,19 +31,35 @@ async def list_llm_calls(
     return [llm_call_out(c) for c in calls]
 
 
-@router.get("/api/usage")
+@router.get(
+    "/api/usage", operation_id="getUsage", response_model=None, responses=answers(models.Usage)
+)
 async def usage_summary(
     services: ServicesDep,
     tenant: TenantDep,
     conversationId: str | None = None,  # noqa: N803 - query names of API.md
     runId: str | None = None,  # noqa: N803
-    since: datetime | None = None,
+    since: Annotated[
+        str | None, Query(json_schema_extra=stated(type="string", format="date-time", minLength=1))
+    ] = None,
 ) -> dict[str, Any]:
     """Tokens and cost of the tenant's model calls: totals, per agent, per run (the 20 with
     most tokens), per model; summed in SQL. A time without a zone is UTC."""
-    if since is not None and since.tzinfo is None:
-        since = since.replace(tzinfo=UTC)
+    after = _time("since", since)
     found = await services.db.read(
-        llm_calls.usage_of, tenant, conversation_id=conversationId, run_id=runId, since=since
+        llm_calls.usage_of, tenant, conversation_id=conversationId, run_id=runId, since=after
     )
     return found.model_dump(mode="json", by_alias=True)
+
+
+def _time(field: str, raw: str | None) -> datetime | None:
+    """An ISO 8601 time (UTC when it names no zone); anything else, a number too, is 422."""
+    if raw is None:
+        return None
+    try:
+        when = datetime.fromisoformat(raw.strip())
+    except ValueError:
+        raise errors.InvalidInput(
+            f"{field}: {raw!r} is not an ISO 8601 time", details={"field": field}
+        ) from None
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

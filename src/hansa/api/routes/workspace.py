@@ -17,13 +17,15 @@ from fastapi.responses import HTMLResponse
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models import usage as models
+from hansa.api.models.base import answers
 from hansa.domain import secrets
 from hansa.domain.workspace import WorkspaceEntity
 from hansa.engine.runtime.services import Services
 from hansa.store import workspace
 from hansa.tasks.workspace import edge_result, entity_result
 
-router = APIRouter()
+router = APIRouter(tags=["workspace"])
 
 SANDBOX = {
     "Content-Security-Policy": "sandbox; default-src 'none'; img-src * data:; "
@@ -45,14 +47,20 @@ def _document(title: str, body: str) -> HTMLResponse:
     )
 
 
-@router.get("/api/workspace/pages/{page_id}", response_class=HTMLResponse)
+@router.get(
+    "/api/workspace/pages/{page_id}", response_class=HTMLResponse, operation_id="getWorkspacePage"
+)
 async def workspace_page(page_id: str, services: ServicesDep, tenant: TenantDep) -> HTMLResponse:
     """A page of the built-in CMS: its stored HTML, sandboxed."""
     page = await _entity(services, tenant, page_id, "page")
     return _document(page.name, str(page.data.get("html", "")))
 
 
-@router.get("/api/workspace/products/{product_id}", response_class=HTMLResponse)
+@router.get(
+    "/api/workspace/products/{product_id}",
+    response_class=HTMLResponse,
+    operation_id="getWorkspaceProduct",
+)
 async def workspace_product(
     product_id: str, services: ServicesDep, tenant: TenantDep
 ) -> HTMLResponse:
@@ -66,7 +74,12 @@ async def workspace_product(
     return _document(product.name, body)
 
 
-@router.get("/api/workspace/entities/{entity_id}")
+@router.get(
+    "/api/workspace/entities/{entity_id}",
+    operation_id="getWorkspaceEntity",
+    response_model=None,
+    responses=answers(models.EntityOut),
+)
 async def workspace_entity(
     entity_id: str, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:

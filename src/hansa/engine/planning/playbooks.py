@@ -64,6 +64,8 @@ class Playbook(BaseModel):
     triggers: list[str]
     changes: bool = True
     """Whether the plan changes the project's systems (an audit only reads)."""
+    offer: str | None = None
+    """How Hans names this kind of plan when he asks which kind a request is (``kinds``)."""
     requirements: list[RequirementSpec] = Field(default_factory=list)
     forks: list[Fork] = Field(default_factory=list)
     stages: list[StageSpec]

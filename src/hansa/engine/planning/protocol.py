@@ -15,14 +15,11 @@ default and says so (or, with no sensible default, puts the plan aside).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
-from hansa import errors
-from hansa.domain import event, message, secrets
-from hansa.domain.base import new_id
 from hansa.domain.plan import Plan, PlanningState, Requirement
-from hansa.engine import laws, runs
-from hansa.engine.planning import answers, escalation, model_answers
+from hansa.engine.planning import answers, kinds, model_answers, showing, where
 from hansa.engine.planning.playbooks import Playbook, builtin
 from hansa.engine.planning.request import (
     Adjusted,
@@ -37,10 +34,17 @@ from hansa.tasks.base import page_slug
 
 ASKS = 2
 """How many times Hans asks for a requirement; after that he takes its default."""
+_ASKED_FOR = {
+    where.PROJECT: "which project this is for",
+    where.SITE: "whether to wait for the site or to draft in the workspace",
+}
 
 
-def start(req: PlanningRequest, decision: Triage) -> Asked | Planned | Cancelled:
-    """Stages 1–5 for a new request; then 6–8 if nothing is missing."""
+async def start(
+    req: PlanningRequest, decision: Triage, carried: PlanningState | None = None
+) -> Asked | Planned | Cancelled:
+    """Stages 1–5 for a new request; then 6–8 if nothing is missing. ``carried``: what an
+    earlier question of this plan settled already (its run, the project, the site)."""
     assert decision.playbook is not None
     playbook = decision.playbook
     hans = req.supervisor.display_name
@@ -53,13 +57,136 @@ def start(req: PlanningRequest, decision: Triage) -> Asked | Planned | Cancelled
         f"{hans} is checking required inputs: "
         + ", ".join(r.label.lower() for r in plan.requirements)
     )
-    return _proceed(req, playbook, plan, intent=preview.intent)
+    state = PlanningState(playbook=playbook.id, plan=plan, intent=preview.intent)
+    if carried is not None:
+        kept = ("planning_run_id", "project_id", "site")
+        state = state.model_copy(update={k: getattr(carried, k) for k in kept})
+    return await go(req, playbook, state)
+
+
+def ask_kind(
+    req: PlanningRequest, decision: Triage, state: PlanningState | None = None
+) -> Asked | Cancelled:
+    """No playbook fits and the model drafted no plan: Hans asks which kind of change
+    this is (``kinds``), never a third time."""
+    hans = req.supervisor.display_name
+    state = state or PlanningState(plan=Plan(intent=req.text[:2000]), intent="")
+    times = state.asked.get(kinds.KIND, 0)
+    if times >= ASKS:
+        return _aside(
+            req,
+            state,
+            f"{hans} is putting the request aside: no plan could be drafted",
+            "I still can't turn this into a plan I can run, so I have put it aside. Nothing was "
+            "changed. Tell me the steps you want, or ask one of the team directly.",
+        )
+    req.think(f"{hans} found no plan for this change and is asking which kind it is")
+    state = showing.opened(req, state, "New plan")
+    state = state.model_copy(update={"pending": kinds.KIND, "asked": {kinds.KIND: times + 1}})
+    reason = decision.reason.removeprefix("planning run: ")
+    req.say(
+        kinds.question(reason),
+        planning="questions",
+        missing=[kinds.KIND],
+        runId=state.planning_run_id,
+    )
+    req.remember_later(state, waiting=True)
+    return Asked()
+
+
+async def _answer_kind(req: PlanningRequest, state: PlanningState) -> Asked | Planned | Cancelled:
+    playbook = kinds.read(req.text)
+    request = state.plan.intent
+    decision = Triage(True, "planning run: the kind of change the user chose", playbook)
+    if playbook is None:
+        return ask_kind(req, decision, state)
+    answered = dataclasses.replace(req, text=f"{request}\n{req.text}")
+    return await start(answered, decision, state)
+
+
+async def go(
+    req: PlanningRequest,
+    playbook: Playbook | None,
+    state: PlanningState,
+    notes: list[str] | None = None,
+) -> Asked | Planned | Cancelled:
+    """Where the plan lands first (which project; connect the site or draft in the
+    workspace), then the plan's own questions, then the plan (``playbook`` None: a plan
+    the model drafted, shown as it is)."""
+    steps = playbook.steps() if playbook else [s for g in state.plan.stages for s in g.steps]
+    registry = req.services.registry
+    capabilities = {registry.get(s.task_type).capability for s in steps if s.task_type in registry}
+    changes = playbook.changes if playbook is not None else True
+    asked_now = await where.question(req, state, capabilities, changes)
+    if asked_now is not None:
+        return _ask_where(req, state, asked_now, notes or [])
+    if playbook is None:
+        return showing.show(req, state.plan, state, notes)
+    return _proceed(req, playbook, state, notes=notes)
+
+
+def _ask_where(
+    req: PlanningRequest, state: PlanningState, asked_now: where.Question, notes: list[str]
+) -> Asked | Cancelled:
+    hans = req.supervisor.display_name
+    times = state.asked.get(asked_now.name, 0)
+    if times >= ASKS:  # no default for where a change lands: put the plan aside
+        return _aside(
+            req,
+            state,
+            f"{hans} is putting the plan aside: still no answer on the {asked_now.name}",
+            showing.said(
+                notes,
+                f"I asked twice {_ASKED_FOR[asked_now.name]} without an answer I could use, and "
+                "I won't guess it, so I have put this plan aside. Nothing was changed.",
+            ),
+            [asked_now.name],
+        )
+    if asked_now.name == where.PROJECT:
+        req.think(f"{hans} found no project in focus and is asking which project this is for")
+    else:
+        req.think(f"{hans} found the project's site not connected and is asking where to work")
+    state = showing.opened(req, state, state.plan.title or _title(state))
+    state = state.model_copy(
+        update={"pending": asked_now.name, "asked": {**state.asked, asked_now.name: times + 1}}
+    )
+    text = f"Goal: {state.intent}\n\n{asked_now.text}" if state.intent else asked_now.text
+    req.say(
+        showing.said(notes, text),
+        planning="questions",
+        missing=[asked_now.name],
+        **({"runId": state.planning_run_id} if state.planning_run_id else {}),
+    )
+    req.remember_later(state, waiting=True)
+    return Asked()
+
+
+def _aside(
+    req: PlanningRequest,
+    state: PlanningState,
+    thought: str,
+    text: str,
+    missing: list[str] | None = None,
+) -> Cancelled:
+    """Put the plan aside: Hans says why, the conversation forgets it, its run is cancelled."""
+    req.think(thought)
+    req.say(text, planning="aside", **({"missing": missing} if missing else {}))
+    req.remember_later(None, waiting=False)
+    return Cancelled(state.planning_run_id)
+
+
+def _title(state: PlanningState) -> str:
+    playbook = next((p for p in builtin() if p.id == state.playbook), None)
+    if playbook is None:
+        return "Plan"
+    return playbook.render(state.plan, "", None).title
 
 
 async def proceed(
     req: PlanningRequest, state: PlanningState
 ) -> Asked | Planned | Adjusted | Approved | Cancelled:
     """A user message while a plan is open: answers, approval, changes or cancel."""
+    req = where.focused(req, await where.chosen_project(req, state))
     playbook = next((p for p in builtin() if p.id == state.playbook), None)
     plan, run_id = state.plan, state.run_id
     if run_id and answers.is_approval(req.text):
@@ -69,7 +196,11 @@ async def proceed(
     if answers.is_cancel(req.text):
         req.say("All right, I have dropped this plan. Nothing was changed.")
         req.remember_later(None, waiting=False)
-        return Cancelled(run_id)
+        return Cancelled(run_id or state.planning_run_id)
+    if state.pending == kinds.KIND:
+        return await _answer_kind(req, state)
+    if state.pending is not None:
+        return await _answer_where(req, playbook, state)
     if playbook is None:  # a model-drafted plan: changes go through approve with edits
         req.say(
             "Say “yes, proceed” to start this plan, or “cancel”. To change a step, use "
@@ -90,11 +221,47 @@ async def proceed(
         if changed.missing:  # what the rules left open: the model reads the message
             choices = await model_answers.read(req, playbook, changed, changed.missing)
             changed, notes = _take(playbook, changed, choices)
-        return _proceed(req, playbook, changed, intent=state.intent, asked=state.asked, notes=notes)
+        return _proceed(req, playbook, state.model_copy(update={"plan": changed}), notes=notes)
     req.think(f"{req.supervisor.display_name} is adjusting the plan")
     # the adjusted plan replaces the one awaiting approval
-    then = _proceed(req, playbook, changed, intent=state.intent, asked=state.asked)
+    again = state.model_copy(update={"plan": changed, "run_id": None})
+    then = _proceed(req, playbook, again)
     return Cancelled(run_id) if isinstance(then, Cancelled) else Adjusted(run_id, then)
+
+
+async def _answer_where(
+    req: PlanningRequest, playbook: Playbook | None, state: PlanningState
+) -> Asked | Planned | Cancelled:
+    """The user's answer to a context question: a project, or connect / draft."""
+    name = state.pending
+    assert name is not None
+    answer = await where.read(req, name)
+    if answer is None:  # asked again (or put aside after the second time)
+        return await go(req, playbook, state)
+    hans = req.supervisor.display_name
+    if answer == where.CONNECT:
+        return _aside(
+            req,
+            state,
+            f"{hans} is waiting for the project's site to be connected",
+            "All right: connect the site under Projects (its address and credentials), then "
+            "ask me again and I will plan it for the live site. Nothing was changed.",
+        )
+    if name == where.PROJECT:
+        state = state.model_copy(update={"project_id": answer, "pending": None})
+        chosen = await where.chosen_project(req, state)
+        req = where.focused(req, chosen)
+        note = f"Project: {chosen.name}." if chosen is not None else ""
+    else:
+        state = state.model_copy(update={"site": answer, "pending": None})
+        note = "Where: I will draft this in Hansa's workspace, not on the live site."
+    if playbook is not None:  # the plan's templates name the project now
+        project = req.project
+        intent = playbook.render(
+            state.plan, project.project_name or "your project", project.project_id
+        ).intent
+        state = state.model_copy(update={"intent": intent})
+    return await go(req, playbook, state, [note] if note else [])
 
 
 def _fill(
@@ -186,126 +353,52 @@ def _defaults(
 def _proceed(
     req: PlanningRequest,
     playbook: Playbook,
-    plan: Plan,
+    state: PlanningState,
     *,
-    intent: str,
-    asked: dict[str, int] | None = None,
     notes: list[str] | None = None,
 ) -> Asked | Planned | Cancelled:
-    asked = dict(asked or {})
-    plan, defaulted = _defaults(req, playbook, plan, asked)
+    asked = dict(state.asked)
+    plan, defaulted = _defaults(req, playbook, state.plan, asked)
     notes = [*(notes or []), *defaulted]
     hans = req.supervisor.display_name
     if defaulted:
         req.think(f"{hans} is going on with defaults for what was asked twice")
     missing = plan.missing
     stuck = [r for r in missing if asked.get(r.name, 0) >= ASKS]
+    project = req.project
     if stuck:  # asked twice, no default: not a third time
         labels = ", ".join(r.label.lower() for r in stuck)
-        req.think(f"{hans} is putting the plan aside: still no {labels}")
-        req.say(
-            _said(
+        return _aside(
+            req,
+            state,
+            f"{hans} is putting the plan aside: still no {labels}",
+            showing.said(
                 notes,
                 f"I asked twice for the {labels} without an answer I could use, and I can't "
                 "choose that for you, so I have put this plan aside. Nothing was changed. Ask "
                 "me again when you have it.",
             ),
-            planning="aside",
-            missing=[r.name for r in stuck],
+            [r.name for r in stuck],
         )
-        req.remember_later(None, waiting=False)
-        return Cancelled(None)
     if missing:
         for r in missing:
             asked[r.name] = asked.get(r.name, 0) + 1
         req.think(
             f"{hans} is asking for what is missing: " + ", ".join(r.label.lower() for r in missing)
         )
+        title = playbook.render(plan, project.project_name or "your project", None).title
+        state = showing.opened(req, state, title).model_copy(update={"plan": plan, "asked": asked})
         req.say(
-            _said(notes, _questions(playbook, intent, plan, missing)),
+            showing.said(notes, _questions(playbook, state.intent, plan, missing)),
             planning="questions",
             missing=[r.name for r in missing],
+            runId=state.planning_run_id or state.run_id,
         )
-        state = PlanningState(playbook=playbook.id, plan=plan, intent=intent, asked=asked)
         req.remember_later(state, waiting=True)
         return Asked()
-    state = PlanningState(playbook=playbook.id, plan=plan, intent=intent, asked=asked)
-    project = req.project
+    state = state.model_copy(update={"plan": plan, "asked": asked})
     full = playbook.render(plan, project.project_name or "your project", project.project_id)
-    return show(req, full, state, notes)
-
-
-def _said(notes: list[str], text: str) -> str:
-    """What Hans understood (or chose) first, then ``text``."""
-    return "\n".join([*notes, "", text]) if notes else text
-
-
-def show(
-    req: PlanningRequest, full: Plan, state: PlanningState, notes: list[str] | None = None
-) -> Planned:
-    """Stages 6–8: the staged plan, checked by the laws, stored as a run awaiting approval.
-
-    Escalation rules first give risky steps to their lead, or a review by the lead
-    (``escalation``). If the laws refuse the plan, Hans says so instead, in the same
-    transaction, and forgets it.
-    """
-    hans = req.supervisor
-    full, escalated = escalation.escalate(
-        full,
-        escalation.builtin(),
-        registry=req.services.registry,
-        agents=req.services.agents,
-        project=req.project,
-    )
-    if state.playbook is None:  # a model-drafted plan is kept as escalated
-        state = state.model_copy(update={"plan": full})
-    steps = sum(len(s.steps) for s in full.stages)
-    req.think(
-        f"{hans.display_name} is drafting a staged plan with "
-        f"{steps} step{'' if steps == 1 else 's'}"
-    )
-    req.think(f"{hans.display_name} is checking the laws and reversibility per step")
-    drafts = runs.drafts_from_plan(full, req.project.project_id)
-    run_id = new_id()
-
-    new = runs.NewRun(req.conversation_id, full.title, req.project.project_id, drafts, full)
-
-    def create(change: runs.RunChange) -> None:
-        try:
-            runs.store_run(change, new)
-        except (laws.ScopeDenied, errors.InvalidInput) as exc:
-            req.say(
-                f"I can't plan this as asked: {exc.message}. Nothing was changed.", refused=True
-            )
-            return
-        _announce(req, escalated)
-        plan = secrets.mask(full.model_dump(mode="json", by_alias=True))
-        change.batch.event(event.PlanData(plan=plan, run_id=run_id), agent_id=hans.id)
-        change.batch.message(
-            message.Kind.ASSISTANT,
-            message.Author.ASSISTANT,
-            _said(notes or [], _plan_text(req, full)),
-            agent_id=hans.id,
-            metadata={"planning": "approval", "runId": run_id},
-        )
-        req.remember(change.conn, state.model_copy(update={"run_id": run_id}), waiting=True)
-
-    req.batch.then(runs.on_run(req.services, req.tenant_id, run_id, req.batch, create))
-    return Planned(run_id)
-
-
-def _announce(req: PlanningRequest, outcomes: list[escalation.Outcome]) -> None:
-    """A status chip per escalated step and a thinking entry per matched one (seed 000
-    §6.3), once the laws let the plan stand."""
-    names = req.services.names()
-    hans = req.supervisor
-    for outcome in outcomes:
-        owner = names.get(outcome.step.owner, outcome.step.owner)
-        req.think(secrets.mask_text(escalation.thought(outcome, hans.display_name, owner)))
-        if isinstance(outcome, escalation.Escalation):
-            req.batch.status(
-                secrets.mask_text(escalation.chip(outcome, owner)), agent_id=outcome.lead.id
-            )
+    return showing.show(req, full, state, notes)
 
 
 def _questions(playbook: Playbook, intent: str, plan: Plan, missing: list[Any]) -> str:
@@ -326,23 +419,3 @@ def _example(playbook: Playbook, name: str) -> str:
     if spec.fork and playbook.forks:  # the second choice, if any: "layout B"
         return f"{label} {playbook.forks[min(1, len(playbook.forks) - 1)].id}"
     return f"{label}: …"
-
-
-def _plan_text(req: PlanningRequest, plan: Plan) -> str:
-    names = req.services.names()
-    lines = [f"Here is the plan — {plan.intent}", ""]
-    for stage in plan.stages:
-        parts = [
-            f"{names.get(s.owner, s.owner)}: {secrets.mask_text(s.summary)}" for s in stage.steps
-        ]
-        together = (
-            " (in parallel)" if len(stage.steps) > 1 and "parallel" not in stage.title else ""
-        )
-        lines.append(f"Group {stage.group} — {stage.title}{together}: " + "; ".join(parts))
-    inputs = [r.name for r in plan.requirements]
-    if not inputs:  # a model-drafted plan: its steps are changed on the plan card
-        lines += ["", "Say “yes, proceed” to start, or adjust a step on the plan card."]
-        return "\n".join(lines)
-    example = "slug" if "slug" in inputs else plan.requirements[0].label.lower()
-    lines += ["", f"Say “yes, proceed” to start, or tell me what to change (e.g. “{example}: …”)."]
-    return "\n".join(lines)

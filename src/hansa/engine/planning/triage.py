@@ -3,24 +3,44 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hansa.domain.routing import RoutingRule
 from hansa.engine.planning.playbooks import Playbook, find
+from hansa.engine.routing import DEFAULT_RULES
 
 _CHANGE = re.compile(
     r"\b(create|add|build|make|publish|launch|update|change|edit|delete|remove|set up|install|"
-    r"deploy|migrate|send|notify)\b",
+    r"deploy|migrate|send|notify|renew|configure|redesign|schedule|fix|replace|point|move|"
+    r"rewrite)\b",
     re.I,
 )
+_OUTSIDE = re.compile(
+    r"\b(pages?|homepage|landing page|products?|site|website|posts?|blog|tickets?|dns|"
+    r"certificates?|ssl|tls|cms|wordpress|shop|store|newsletters?|campaigns?|emails?|menu|"
+    r"navigation|forms?|redirects?|domains?|banners?|ads)\b",
+    re.I,
+)
+"""What lives in a system outside Hansa's own records (seed 000 §16.1: "external changes")."""
 _IRREVERSIBLE = re.compile(r"\b(delete|remove|drop|erase|wipe|unpublish)\b", re.I)
 _WORKSPACE = re.compile(
     r"\b(documents?|docs?|tasks?|goals?|plans?|milestones?|risks?|requirements?)\b", re.I
 )
 _WORKSPACE_CHANGE = re.compile(
     r"\b(create|add|make|write|draft|update|change|edit|rename|link|connect|attach|note|"
-    r"record|list|find|search|look up|show)\b",
+    r"record|list|find|search|look up|show|delete|remove|archive)\b",
     re.I,
 )
+_WORKSPACE_OBJECT = re.compile(
+    r"\b(?:create|add|make|write|draft|note|record|rename|update|edit|link|delete|remove|archive)"
+    r"\s++(?:(?:a|an|the|new|another|my|our)\s++){0,2}"
+    r"(?:documents?|docs?|tasks?|goals?|milestones?|risks?|requirements?)\b",
+    re.I,
+)
+"""A workspace entity as the object of the request ("create a task to renew the SSL
+certificate", "delete the document Brand guide"): the agent's workspace tools, whatever the
+entity is about (a workspace entity's delete can be undone)."""
 _KIND_OF = {"doc": "document", "docs": "document"}
 _ONGOING = re.compile(
     r"\b(keep an eye on|keep (?:watch|watching) (?:on|over)|keep track of|monitor)\b"
@@ -61,13 +81,19 @@ class Triage:
     often the agent session that takes it on checks in (seed 004)."""
 
 
-def triage(text: str) -> Triage:
-    """Plan when the request changes an outside system, spans agents or steps, or may be
-    final; a request about workspace entities goes to the agent and its workspace tools."""
+def triage(text: str, rules: Sequence[RoutingRule] = DEFAULT_RULES) -> Triage:
+    """Plan when the request changes an outside system, spans agents or deliverables, or
+    may be final (seed 000 §16.1, each criterion on its own; ``rules``: the routing rules
+    whose targets count the agents it names); a request about workspace entities goes to
+    the agent and its workspace tools; a question is answered."""
     cadence = ongoing(text)
     if cadence is not None:
         reason = f"agent session: ongoing work, a check {cadence.words}"
         return Triage(False, reason, ongoing=cadence)
+    if _QUESTION.match(text) and text.rstrip().endswith("?"):
+        return Triage(False, "simple answer: a question, no change is asked for")
+    if _WORKSPACE_OBJECT.search(text):
+        return _workspace(text)
     playbook = find(text)
     if playbook is not None:
         owners = {step.owner for step in playbook.steps()}
@@ -83,15 +109,46 @@ def triage(text: str) -> Triage:
             kinds = sorted({step.task_type for step in playbook.steps()})
             criteria.append(f"it runs a recorded task ({', '.join(kinds)})")
         return Triage(True, "planning run: " + ", ".join(criteria), playbook)
-    if _IRREVERSIBLE.search(text):
-        return Triage(True, "planning run: it may include a step that cannot be undone")
-    if _CHANGE.search(text) and re.search(r"\b(page|product|site|post|ticket|dns)\b", text, re.I):
-        return Triage(True, "planning run: it changes the project's systems")
+    criteria = _criteria(text, rules)
+    if criteria:
+        return Triage(True, "planning run: " + ", ".join(criteria))
+    return _workspace(text)
+
+
+def _workspace(text: str) -> Triage:
     named = workspace_kinds(text)
     if named and _WORKSPACE_CHANGE.search(text):
         reason = f"workspace request: the agent uses its workspace tools ({', '.join(named)})"
         return Triage(False, reason, None, named)
     return Triage(False, "simple answer: no change to outside systems is asked for")
+
+
+def _criteria(text: str, rules: Sequence[RoutingRule]) -> list[str]:
+    """The §16.1 criteria a request without a playbook meets."""
+    criteria = []
+    if _CHANGE.search(text):
+        outside = {m.group(1).lower().rstrip("s") for m in _OUTSIDE.finditer(text)}
+        if outside:
+            criteria.append("it changes the project's systems")
+        if len(outside) > 1:
+            criteria.append(f"it asks for {len(outside)} deliverables")
+        agents = agents_named(text, rules)
+        if len(agents) > 1:
+            criteria.append(f"{len(agents)} agents take part")
+    if _IRREVERSIBLE.search(text):
+        criteria.append("it may include a step that cannot be undone")
+    return criteria
+
+
+def agents_named(text: str, rules: Sequence[RoutingRule]) -> list[str]:
+    """The agents whose routing rules' keywords ``text`` names, each once."""
+    found = []
+    for rule in rules:
+        for word in rule.keywords:
+            pattern = rf"\b{re.escape(word)}(?:s|es|ing|ed)?\b"
+            if rule.target not in found and re.search(pattern, text, re.I):
+                found.append(rule.target)
+    return found
 
 
 def workspace_kinds(text: str) -> tuple[str, ...]:

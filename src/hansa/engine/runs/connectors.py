@@ -12,6 +12,8 @@ from hansa.domain.project import ProjectContext
 from hansa.engine.runs.store_workspace import StoreWorkspace
 from hansa.engine.runtime.services import Services
 from hansa.store import secrets
+from hansa.tasks.connectors import mcp_config
+from hansa.tasks.connectors.mcp_client import McpServers
 from hansa.tasks.connectors.outbound import OutboundPolicy
 from hansa.tasks.connectors.woocommerce import WooCommerceShop
 from hansa.tasks.connectors.wordpress import WordPressCms, site_problem
@@ -40,8 +42,11 @@ def check_config(config: Mapping[str, Any]) -> None:
 
     Raises:
         errors.InvalidInput: ``config.<section>.baseUrl`` is not ``http(s)://host[/path]``
-            (no user info, query or fragment), or a section is not an object.
+            (no user info, query or fragment), or a section is not an object;
+            ``config.mcpServers`` not of the shape ``tasks/connectors/mcp_config.py`` reads.
     """
+    if mcp_config.SECTION in config:
+        mcp_config.parse(config[mcp_config.SECTION])
     for section in SITE_SECTIONS:
         if section not in config:
             continue
@@ -80,6 +85,7 @@ async def connectors_for(
     found: dict[str, Any] = {"workspace": workspace, "outbound": policy}
     async with contextlib.AsyncExitStack() as stack:
         box = secrets.box(services.settings.secret_keys())
+        found["mcp"] = McpServers(config, box.open, policy)  # config.mcpServers, opened per call
         if isinstance(config.get("wordpress"), dict):
             settings = box.open(config["wordpress"])
             cms = WordPressCms.from_config(settings, policy=policy)

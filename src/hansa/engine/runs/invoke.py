@@ -13,9 +13,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from opentelemetry import trace
 from pydantic import BaseModel
 
-from hansa import errors
+from hansa import errors, tracing
 from hansa.domain import event, message, run, secrets
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
@@ -193,6 +194,22 @@ async def perform(
 ) -> tuple[dict[str, Any] | None, TaskFailed | None]:
     """Run ``execution`` under the task time limit: its result, or its failure as a
     ``TaskFailed`` (a timeout, a Hansa error or an executor bug included)."""
+    doer = execution.doer
+    attributes = {
+        "hansa.task_id": execution.key,
+        "hansa.run_id": doer.run_id,
+        "hansa.agent_id": doer.agent_id,
+    }
+    with tracing.span(f"hansa.task {execution.task_type.name}", attributes) as current:
+        result, failure = await _timed(services, tenant_id, execution)
+        if failure is not None:
+            current.set_status(trace.Status(trace.StatusCode.ERROR, failure.code))
+    return result, failure
+
+
+async def _timed(
+    services: Services, tenant_id: str, execution: Execution
+) -> tuple[dict[str, Any] | None, TaskFailed | None]:
     try:
         result = await asyncio.wait_for(
             _execute(services, tenant_id, execution), services.settings.task_timeout_seconds

@@ -37,12 +37,37 @@ class NewRun:
     """The plan it was made from, kept in the run's metadata for the panel."""
     metadata: dict[str, Any] = field(default_factory=dict)
     """More for the run's metadata (a graph run: its graph, version and inputs)."""
+    opened: bool = False
+    """The run exists already, in ``planning`` (``open_planning``): it gets its plan now."""
+
+
+def open_planning(change: RunChange, conversation_id: str, title: str) -> run.Run:
+    """Store a run in ``planning`` with no tasks yet: Hans is asking what the plan needs
+    (seed 000 §12.1: ``runCreated`` comes back with the questions). ``store_run`` with
+    ``NewRun.opened`` gives it its plan."""
+    hans = change.services.supervisor.id
+    opened = run.Run(
+        id=change.run_id,
+        tenant_id=change.tenant_id,
+        conversation_id=conversation_id,
+        project_id=None,
+        created_by=hans,
+        title=title,
+        status=run.RunStatus.PLANNING,
+        created_at=change.now,
+        updated_at=change.now,
+        metadata={},
+    )
+    runs.create(change.conn, opened, [])
+    change.batch.event(event.RunCreatedData(title=title, status=opened.status), agent_id=hans)
+    return opened
 
 
 def store_run(change: RunChange, new: NewRun) -> run.Run:
     """Check every task against the laws, then store the run (awaiting approval) and its tasks.
 
-    A scope refusal or a missing parameter refuses the whole run, naming the law.
+    A scope refusal or a missing parameter refuses the whole run, naming the law. A run
+    opened in planning (``new.opened``) gets the tasks and moves to awaiting approval.
     """
     services, conn, tenant_id = change.services, change.conn, change.tenant_id
     drafts = new.drafts
@@ -77,11 +102,14 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
     box = secret_box(services)
     ids = {d.node_id: new_id() for d in drafts if d.node_id is not None}
     tasks = [new_task(new_run, d, v, now, box, ids) for d, v in zip(drafts, verdicts, strict=True)]
-    runs.create(conn, new_run, tasks)
     batch = change.batch
-    graph_id = (new.metadata.get("graph") or {}).get("id")
-    announced = event.RunCreatedData(title=new.title, status=new_run.status, graph_id=graph_id)
-    batch.event(announced, agent_id=hans)
+    if new.opened:
+        _fill_planning(change, new_run, tasks)
+    else:
+        runs.create(conn, new_run, tasks)
+        graph_id = (new.metadata.get("graph") or {}).get("id")
+        announced = event.RunCreatedData(title=new.title, status=new_run.status, graph_id=graph_id)
+        batch.event(announced, agent_id=hans)
     for t in tasks:
         created = event.TaskCreatedData(
             task_type=t.task_type, step_group=t.step_group, summary=t.summary
@@ -89,6 +117,21 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
         batch.event(created, agent_id=t.created_by, task_id=t.id)
     story.created(change, new_run, tasks)
     return new_run
+
+
+def _fill_planning(change: RunChange, planned: run.Run, tasks: list[run.Task]) -> None:
+    conn, tenant_id = change.conn, change.tenant_id
+    current = runs.locked(conn, change.run_id, change.now)
+    if current.tenant_id != tenant_id or current.status is not run.RunStatus.PLANNING:
+        raise errors.Conflict(
+            f"run {change.run_id} is {current.status.value}, not planning",
+            details={"status": current.status.value},
+        )
+    runs.set_plan(conn, planned)
+    runs.add_tasks(conn, tenant_id, tasks)
+    runs.move(conn, tenant_id, change.run_id, planned.status, change.now)
+    shown = event.RunStatusData(status=planned.status, previous=current.status)
+    change.batch.event(shown, agent_id=change.services.supervisor.id)
 
 
 def on_run(
@@ -268,7 +311,7 @@ def _forget_plan(change: RunChange) -> None:
     conn, tenant, now = change.conn, change.tenant_id, change.now
     cid = runs.get(conn, tenant, change.run_id).conversation_id
     state = conversations.get(conn, tenant, cid).planning
-    if state is None or state.run_id != change.run_id:
+    if state is None or change.run_id not in (state.run_id, state.planning_run_id):
         return
     conversations.set_planning(conn, tenant, cid, None, now)
     waiting = (conversation.State.WAITING_FOR_USER,)

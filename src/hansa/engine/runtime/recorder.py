@@ -24,7 +24,7 @@ from hansa.domain.job import Job
 from hansa.domain.message import Phase
 from hansa.engine.runtime.faults import stop_point
 from hansa.engine.runtime.services import Services
-from hansa.store import events, messages, queue
+from hansa.store import events, messages, queue, webhooks
 
 Step = Callable[[Connection], object]
 """Work for the batch's transaction, run before its events are appended: it may read,
@@ -193,6 +193,7 @@ class Recorder:
         stored = events.append(
             conn, self.tenant_id, self.conversation_id, [e for e, _ in batch.items], now
         )
+        webhooks.queue_completions(conn, self.tenant_id, stored, now)  # ends: signed deliveries
         new_messages = [
             (
                 message.Message(

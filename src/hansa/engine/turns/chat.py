@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -12,6 +13,7 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import conversation, event, job, message, turn
+from hansa.domain.agent import AgentDefinition
 from hansa.domain.base import new_id
 from hansa.engine.rules.enqueue import enqueue_if_ruled
 from hansa.engine.runtime import interrupt
@@ -19,7 +21,13 @@ from hansa.engine.runtime.follow import follow
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.engine.sessions import service as sessions
-from hansa.store import conversations, projects, queue, turns, workspace
+from hansa.store import conversations, principals, projects, queue, turns, workspace
+
+
+async def agents_of(services: Services, tenant_id: str) -> list[AgentDefinition]:
+    """The roster, Hans first, then the agents the tenant registered."""
+    registered = await services.db.read(principals.list_for, tenant_id)
+    return [*services.roster, *registered]
 
 
 async def create_conversation(
@@ -29,12 +37,15 @@ async def create_conversation(
     project_id: str | None = None,
     title: str | None = None,
     active_agent_id: str | None = None,
+    conversation_id: str | None = None,
+    metadata: dict[str, Any] | None = None,
 ) -> conversation.Conversation:
-    """A new idle conversation, optionally in a project and with a chosen agent."""
+    """A new idle conversation, optionally in a project, with a chosen agent, id (a
+    client's: 409 when it is taken) or metadata."""
     agent_id = _known_agent(services, active_agent_id) or services.supervisor.id
     now = services.clock()
     convo = conversation.Conversation(
-        id=new_id(),
+        id=conversation_id or new_id(),
         tenant_id=tenant_id,
         project_id=project_id,
         title=title,
@@ -43,12 +54,14 @@ async def create_conversation(
         last_seq=0,
         created_at=now,
         updated_at=now,
-        metadata={},
+        metadata=metadata or {},
     )
 
     def create(conn: Connection) -> bool:
         if project_id is not None:
             projects.get(conn, tenant_id, project_id)
+        if conversation_id is not None and conversations.taken(conn, conversation_id):
+            raise errors.Conflict(f"id {conversation_id} is taken", details={"id": conversation_id})
         conversations.create(conn, convo)
         return enqueue_if_ruled(conn, tenant_id, "conversation.created", convo.id, project_id, now)
 
@@ -193,6 +206,22 @@ async def wait_for_done(
     except TimeoutError:
         pass
     return Waited(collected, finished=False)
+
+
+async def turn_events(
+    services: Services, tenant_id: str, conversation_id: str, posted: Posted
+) -> AsyncIterator[event.Event]:
+    """The events of ``posted``'s turn as they are written, its ``done`` last; ends early,
+    without a ``done``, after ``chat_timeout_seconds`` of quiet (the turn goes on)."""
+    quiet = services.settings.chat_timeout_seconds
+    async for ev in follow(services, tenant_id, conversation_id, posted.seq, idle_seconds=quiet):
+        if ev is None:
+            return
+        if ev.turn_id != posted.turn_id:
+            continue
+        yield ev
+        if isinstance(ev.payload, event.DoneData):
+            return
 
 
 STRATEGIES = ("enqueue", "reject", "interrupt")

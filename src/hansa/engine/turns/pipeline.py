@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hansa import errors
+from hansa import errors, tracing
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.base import new_id
 from hansa.domain.conversation import Conversation
@@ -136,9 +136,12 @@ async def run_pipeline(
     (a lost lease to nobody: another worker owns the turn now)."""
     try:
         for stage in stages:
-            if await stage(ctx) is Then.FINALIZE:
+            with tracing.span(f"hansa.stage {stage.__name__}"):
+                then = await stage(ctx)
+            if then is Then.FINALIZE:
                 break
-        await finalize(ctx)
+        with tracing.span(f"hansa.stage {finalize.__name__}"):
+            await finalize(ctx)
     except errors.StaleLease:
         log.warning("turn %s lost its lease; another worker owns it now", ctx.turn_id)
     except Exception as exc:  # the turn fails, the server stays healthy

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hansa import errors
+from hansa import errors, tracing
 from hansa.domain.job import Job, TurnJob
 from hansa.engine.runtime.recorder import Recorder
 from hansa.engine.runtime.services import Services
@@ -24,4 +24,6 @@ async def run_turn_job(services: Services, job: Job) -> None:
         ctx.error = errors.HansaError("the turn was interrupted too many times")
         await fail(ctx)
         return
-    await run_pipeline(ctx, TURN_STAGES, finalize, fail)
+    turn = {"hansa.conversation_id": work.conversation_id, "hansa.turn_id": work.turn_id}
+    with tracing.span("hansa.turn", turn):
+        await run_pipeline(ctx, TURN_STAGES, finalize, fail)

@@ -9,6 +9,7 @@ from hansa.tasks.builtin import (
     entities,
     entity_queries,
     graph_nodes,
+    mcp_call,
     review,
     scratchpad,
     tickets,
@@ -29,4 +30,5 @@ BUILTIN_HOOKS: tuple[Hook, ...] = (
     utility.register,
     review.register,
     graph_nodes.register,
+    mcp_call.register,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from hansa.tasks.base import CmsConnector, Params, Result, ShopConnector, TaskContext, TaskType
 from hansa.tasks.builtin import checks
@@ -22,7 +22,13 @@ class CreatePage(CmsParams):
 class UpdateContentBlock(PageRef):
     html: str = Field(min_length=1, max_length=500_000)
     block_id: str | None = Field(default=None, alias="blockId", pattern=r"^[A-Za-z0-9_-]+$")
-    """Replace ``<section data-block="…">`` with this id; None replaces the whole content."""
+    """Replace ``<section data-block="…">`` with this id; None (or ``all``) replaces the
+    whole content."""
+
+    @field_validator("block_id", mode="before")
+    @classmethod
+    def _all(cls, value: object) -> object:
+        return None if isinstance(value, str) and value.strip().lower() in ("", "all") else value
 
 
 class CreateProduct(Params):

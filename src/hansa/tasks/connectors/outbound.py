@@ -212,6 +212,24 @@ def _credentials_over(policy: OutboundPolicy, target: httpx.URL) -> None:
         )
 
 
+def check_target(policy: OutboundPolicy, url: str, *, credentials: bool) -> None:
+    """Refuse ``url`` before any connection, as a webhook's is refused: a scheme other than
+    http(s), a bad or disguised host, or (``credentials``) credentials over plain http to a
+    target the operator did not list. Raises TaskFailed (``outbound_denied``, ``bad_url``)."""
+    target = _target(policy, url)
+    if credentials:
+        _credentials_over(policy, target)
+
+
+async def vetted_addresses(
+    policy: OutboundPolicy, host: str, port: int
+) -> list[addresses.IPAddress]:
+    """The addresses ``host`` may be reached at (connect to these, never re-resolve);
+    TaskFailed (``outbound_denied``) if any is refused. For transports other than httpx's
+    (the MCP client's) that vet their own connections."""
+    return await _vet(policy, host, port)
+
+
 def stays_inside(policy: OutboundPolicy, url: str) -> bool:
     """Whether a call to ``url`` can carry nothing past what the operator vetted.
 

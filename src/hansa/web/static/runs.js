@@ -102,7 +102,9 @@ export class Runs {
       case "run_status":
         run.status = d.status || run.status;
         this.ensureCards(run, ev);
-        if (["completed", "failed", "cancelled"].includes(run.status)) this.refresh(run); // what can be undone
+        // a plan filling the run opened at Hans's first question: its steps' parameters;
+        // an ended run: what can be undone
+        if (["awaiting_approval", "completed", "failed", "cancelled"].includes(run.status)) this.refresh(run);
         break;
       default:
         break;

@@ -86,16 +86,12 @@ async def _decide(
     if not decision.plan:
         return NotAPlan(), decision
     if decision.playbook is not None:
-        return protocol.start(req, decision), decision
+        return await protocol.start(req, decision), decision
     drafted = await draft_plan(req)
-    if drafted is None:
-        req.think(
-            f"{hans.display_name} found no plan template and the model gave no valid plan; "
-            "the agent answers directly"
-        )
-        return NotAPlan(), decision
+    if drafted is None:  # a change nobody may simply answer about: Hans asks what it is
+        return protocol.ask_kind(req, decision), decision
     plan_state = PlanningState(plan=drafted, intent=drafted.intent)
-    return protocol.show(req, drafted, plan_state), decision
+    return await protocol.go(req, None, plan_state), decision
 
 
 def _take_on(ctx: TurnContext, cadence: Cadence) -> None:

@@ -1,0 +1,258 @@
+"""The Agent Protocol's (LangGraph Platform's) shapes of Hansa's things, for ``/ap``.
+
+An *assistant* is an agent of the tenant (``graph_id`` is its id too); a *thread* is a
+conversation; a *run* is a turn, with what came of it (``engine/turns/outcome.py``): a turn
+that approved a plan runs until the plan's run has ended and Hans has summed it up. A
+thread's ``values`` are its newest messages as LangChain messages (``human`` and ``ai``);
+what the conversation waits for (a question, a plan to approve, a step to confirm) is its
+*interrupt*, answered by a run with ``command: {"resume": …}``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from hansa import errors
+from hansa.domain import message, run, turn
+from hansa.domain.agent import AgentDefinition
+from hansa.engine.turns.outcome import Outcome, Standing, Waiting
+
+THREAD_METADATA = "threadMetadata"
+"""The conversation metadata key holding the metadata a client gave its thread."""
+MAX_VALUES = 200
+"""The most messages a thread's ``values`` carry (the newest)."""
+RESUME_HINT = (
+    "Resume with a run whose command is {'resume': …}: true or 'yes, proceed' approves the "
+    "plan, false or 'cancel' drops it, any other text answers Hans. A step held for "
+    "confirmation is confirmed with POST /api/tasks/{taskId}/confirm."
+)
+Strategy = Literal["reject", "interrupt", "rollback", "enqueue"]
+ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
+
+
+def not_a_bool(value: Any) -> Any:
+    """A ``BeforeValidator`` for integers: pydantic would take ``false`` as 0."""
+    if isinstance(value, bool):
+        raise ValueError("must be an integer, not true or false")
+    return value
+
+
+Count = Annotated[int, BeforeValidator(not_a_bool)]
+"""An integer; ``false`` is not 0 here."""
+
+
+class _Open(BaseModel):
+    """Fields of the protocol Hansa has no use for (``config``, ``checkpoint``…) are
+    accepted and ignored."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ThreadCreate(_Open):
+    thread_id: UUID | None = None
+    metadata: dict[str, Any] | None = None
+    if_exists: Literal["raise", "do_nothing"] = "raise"
+
+
+class ThreadPatch(_Open):
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Search(_Open):
+    metadata: dict[str, Any] | None = None
+    limit: Count = Field(default=10, ge=1, le=100)
+    offset: Count = Field(default=0, ge=0, le=10_000)
+
+
+class ThreadSearch(Search):
+    status: ThreadStatus | None = None
+
+
+class AssistantSearch(Search):
+    graph_id: str | None = Field(default=None, max_length=100)
+    name: str | None = Field(default=None, max_length=100)
+
+
+class ApRunCreate(_Open):
+    """A run of the Agent Protocol: its input (or resume) and the assistant it is for."""
+
+    assistant_id: str = Field(min_length=1, max_length=100)
+    input: dict[str, Any] | None = None
+    command: dict[str, Any] | None = None
+    metadata: dict[str, Any] | None = None
+    multitask_strategy: Strategy = "enqueue"
+    stream_mode: str | list[str] = "values"
+    if_not_exists: Literal["create", "reject"] = "reject"
+
+
+def assistant(agent: AgentDefinition, now: datetime) -> dict[str, Any]:
+    return {
+        "assistant_id": agent.id,
+        "graph_id": agent.id,
+        "name": agent.display_name,
+        "description": agent.role_summary,
+        "config": {},
+        "context": {},
+        "metadata": {"role": agent.role, "category": agent.category.value},
+        "version": 1,
+        "created_at": now.isoformat(),
+        "updated_at": now.isoformat(),
+    }
+
+
+def lc_message(m: message.Message) -> dict[str, Any]:
+    """A stored message as a LangChain message dict."""
+    if m.kind is message.Kind.USER:
+        return {"type": "human", "content": m.content, "id": m.id}
+    return {"type": "ai", "content": m.content, "id": m.id, "name": m.agent_id, "tool_calls": []}
+
+
+def values(standing: Standing) -> dict[str, Any]:
+    return {"messages": [lc_message(m) for m in standing.messages]}
+
+
+def interrupts(conversation_id: str, waiting: Waiting | None) -> list[dict[str, Any]]:
+    if waiting is None:
+        return []
+    value = {
+        "kind": waiting.kind,
+        "question": waiting.question,
+        "runId": waiting.run_id,
+        "taskIds": list(waiting.task_ids),
+        "resume": RESUME_HINT,
+    }
+    return [{"value": value, "id": f"{waiting.kind}:{waiting.run_id or conversation_id}"}]
+
+
+def thread_status(standing: Standing) -> ThreadStatus:
+    if standing.busy:
+        return "busy"
+    return "interrupted" if standing.waiting is not None else "idle"
+
+
+def thread(standing: Standing) -> dict[str, Any]:
+    convo = standing.conversation
+    waits = interrupts(convo.id, standing.waiting)
+    return {
+        "thread_id": convo.id,
+        "created_at": convo.created_at.isoformat(),
+        "updated_at": convo.updated_at.isoformat(),
+        "metadata": convo.metadata.get(THREAD_METADATA) or {},
+        "status": thread_status(standing),
+        "values": values(standing),
+        "interrupts": {waits[0]["id"]: waits} if waits else {},
+    }
+
+
+def thread_state(standing: Standing, supervisor_id: str) -> dict[str, Any]:
+    """A thread's state: there is one checkpoint, the conversation as it is now."""
+    convo = standing.conversation
+    waits = interrupts(convo.id, standing.waiting)
+    tasks = [
+        {"id": w["id"], "name": supervisor_id, "path": [], "error": None, "interrupts": [w]}
+        for w in waits
+    ]
+    return {
+        "values": values(standing),
+        "next": [supervisor_id] if waits else [],
+        "tasks": tasks,
+        "interrupts": waits,
+        "metadata": convo.metadata.get(THREAD_METADATA) or {},
+        "created_at": convo.updated_at.isoformat(),
+        "checkpoint": {
+            "thread_id": convo.id,
+            "checkpoint_ns": "",
+            "checkpoint_id": str(convo.last_seq),
+            "checkpoint_map": None,
+        },
+        "parent_checkpoint": None,
+    }
+
+
+def run_status(o: Outcome) -> str:
+    """The protocol's status of a run: the turn's, then that of the run it approved."""
+    match o.turn.status:
+        case turn.TurnStatus.QUEUED:
+            return "pending"
+        case turn.TurnStatus.RUNNING:
+            return "running"
+        case turn.TurnStatus.FAILED:
+            return "error"
+        case turn.TurnStatus.CANCELLED:
+            return "interrupted"
+    if o.started is None:
+        return "interrupted" if o.asked else "success"
+    if o.confirming or o.started.status is run.RunStatus.CANCELLED:
+        return "interrupted"
+    if o.started.status in (run.RunStatus.RUNNING, run.RunStatus.PAUSED):
+        return "running"
+    return "error" if o.started.status is run.RunStatus.FAILED else "success"
+
+
+def run_out(o: Outcome, supervisor_id: str) -> dict[str, Any]:
+    t = o.turn
+    changed = t.finished_at or t.created_at
+    if o.started is not None:
+        changed = max(changed, o.started.updated_at)
+    return {
+        "run_id": t.id,
+        "thread_id": t.conversation_id,
+        "assistant_id": t.agent_id or supervisor_id,
+        "created_at": t.created_at.isoformat(),
+        "updated_at": changed.isoformat(),
+        "status": run_status(o),
+        "metadata": {"turnId": t.id, "runId": None if o.started is None else o.started.id},
+        "multitask_strategy": "enqueue",
+        "kwargs": {},
+    }
+
+
+def text_of(body: ApRunCreate) -> str:
+    """What the run posts: the input's last user message, or the resume's answer."""
+    if body.command is not None:
+        if body.input is not None:
+            raise errors.InvalidInput("give input or command, not both", details={"field": "input"})
+        if "resume" not in body.command:
+            raise errors.InvalidInput(
+                "command must carry resume (goto and update are not supported)",
+                details={"field": "command"},
+            )
+        return _resume_text(body.command["resume"])
+    found = _last_user_text((body.input or {}).get("messages"))
+    if found is None:
+        raise errors.InvalidInput(
+            "input.messages must hold a user message", details={"field": "input.messages"}
+        )
+    return found
+
+
+def _resume_text(resume: Any) -> str:
+    if resume is True:
+        return "yes, proceed"
+    if resume is False:
+        return "cancel"
+    if isinstance(resume, str) and resume.strip():
+        return resume
+    raise errors.InvalidInput(
+        "command.resume must be true, false or an answer", details={"field": "command.resume"}
+    )
+
+
+def _last_user_text(items: Any) -> str | None:
+    if not isinstance(items, list):
+        return None
+    for item in reversed(items):
+        if not isinstance(item, dict):
+            continue
+        if item.get("role", item.get("type")) not in ("user", "human"):
+            continue
+        content = item.get("content")
+        if isinstance(content, list):
+            parts = [p.get("text") for p in content if isinstance(p, dict)]
+            content = "\n".join(p for p in parts if isinstance(p, str))
+        return content if isinstance(content, str) else None
+    return None

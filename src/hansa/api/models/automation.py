@@ -1,0 +1,51 @@
+"""Rules, prompt graphs and agent sessions."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from hansa.domain.base import Wire
+from hansa.domain.graph import Graph
+from hansa.domain.rules import Firing, RecordedFiring, Rule
+from hansa.domain.session import SessionStatus, SessionStep
+
+
+class RuleOut(Rule):
+    """A rule, with when it last fired (null: never, or a config rule, whose firings are not
+    kept)."""
+
+    last_fired_at: datetime | None
+
+
+class RuleTestResult(Wire):
+    """``POST /api/rules/test``: what would have fired; nothing was written."""
+
+    firings: list[Firing]
+
+
+class SessionOut(Wire):
+    """An agent session (seed 004); its ``state`` masked where it names a secret."""
+
+    id: str
+    agent_id: str
+    conversation_id: str
+    goal: str
+    status: SessionStatus
+    iteration: int
+    step: int
+    """The steps recorded (as ``iteration``)."""
+    next_step: str
+    """The cursor the next step starts from."""
+    state: dict[str, Any]
+    guidance: str | None
+    max_steps: int
+    max_runtime_seconds: float | None
+    next_run_at: datetime | None
+    every_seconds: float | None
+    reason: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+__all__ = ["Graph", "RecordedFiring", "RuleOut", "RuleTestResult", "SessionOut", "SessionStep"]

@@ -1,0 +1,130 @@
+"""Conversations, their messages and timeline, claims, control, turns and handoffs."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from hansa.domain.agent_state import AgentState
+from hansa.domain.base import Wire
+from hansa.domain.claims import Claim
+from hansa.domain.conversation import State
+from hansa.domain.handoff import Handoff
+from hansa.domain.handoff import Status as HandoffStatus
+from hansa.domain.message import Author, Kind, Message
+from hansa.domain.run import RunStatus, TaskStatus
+from hansa.domain.turn import TurnStatus
+
+
+class ConversationOut(Wire):
+    """A conversation; the secrets in its ``context`` and ``metadata`` show as ``***``."""
+
+    id: str
+    state: State
+    current_agent: str
+    project_id: str | None
+    title: str | None
+    last_seq: int
+    """The seq of its last event (0: none yet)."""
+    created_at: datetime
+    updated_at: datetime
+    context: dict[str, Any]
+    metadata: dict[str, Any]
+    """The planning state, the focus (``focus.entityId``), the claim window…"""
+
+
+class MessageOut(Wire):
+    """A message of a conversation."""
+
+    id: str
+    kind: Kind
+    author: Author
+    agent_id: str | None
+    content: str
+    run_id: str | None
+    turn_id: str | None
+    created_at: datetime
+    metadata: dict[str, Any]
+
+
+class Posted(Wire):
+    """``POST /api/conversations/{id}/messages``: the message stored, its turn started
+    (``turnId`` null: an agent's own message, which starts none)."""
+
+    message_id: str
+    turn_id: str | None
+    seq: int
+    """The seq of the message's event: follow the stream from ``seq - 1``."""
+
+
+class TimelineEntry(Wire):
+    """One line of the experience timeline (seed 000 §9.2)."""
+
+    time: datetime
+    seq: int
+    actor: str
+    kind: str
+    run_id: str | None
+    turn_id: str | None
+    summary: str
+
+
+class AgentStates(Wire):
+    """The agents' scratchpads in a conversation."""
+
+    conversation_id: str
+    agent_states: list[AgentState]
+
+
+class RunControlled(Wire):
+    """``stream.pause``, ``stream.resume``, ``stream.cancel``: the run's status now."""
+
+    event: Literal["stream.pause", "stream.resume", "stream.cancel"]
+    run_id: str
+    status: RunStatus
+
+
+class TaskControlled(Wire):
+    """``stream.preempt``: the task's status now."""
+
+    event: Literal["stream.preempt"]
+    task_id: str
+    status: TaskStatus
+
+
+class HandoffControlled(Wire):
+    """``stream.handoff``: the conversation's open handoff."""
+
+    event: Literal["stream.handoff"]
+    handoff_id: str
+    status: HandoffStatus
+
+
+Controlled = RunControlled | TaskControlled | HandoffControlled
+"""``POST /api/control``: what the control event acted on, and its status now."""
+
+
+class TurnCancelled(Wire):
+    """``POST /api/turns/{id}/cancel``."""
+
+    turn_id: str
+    conversation_id: str
+    status: TurnStatus
+
+
+__all__ = [
+    "AgentState",
+    "AgentStates",
+    "Claim",
+    "Controlled",
+    "ConversationOut",
+    "Handoff",
+    "HandoffControlled",
+    "Message",
+    "MessageOut",
+    "Posted",
+    "RunControlled",
+    "TaskControlled",
+    "TimelineEntry",
+    "TurnCancelled",
+]

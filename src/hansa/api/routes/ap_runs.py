@@ -1,0 +1,377 @@
+"""The Agent Protocol's (LangGraph Platform's) runs, under ``/ap``: a run is a turn, with
+what came of it (``engine/turns/outcome.py``, ``api/ap_shapes.py``).
+
+A run posts its input's last user message (or, with ``command: {"resume": …}``, the answer
+to what the thread waits for) to the thread's conversation, for the assistant (agent) it
+names; Hans's id lets him route. ``wait`` and ``join`` answer the thread's values once the
+run is done (with ``__interrupt__`` when the thread waits for the user, ``__error__`` when
+the turn failed); ``stream`` sends ``metadata``, then the stream modes asked for
+(``values``, ``updates``, ``messages-tuple`` as ``messages``, ``messages`` as
+``messages/partial`` and ``messages/complete``, ``custom``: each Hansa event in its wire
+shape), then ``end``. Other modes are accepted and send nothing. A run that approved a plan
+is done when the plan's run has ended and Hans has summed it up, or when a step waits for
+confirmation. ``multitask_strategy`` ``rollback`` interrupts like ``interrupt``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+
+from hansa import errors
+from hansa.api import ap_shapes as shapes
+from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.models.agent_protocol import RunOut, Values
+from hansa.api.models.base import answers
+from hansa.domain import event, message
+from hansa.engine.runs import service as runs_service
+from hansa.engine.runtime.services import Services
+from hansa.engine.turns import cancel, chat
+from hansa.engine.turns.outcome import Outcome, follow_work, outcome, seq_of_turn, standing
+from hansa.store import turns
+
+router = APIRouter(prefix="/ap", tags=["agent-protocol"])
+MAX_LISTED = 100
+_SSE: dict[int | str, dict[str, Any]] = {
+    200: {
+        "description": "Server-Sent Events: `metadata`, the stream modes' events, then `end` "
+        "(`error` first when the turn failed); each `data` line JSON",
+        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+    }
+}
+
+
+class RunEventStream(StreamingResponse):
+    """Server-Sent Events, each ``data:`` line JSON."""
+
+    media_type = "text/event-stream"
+
+
+_TURN_AGENT = frozenset({message.Kind.USER, message.Kind.ASSISTANT})
+
+
+async def _start(
+    services: Services, tenant: str, thread_id: str | None, body: shapes.ApRunCreate
+) -> chat.Posted:
+    """Post the run's message; a new conversation for a run without a thread."""
+    text = shapes.text_of(body)
+    agents = {a.id for a in await chat.agents_of(services, tenant)}
+    if body.assistant_id not in agents:
+        raise errors.NotFound(f"assistant {body.assistant_id!r} is not an agent of this tenant")
+    active = None if body.assistant_id == services.supervisor.id else body.assistant_id
+    if thread_id is None:
+        thread_id = (await chat.create_conversation(services, tenant, active_agent_id=active)).id
+    elif body.if_not_exists == "create" and not await _exists(services, tenant, thread_id):
+        await chat.create_conversation(services, tenant, conversation_id=thread_id)
+    if body.command is not None:
+        now = await services.db.read(standing, tenant, thread_id, last=1)
+        if now.waiting is None:
+            raise errors.Conflict(
+                "the thread is not waiting for an answer: there is nothing to resume",
+                details={"threadId": thread_id},
+            )
+        active = None  # the answer goes to whoever asked
+    strategy = "interrupt" if body.multitask_strategy == "rollback" else body.multitask_strategy
+    return await chat.post_message(
+        services, tenant, thread_id, text, active_agent_id=active, strategy=strategy
+    )
+
+
+async def _exists(services: Services, tenant: str, thread_id: str) -> bool:
+    try:
+        await services.db.read(standing, tenant, thread_id, last=0)
+    except errors.NotFound:
+        return False
+    return True
+
+
+def _location(thread_id: str, run_id: str) -> dict[str, str]:
+    return {"Content-Location": f"/ap/threads/{thread_id}/runs/{run_id}"}
+
+
+async def _run(services: Services, tenant: str, thread_id: str, run_id: str) -> Outcome:
+    found = await services.db.read(outcome, tenant, run_id)
+    if found.turn.conversation_id != thread_id:
+        raise errors.NotFound(f"run {run_id} is not a run of thread {thread_id}")
+    return found
+
+
+async def _conversation_of(services: Services, tenant: str, posted: chat.Posted) -> str:
+    t = await services.db.read(turns.get, tenant, posted.turn_id)
+    return t.conversation_id
+
+
+async def _final(
+    services: Services, tenant: str, thread_id: str, failed: str | None
+) -> dict[str, Any]:
+    now = await services.db.read(standing, tenant, thread_id, last=shapes.MAX_VALUES)
+    values = shapes.values(now)
+    if now.waiting is not None:
+        values["__interrupt__"] = shapes.interrupts(thread_id, now.waiting)
+    if failed is not None:
+        values["__error__"] = {"error": "turn_failed", "message": failed}
+    return values
+
+
+async def _waited(
+    services: Services, tenant: str, thread_id: str, run_id: str, after: int
+) -> dict[str, Any]:
+    failed = None
+    async for ev in follow_work(services, tenant, thread_id, run_id, after):
+        if isinstance(ev.payload, event.ErrorData) and ev.turn_id == run_id:
+            failed = ev.payload.message
+    return await _final(services, tenant, thread_id, failed)
+
+
+@router.post(
+    "/threads/{thread_id}/runs",
+    response_model=None,
+    responses=answers(RunOut, 404, 409, 422, 429),
+)
+async def create_thread_run(
+    thread_id: str, body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
+) -> JSONResponse:
+    """Start a run in the background: follow it with ``join``, ``stream`` or ``get``."""
+    posted = await _start(services, tenant, thread_id, body)
+    found = await _run(services, tenant, thread_id, posted.turn_id)
+    out = shapes.run_out(found, services.supervisor.id)
+    return JSONResponse(out, headers=_location(thread_id, posted.turn_id))
+
+
+@router.post("/runs", response_model=None, responses=answers(RunOut, 404, 409, 422, 429))
+async def create_stateless_run(
+    body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
+) -> JSONResponse:
+    """Start a run on a new thread (``thread_id`` in the answer)."""
+    posted = await _start(services, tenant, None, body)
+    thread_id = await _conversation_of(services, tenant, posted)
+    found = await _run(services, tenant, thread_id, posted.turn_id)
+    out = shapes.run_out(found, services.supervisor.id)
+    return JSONResponse(out, headers=_location(thread_id, posted.turn_id))
+
+
+@router.post(
+    "/threads/{thread_id}/runs/wait",
+    response_model=None,
+    responses=answers(Values, 404, 409, 422, 429),
+)
+async def wait_thread_run(
+    thread_id: str, body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
+) -> JSONResponse:
+    """Run, and answer the thread's values when the run is done."""
+    posted = await _start(services, tenant, thread_id, body)
+    out = await _waited(services, tenant, thread_id, posted.turn_id, posted.seq - 1)
+    return JSONResponse(out, headers=_location(thread_id, posted.turn_id))
+
+
+@router.post("/runs/wait", response_model=None, responses=answers(Values, 404, 409, 422, 429))
+async def wait_stateless_run(
+    body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
+) -> JSONResponse:
+    """Run on a new thread, and answer its values when the run is done."""
+    posted = await _start(services, tenant, None, body)
+    thread_id = await _conversation_of(services, tenant, posted)
+    out = await _waited(services, tenant, thread_id, posted.turn_id, posted.seq - 1)
+    return JSONResponse(out, headers=_location(thread_id, posted.turn_id))
+
+
+@router.post(
+    "/threads/{thread_id}/runs/stream",
+    response_model=None,
+    response_class=RunEventStream,
+    responses={**answers(None, 404, 409, 422, 429), **_SSE},
+)
+async def stream_thread_run(
+    thread_id: str, body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
+) -> RunEventStream:
+    """Run, streamed as Server-Sent Events."""
+    posted = await _start(services, tenant, thread_id, body)
+    return _streaming(services, tenant, thread_id, posted.turn_id, posted.seq - 1, body.stream_mode)
+
+
+@router.post(
+    "/runs/stream",
+    response_model=None,
+    response_class=RunEventStream,
+    responses={**answers(None, 404, 409, 422, 429), **_SSE},
+)
+async def stream_stateless_run(
+    body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
+) -> RunEventStream:
+    """Run on a new thread, streamed as Server-Sent Events."""
+    posted = await _start(services, tenant, None, body)
+    thread_id = await _conversation_of(services, tenant, posted)
+    return _streaming(services, tenant, thread_id, posted.turn_id, posted.seq - 1, body.stream_mode)
+
+
+@router.get("/threads/{thread_id}/runs", response_model=None, responses=answers(list[RunOut], 404))
+async def list_thread_runs(
+    thread_id: str,
+    services: ServicesDep,
+    tenant: TenantDep,
+    limit: int = Query(default=10, ge=1, le=MAX_LISTED),
+    offset: int = Query(default=0, ge=0, le=100_000),
+) -> list[dict[str, Any]]:
+    """The thread's runs (its turns), newest first."""
+    await services.db.read(standing, tenant, thread_id, last=0)  # 404 for an unknown thread
+    page = await services.db.read(
+        lambda conn: [
+            outcome(conn, tenant, t.id)
+            for t in turns.of_conversation(conn, tenant, thread_id, limit=limit, offset=offset)
+        ]
+    )
+    return [shapes.run_out(o, services.supervisor.id) for o in page]
+
+
+@router.get(
+    "/threads/{thread_id}/runs/{run_id}",
+    response_model=None,
+    responses=answers(RunOut, 404),
+)
+async def get_thread_run(
+    thread_id: str, run_id: str, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """One run: its status is the turn's, then that of the plan it approved."""
+    return shapes.run_out(await _run(services, tenant, thread_id, run_id), services.supervisor.id)
+
+
+@router.get(
+    "/threads/{thread_id}/runs/{run_id}/join",
+    response_model=None,
+    responses=answers(Values, 404),
+)
+async def join_thread_run(
+    thread_id: str, run_id: str, services: ServicesDep, tenant: TenantDep
+) -> Any:
+    """Wait for the run to be done; the thread's values."""
+    found = await _run(services, tenant, thread_id, run_id)
+    after = await services.db.read(seq_of_turn, tenant, found.turn)
+    return await _waited(services, tenant, thread_id, run_id, after)
+
+
+@router.get(
+    "/threads/{thread_id}/runs/{run_id}/stream",
+    response_model=None,
+    response_class=RunEventStream,
+    responses={**answers(None, 404), **_SSE},
+)
+async def join_thread_run_stream(
+    thread_id: str,
+    run_id: str,
+    services: ServicesDep,
+    tenant: TenantDep,
+    stream_mode: Annotated[list[str], Query(max_length=10)] = ["values"],  # noqa: B006
+) -> RunEventStream:
+    """The run's stream from its start, then live until it is done."""
+    found = await _run(services, tenant, thread_id, run_id)
+    after = await services.db.read(seq_of_turn, tenant, found.turn)
+    return _streaming(services, tenant, thread_id, run_id, after, stream_mode)
+
+
+@router.post(
+    "/threads/{thread_id}/runs/{run_id}/cancel",
+    status_code=204,
+    response_model=None,
+    responses=answers(None, 404, 409, status=204, description="Cancelled"),
+)
+async def cancel_thread_run(
+    thread_id: str, run_id: str, services: ServicesDep, tenant: TenantDep
+) -> Response:
+    """Cancel the run: its turn while it is queued or running, else the plan's run it
+    started while that executes (409 once both have ended)."""
+    found = await _run(services, tenant, thread_id, run_id)
+    if shapes.run_status(found) in ("pending", "running") and found.started is None:
+        await cancel.cancel_turn(services, tenant, run_id)
+    elif found.started is not None and shapes.run_status(found) in ("running", "interrupted"):
+        await runs_service.cancel(services, tenant, found.started.id)
+    else:
+        raise errors.Conflict(f"run {run_id} has ended", details={"runId": run_id})
+    return Response(status_code=204)
+
+
+def _streaming(
+    services: Services,
+    tenant: str,
+    thread_id: str,
+    run_id: str,
+    after: int,
+    modes: str | list[str],
+) -> RunEventStream:
+    named = frozenset([modes] if isinstance(modes, str) else modes) - {""}
+    wanted = named or frozenset({"values"})  # the SDK's join_stream sends an empty mode
+    return RunEventStream(
+        _events(services, tenant, thread_id, run_id, after, wanted),
+        headers=_location(thread_id, run_id),
+    )
+
+
+def _sse(name: str, data: Any) -> str:
+    return f"event: {name}\ndata: {json.dumps(data, default=str)}\n\n"
+
+
+async def _events(
+    services: Services,
+    tenant: str,
+    thread_id: str,
+    run_id: str,
+    after: int,
+    modes: frozenset[str],
+) -> AsyncIterator[str]:
+    yield _sse("metadata", {"run_id": run_id, "thread_id": thread_id, "attempt": 1})
+    failed: str | None = None
+    texts: dict[str, str] = {}  # message id -> text streamed so far
+    async for ev in follow_work(services, tenant, thread_id, run_id, after):
+        data = ev.payload
+        if isinstance(data, event.ErrorData) and ev.turn_id == run_id:
+            failed = data.message
+        if "custom" in modes:
+            yield _sse("custom", ev.to_wire())
+        if isinstance(data, event.TextDeltaData):
+            texts[data.message_id] = texts.get(data.message_id, "") + data.delta
+            chunk = {"type": "AIMessageChunk", "content": data.delta, "id": data.message_id}
+            if "messages-tuple" in modes:
+                yield _sse("messages", [chunk, {"langgraph_node": ev.agent_id, "run_id": run_id}])
+            if "messages" in modes:
+                whole = {**chunk, "type": "ai", "content": texts[data.message_id]}
+                yield _sse("messages/partial", [whole])
+        elif isinstance(data, event.MessageData) and data.kind in _TURN_AGENT:
+            async for out in _message_events(services, tenant, ev, data, texts, modes):
+                yield out
+    final = await _final(services, tenant, thread_id, failed)
+    if "values" in modes:
+        yield _sse("values", final)
+    if failed is not None:
+        yield _sse("error", final["__error__"])
+    found = await _run(services, tenant, thread_id, run_id)
+    yield _sse("end", {"run_id": run_id, "status": shapes.run_status(found)})
+
+
+async def _message_events(
+    services: Services,
+    tenant: str,
+    ev: event.Event,
+    data: event.MessageData,
+    texts: dict[str, str],
+    modes: frozenset[str],
+) -> AsyncIterator[str]:
+    """What a whole message sends in each stream mode."""
+    as_lc: dict[str, Any] = {
+        "type": "human" if data.kind is message.Kind.USER else "ai",
+        "content": data.content,
+    }
+    as_lc |= {"id": data.message_id, "name": ev.agent_id}
+    if "values" in modes:
+        now = await services.db.read(standing, tenant, ev.conversation_id, last=shapes.MAX_VALUES)
+        yield _sse("values", shapes.values(now))
+    if "updates" in modes:
+        yield _sse("updates", {ev.agent_id or services.supervisor.id: {"messages": [as_lc]}})
+    if data.kind is message.Kind.ASSISTANT:
+        if "messages-tuple" in modes and data.message_id not in texts:
+            chunk = {**as_lc, "type": "AIMessageChunk"}
+            yield _sse("messages", [chunk, {"langgraph_node": ev.agent_id}])
+        if "messages" in modes:
+            yield _sse("messages/complete", [as_lc])

@@ -1,0 +1,225 @@
+"""OpenAI-compatible chat (``/v1``), so Open WebUI, LibreChat and the official ``openai``
+clients can use Hansa as a backend: ``model`` is an agent's id, a completion is a turn.
+
+The chat API is stateless (each request carries the whole history); Hansa's conversations
+are not. A request continues the conversation named by the ``X-Hansa-Conversation-Id``
+header or the body's ``conversation_id`` (the clients' ``extra_body``); otherwise it opens a
+new conversation. Only the last user message is posted: Hansa keeps the rest itself. Every
+answer names its conversation in the same header.
+
+Streamed answers send the turn's text as it is generated (``chat.completion.chunk``), then
+``data: [DONE]``. A draft the quality gate held back cannot be taken back from a client:
+its replacement follows after a blank line. Errors keep Hansa's shape (``{"error":
+{"code", "message", "details"}}``), which the OpenAI clients read.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import AsyncIterator
+from typing import Any, Literal
+
+from fastapi import APIRouter, Header
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from hansa import errors
+from hansa.api.deps import ServicesDep, TenantDep
+from hansa.api.errors import error_body
+from hansa.api.models.base import answers
+from hansa.domain import event
+from hansa.domain.message import Author, Kind
+from hansa.engine.runtime.services import Services
+from hansa.engine.turns import chat
+
+router = APIRouter(prefix="/v1", tags=["openai"])
+CONVERSATION_HEADER = "X-Hansa-Conversation-Id"
+MAX_MESSAGES = 1_000
+"""The most messages a request may carry (only the last user message is posted)."""
+
+
+class OpenAIMessageIn(BaseModel):
+    """One message of the request's history (text, or text parts)."""
+
+    model_config = ConfigDict(extra="allow")
+    role: Literal["system", "developer", "user", "assistant", "tool"]
+    content: str | list[dict[str, Any]] | None = None
+
+
+class ChatCompletionRequest(BaseModel):
+    """The OpenAI chat request; fields Hansa does not use (temperature…) are accepted."""
+
+    model_config = ConfigDict(extra="allow")
+    model: str = Field(min_length=1, max_length=100, description="An agent's id, e.g. chief.")
+    messages: list[OpenAIMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+    stream: bool = False
+    conversation_id: str | None = Field(default=None, max_length=100)
+
+
+class ModelOut(BaseModel):
+    """An agent, as the OpenAI model list shows it."""
+
+    id: str
+    object: Literal["model"] = "model"
+    created: int
+    owned_by: str
+
+
+class ModelList(BaseModel):
+    """``GET /v1/models``."""
+
+    object: Literal["list"] = "list"
+    data: list[ModelOut]
+
+
+class AssistantMessageOut(BaseModel):
+    role: Literal["assistant"] = "assistant"
+    content: str
+
+
+class ChoiceOut(BaseModel):
+    index: int
+    message: AssistantMessageOut
+    finish_reason: Literal["stop"]
+
+
+class ChatCompletion(BaseModel):
+    """A completed turn, as an OpenAI chat completion (``id`` is ``chatcmpl-<turn id>``)."""
+
+    id: str
+    object: Literal["chat.completion"] = "chat.completion"
+    created: int
+    model: str
+    choices: list[ChoiceOut]
+
+
+async def _agent_ids(services: Services, tenant: str) -> list[str]:
+    return [a.id for a in await chat.agents_of(services, tenant)]
+
+
+@router.get("/models", response_model=None, responses=answers(ModelList))
+async def list_models(services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+    """The agents a completion may name as its ``model``."""
+    created = int(time.time())
+    data = [
+        ModelOut(id=agent_id, created=created, owned_by="hansa")
+        for agent_id in await _agent_ids(services, tenant)
+    ]
+    return ModelList(data=data).model_dump()
+
+
+@router.post(
+    "/chat/completions",
+    response_model=None,
+    responses={
+        **answers(ChatCompletion, 404, 409, 504),
+        200: {
+            "model": ChatCompletion,
+            "description": "The turn's answer; with stream: true, chat.completion.chunk "
+            "events (text/event-stream) ending with data: [DONE]",
+        },
+    },
+)
+async def create_chat_completion(
+    body: ChatCompletionRequest,
+    services: ServicesDep,
+    tenant: TenantDep,
+    conversation_header: str | None = Header(
+        default=None, alias=CONVERSATION_HEADER, max_length=100
+    ),
+) -> Any:
+    """Run a turn of agent ``model`` on the last user message; answer when it is done (or
+    stream it)."""
+    if body.model not in await _agent_ids(services, tenant):
+        raise errors.NotFound(f"model {body.model!r} is not an agent of this tenant")
+    text = _last_user_text(body.messages)
+    conversation_id = conversation_header or body.conversation_id
+    if conversation_id is None:
+        convo = await chat.create_conversation(services, tenant, active_agent_id=body.model)
+        conversation_id = convo.id
+    posted = await chat.post_message(
+        services, tenant, conversation_id, text, active_agent_id=body.model
+    )
+    headers = {CONVERSATION_HEADER: conversation_id}
+    completion_id = f"chatcmpl-{posted.turn_id}"
+    if body.stream:
+        chunks = _chunks(services, tenant, conversation_id, posted, completion_id, body.model)
+        return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
+    waited = await chat.wait_for_done(services, tenant, conversation_id, posted.turn_id, posted.seq)
+    if not waited.finished:
+        still = error_body(
+            "turn_timeout",
+            "the turn is still running; follow it on its conversation",
+            {"conversationId": conversation_id, "turnId": posted.turn_id},
+        )
+        return JSONResponse(still, status_code=504, headers=headers)
+    content = "\n\n".join(_said(waited.events))
+    answer = ChatCompletion(
+        id=completion_id,
+        created=int(time.time()),
+        model=body.model,
+        choices=[
+            ChoiceOut(index=0, message=AssistantMessageOut(content=content), finish_reason="stop")
+        ],
+    )
+    return JSONResponse(answer.model_dump(), headers=headers)
+
+
+def _last_user_text(messages: list[OpenAIMessageIn]) -> str:
+    for m in reversed(messages):
+        if m.role != "user":
+            continue
+        if isinstance(m.content, str):
+            return m.content
+        parts = [p.get("text") for p in m.content or [] if p.get("type") == "text"]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    raise errors.InvalidInput("messages must contain a user message", details={"field": "messages"})
+
+
+def _said(events: list[event.Event]) -> list[str]:
+    """What the turn's agents answered (not status chips or the user's own message)."""
+    return [
+        ev.payload.content
+        for ev in events
+        if isinstance(ev.payload, event.MessageData)
+        and ev.payload.kind is Kind.ASSISTANT
+        and ev.payload.author is Author.ASSISTANT
+    ]
+
+
+async def _chunks(
+    services: Services,
+    tenant: str,
+    conversation_id: str,
+    posted: chat.Posted,
+    completion_id: str,
+    model: str,
+) -> AsyncIterator[str]:
+    created = int(time.time())
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        body = {
+            "id": completion_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        return f"data: {json.dumps(body)}\n\n"
+
+    yield chunk({"role": "assistant", "content": ""})
+    streamed: set[str] = set()  # messages whose text came as deltas
+    async for ev in chat.turn_events(services, tenant, conversation_id, posted):
+        data = ev.payload
+        if isinstance(data, event.TextDeltaData):
+            separator = "\n\n" if streamed and data.message_id not in streamed else ""
+            streamed.add(data.message_id)
+            yield chunk({"content": separator + data.delta})
+        elif isinstance(data, event.MessageData) and data.message_id not in streamed:
+            if data.kind is Kind.ASSISTANT and data.author is Author.ASSISTANT:
+                separator = "\n\n" if streamed else ""
+                streamed.add(data.message_id)
+                yield chunk({"content": separator + data.content})
+    yield chunk({}, "stop")
+    yield "data: [DONE]\n\n"

@@ -1,0 +1,109 @@
+"""OpenTelemetry spans: a turn, its stages, the tasks it runs and every model call.
+
+Spans go to the process's tracer provider. Without one (the default), OpenTelemetry's API
+makes them no-ops that cost next to nothing. ``hansa serve`` installs the SDK's provider
+with an OTLP/HTTP exporter when the ``otel`` extra is installed (``pip install
+'hansa[otel]'``) and ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``…_TRACES_ENDPOINT``) is set; the
+standard ``OTEL_*`` variables configure it. Tests install an in-memory exporter.
+
+Names and attributes:
+
+- ``hansa.turn`` (``hansa.conversation_id``, ``hansa.turn_id``), with one child per stage
+  it ran: ``hansa.stage <name>``;
+- ``hansa.task <task type>`` (``hansa.task_id``, ``hansa.run_id``, ``hansa.agent_id``):
+  a run's step, or a tool an agent called in its turn;
+- a model call follows the GenAI semantic conventions: span ``chat <model>`` of kind
+  CLIENT with ``gen_ai.operation.name``, ``gen_ai.provider.name``,
+  ``gen_ai.request.model``, ``gen_ai.response.model``, ``gen_ai.usage.input_tokens``,
+  ``gen_ai.usage.output_tokens`` and, when it fails, ``error.type``. No prompt or answer
+  text is recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+
+from opentelemetry import trace
+
+log = logging.getLogger(__name__)
+_TRACER = "hansa"
+_ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+
+
+_provider: trace.TracerProvider | None = None
+
+
+def use(provider: trace.TracerProvider | None) -> None:
+    """Send Hansa's spans to ``provider`` instead of the process's global one (a test's
+    in-memory exporter); None: back to the global one."""
+    global _provider
+    _provider = provider
+
+
+def _tracer() -> trace.Tracer:
+    return trace.get_tracer(_TRACER, tracer_provider=_provider)
+
+
+@contextmanager
+def span(name: str, attributes: Mapping[str, str | None] | None = None) -> Iterator[trace.Span]:
+    """A span around a block, current inside it; ``None`` attributes are left out."""
+    kept = {k: v for k, v in (attributes or {}).items() if v is not None}
+    with _tracer().start_as_current_span(name, attributes=kept) as current:
+        yield current
+
+
+def model_call(provider: str, model: str, operation: str = "chat") -> trace.Span:
+    """A started span for one model call (not made current: a call has no children);
+    ``model_call_done`` ends it."""
+    attributes = {
+        "gen_ai.operation.name": operation,
+        "gen_ai.provider.name": provider,
+        "gen_ai.request.model": model,
+    }
+    return _tracer().start_span(
+        f"{operation} {model}", kind=trace.SpanKind.CLIENT, attributes=attributes
+    )
+
+
+def model_call_done(
+    current: trace.Span,
+    *,
+    response_model: str,
+    input_tokens: int,
+    output_tokens: int,
+    error: str | None,
+) -> None:
+    """End a model call's span with what it used, or its error."""
+    current.set_attribute("gen_ai.response.model", response_model)
+    current.set_attribute("gen_ai.usage.input_tokens", input_tokens)
+    current.set_attribute("gen_ai.usage.output_tokens", output_tokens)
+    if error is not None:
+        current.set_attribute("error.type", error.split(":", 1)[0][:100])
+        current.set_status(trace.Status(trace.StatusCode.ERROR, error[:500]))
+    current.end()
+
+
+def configure() -> bool:
+    """Install the SDK's tracer provider with an OTLP/HTTP exporter, when an endpoint is
+    configured and the ``otel`` extra is installed; whether it did."""
+    if not any(os.environ.get(name) for name in _ENDPOINTS):
+        return False
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+        from opentelemetry.sdk.resources import Resource
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    except ImportError:
+        log.warning(
+            "OTEL_EXPORTER_OTLP_ENDPOINT is set but the otel extra is not installed "
+            "(pip install 'hansa[otel]'): no traces are exported"
+        )
+        return False
+    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "hansa")})
+    provider = TracerProvider(resource=resource)
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    trace.set_tracer_provider(provider)
+    return True
