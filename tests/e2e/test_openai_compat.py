@@ -97,3 +97,49 @@ def test_an_unknown_model_and_a_wrong_key_are_clear_errors(keyed: tuple[Server, 
         )
 
     assert "'gpt-4o' is not an agent" in str(unknown.value)
+
+
+def test_a_client_without_the_header_continues_by_its_history(keyed: tuple[Server, str]) -> None:
+    # Open WebUI and LibreChat send the whole chat again, and no header
+    client = _openai(keyed)
+    first = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hello team"}]
+    answered = client.chat.completions.with_raw_response.create(model="chief", messages=first)
+    said = answered.parse().choices[0].message.content
+    with client.chat.completions.with_streaming_response.create(
+        model="chief",
+        messages=[
+            *first,
+            {"role": "assistant", "content": said},
+            {"role": "user", "content": "Next?"},
+        ],
+        stream=True,
+    ) as streamed:
+        second_cid = streamed.headers[HEADER]
+        streamed_text = "".join(c.choices[0].delta.content or "" for c in streamed.parse())
+    history = [
+        *first,
+        {"role": "assistant", "content": said},
+        {"role": "user", "content": "Next?"},
+        {"role": "assistant", "content": streamed_text},
+    ]
+    third = client.chat.completions.with_raw_response.create(
+        model="chief", messages=[*history, {"role": "user", "content": "Thanks"}]
+    )
+    changed = client.chat.completions.with_raw_response.create(
+        model="chief",
+        messages=[
+            *first,
+            {"role": "assistant", "content": "not what Hans said"},
+            {"role": "user", "content": "Hm"},
+        ],
+    )
+    cid = answered.headers[HEADER]
+    stored = _stored(keyed, cid)
+
+    assert second_cid == cid and third.headers[HEADER] == cid
+    assert [m["content"] for m in stored if m["kind"] == "user"] == [
+        "Hello team",
+        "Next?",
+        "Thanks",
+    ]
+    assert changed.headers[HEADER] != cid, "a history Hansa did not answer opens a new one"

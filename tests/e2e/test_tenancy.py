@@ -85,6 +85,7 @@ def _make_tenant_a(server: Server, key: str) -> TenantA:
         token = _ok(a.post("/api/agents/acmeBot/tokens"), 201)
     ids = {
         "conversation_id": cid,
+        "thread_id": cid,  # the Agent Protocol's name for a conversation
         "run_id": run["id"],
         "task_id": run["groups"][0]["tasks"][0]["id"],
         "project_id": pid,
@@ -94,6 +95,7 @@ def _make_tenant_a(server: Server, key: str) -> TenantA:
         "product_id": product["productId"],
         "key_id": token["id"],
         "agent_id": "acmeBot",
+        "assistant_id": "acmeBot",  # the Agent Protocol's name for an agent
         "turn_id": posted["turnId"],
         "message_id": posted["messageId"],
     }
@@ -115,7 +117,9 @@ def _rule_body(name: str) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def tenants(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, TenantA, str]]:
     """A server, what tenant ``acme`` made, and an admin key of tenant ``globex``."""
-    with running_server(tmp_path_factory.mktemp("tenancy")) as server:
+    # the walk sends more requests in a minute than the default rate allows one key
+    roomy = {"HANSA_RATE_LIMIT_PER_MINUTE": "5000"}
+    with running_server(tmp_path_factory.mktemp("tenancy"), env=roomy) as server:
         a = _make_tenant_a(server, create_key(server, "acme", "admin"))
         yield server, a, create_key(server, "globex", "admin")
 
@@ -158,6 +162,13 @@ def bodies(a: TenantA) -> dict[tuple[str, str], dict[str, Any]]:
         ("POST", "/api/rules"): {**_rule_body("b rule"), "projectId": a.ids["project_id"]},
         ("POST", "/api/rules/test"): {"trigger": "message.received", "facts": {}},
         ("POST", "/api/control"): {"event": "stream.cancel", "runId": a.ids["run_id"]},
+        **{
+            ("POST", f"/ap/threads/{{thread_id}}/runs{tail}"): {
+                "assistant_id": "chief",
+                "input": {"messages": [{"role": "user", "content": "hi"}]},
+            }
+            for tail in ("", "/wait", "/stream")
+        },
     }
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Response
@@ -54,9 +55,18 @@ class RunEventStream(StreamingResponse):
 _TURN_AGENT = frozenset({message.Kind.USER, message.Kind.ASSISTANT})
 
 
+@dataclass(frozen=True, slots=True)
+class Started:
+    """A run's message, posted in its thread."""
+
+    thread_id: str
+    posted: chat.Posted
+    stream_mode: str | list[str]
+
+
 async def _start(
     services: Services, tenant: str, thread_id: str | None, body: shapes.ApRunCreate
-) -> chat.Posted:
+) -> Started:
     """Post the run's message; a new conversation for a run without a thread."""
     text = shapes.text_of(body)
     agents = {a.id for a in await chat.agents_of(services, tenant)}
@@ -76,9 +86,10 @@ async def _start(
             )
         active = None  # the answer goes to whoever asked
     strategy = "interrupt" if body.multitask_strategy == "rollback" else body.multitask_strategy
-    return await chat.post_message(
+    posted = await chat.post_message(
         services, tenant, thread_id, text, active_agent_id=active, strategy=strategy
     )
+    return Started(thread_id, posted, body.stream_mode)
 
 
 async def _exists(services: Services, tenant: str, thread_id: str) -> bool:
@@ -98,11 +109,6 @@ async def _run(services: Services, tenant: str, thread_id: str, run_id: str) -> 
     if found.turn.conversation_id != thread_id:
         raise errors.NotFound(f"run {run_id} is not a run of thread {thread_id}")
     return found
-
-
-async def _conversation_of(services: Services, tenant: str, posted: chat.Posted) -> str:
-    t = await services.db.read(turns.get, tenant, posted.turn_id)
-    return t.conversation_id
 
 
 async def _final(
@@ -127,6 +133,23 @@ async def _waited(
     return await _final(services, tenant, thread_id, failed)
 
 
+async def _created(services: Services, tenant: str, run: Started) -> JSONResponse:
+    found = await _run(services, tenant, run.thread_id, run.posted.turn_id)
+    out = shapes.run_out(found, services.supervisor.id)
+    return JSONResponse(out, headers=_location(run.thread_id, run.posted.turn_id))
+
+
+async def _answered(services: Services, tenant: str, run: Started) -> JSONResponse:
+    turn_id, after = run.posted.turn_id, run.posted.seq - 1
+    out = await _waited(services, tenant, run.thread_id, turn_id, after)
+    return JSONResponse(out, headers=_location(run.thread_id, turn_id))
+
+
+def _streamed(services: Services, tenant: str, run: Started) -> RunEventStream:
+    turn_id, after = run.posted.turn_id, run.posted.seq - 1
+    return _streaming(services, tenant, run.thread_id, turn_id, after, run.stream_mode)
+
+
 @router.post(
     "/threads/{thread_id}/runs",
     response_model=None,
@@ -136,10 +159,7 @@ async def create_thread_run(
     thread_id: str, body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
 ) -> JSONResponse:
     """Start a run in the background: follow it with ``join``, ``stream`` or ``get``."""
-    posted = await _start(services, tenant, thread_id, body)
-    found = await _run(services, tenant, thread_id, posted.turn_id)
-    out = shapes.run_out(found, services.supervisor.id)
-    return JSONResponse(out, headers=_location(thread_id, posted.turn_id))
+    return await _created(services, tenant, await _start(services, tenant, thread_id, body))
 
 
 @router.post("/runs", response_model=None, responses=answers(RunOut, 404, 409, 422, 429))
@@ -147,11 +167,7 @@ async def create_stateless_run(
     body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
 ) -> JSONResponse:
     """Start a run on a new thread (``thread_id`` in the answer)."""
-    posted = await _start(services, tenant, None, body)
-    thread_id = await _conversation_of(services, tenant, posted)
-    found = await _run(services, tenant, thread_id, posted.turn_id)
-    out = shapes.run_out(found, services.supervisor.id)
-    return JSONResponse(out, headers=_location(thread_id, posted.turn_id))
+    return await _created(services, tenant, await _start(services, tenant, None, body))
 
 
 @router.post(
@@ -163,9 +179,7 @@ async def wait_thread_run(
     thread_id: str, body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
 ) -> JSONResponse:
     """Run, and answer the thread's values when the run is done."""
-    posted = await _start(services, tenant, thread_id, body)
-    out = await _waited(services, tenant, thread_id, posted.turn_id, posted.seq - 1)
-    return JSONResponse(out, headers=_location(thread_id, posted.turn_id))
+    return await _answered(services, tenant, await _start(services, tenant, thread_id, body))
 
 
 @router.post("/runs/wait", response_model=None, responses=answers(Values, 404, 409, 422, 429))
@@ -173,10 +187,7 @@ async def wait_stateless_run(
     body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
 ) -> JSONResponse:
     """Run on a new thread, and answer its values when the run is done."""
-    posted = await _start(services, tenant, None, body)
-    thread_id = await _conversation_of(services, tenant, posted)
-    out = await _waited(services, tenant, thread_id, posted.turn_id, posted.seq - 1)
-    return JSONResponse(out, headers=_location(thread_id, posted.turn_id))
+    return await _answered(services, tenant, await _start(services, tenant, None, body))
 
 
 @router.post(
@@ -189,8 +200,7 @@ async def stream_thread_run(
     thread_id: str, body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
 ) -> RunEventStream:
     """Run, streamed as Server-Sent Events."""
-    posted = await _start(services, tenant, thread_id, body)
-    return _streaming(services, tenant, thread_id, posted.turn_id, posted.seq - 1, body.stream_mode)
+    return _streamed(services, tenant, await _start(services, tenant, thread_id, body))
 
 
 @router.post(
@@ -203,9 +213,7 @@ async def stream_stateless_run(
     body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
 ) -> RunEventStream:
     """Run on a new thread, streamed as Server-Sent Events."""
-    posted = await _start(services, tenant, None, body)
-    thread_id = await _conversation_of(services, tenant, posted)
-    return _streaming(services, tenant, thread_id, posted.turn_id, posted.seq - 1, body.stream_mode)
+    return _streamed(services, tenant, await _start(services, tenant, None, body))
 
 
 @router.get("/threads/{thread_id}/runs", response_model=None, responses=answers(list[RunOut], 404))

@@ -3,9 +3,12 @@ clients can use Hansa as a backend: ``model`` is an agent's id, a completion is 
 
 The chat API is stateless (each request carries the whole history); Hansa's conversations
 are not. A request continues the conversation named by the ``X-Hansa-Conversation-Id``
-header or the body's ``conversation_id`` (the clients' ``extra_body``); otherwise it opens a
-new conversation. Only the last user message is posted: Hansa keeps the rest itself. Every
-answer names its conversation in the same header.
+header or the body's ``conversation_id`` (the clients' ``extra_body``); else the one whose
+last answer ended the history it sends (Open WebUI and LibreChat send no header: each
+answered conversation keeps a digest of its user and assistant messages, and the body's
+``user``, in its metadata, ``store/threads.py``); otherwise it opens a new conversation. Only
+the last user message is posted: Hansa keeps the rest itself. Every answer names its
+conversation in the same header.
 
 Streamed answers send the turn's text as it is generated (``chat.completion.chunk``), then
 ``data: [DONE]``. A draft the quality gate held back cannot be taken back from a client:
@@ -15,6 +18,7 @@ its replacement follows after a blank line. Errors keep Hansa's shape (``{"error
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator
@@ -32,9 +36,12 @@ from hansa.domain import event
 from hansa.domain.message import Author, Kind
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns import chat
+from hansa.store import threads
+from hansa.store.threads import OPENAI_HISTORY
 
 router = APIRouter(prefix="/v1", tags=["openai"])
 CONVERSATION_HEADER = "X-Hansa-Conversation-Id"
+_TALK = frozenset({"user", "assistant"})
 MAX_MESSAGES = 1_000
 """The most messages a request may carry (only the last user message is posted)."""
 
@@ -135,6 +142,9 @@ async def create_chat_completion(
         raise errors.NotFound(f"model {body.model!r} is not an agent of this tenant")
     text = _last_user_text(body.messages)
     conversation_id = conversation_header or body.conversation_id
+    asked = _history(body, [*_before_last_user(body.messages)])
+    if conversation_id is None and asked is not None:
+        conversation_id = await services.db.read(threads.find, tenant, asked, OPENAI_HISTORY)
     if conversation_id is None:
         convo = await chat.create_conversation(services, tenant, active_agent_id=body.model)
         conversation_id = convo.id
@@ -144,7 +154,7 @@ async def create_chat_completion(
     headers = {CONVERSATION_HEADER: conversation_id}
     completion_id = f"chatcmpl-{posted.turn_id}"
     if body.stream:
-        chunks = _chunks(services, tenant, conversation_id, posted, completion_id, body.model)
+        chunks = _chunks(services, tenant, conversation_id, posted, completion_id, body)
         return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
     waited = await chat.wait_for_done(services, tenant, conversation_id, posted.turn_id, posted.seq)
     if not waited.finished:
@@ -155,6 +165,7 @@ async def create_chat_completion(
         )
         return JSONResponse(still, status_code=504, headers=headers)
     content = "\n\n".join(_said(waited.events))
+    await _remember(services, tenant, conversation_id, body, content)
     answer = ChatCompletion(
         id=completion_id,
         created=int(time.time()),
@@ -166,14 +177,51 @@ async def create_chat_completion(
     return JSONResponse(answer.model_dump(), headers=headers)
 
 
+def _text(m: OpenAIMessageIn) -> str:
+    if isinstance(m.content, str):
+        return m.content
+    parts = [p.get("text") for p in m.content or [] if p.get("type") == "text"]
+    return "\n".join(p for p in parts if isinstance(p, str))
+
+
+def _before_last_user(messages: list[OpenAIMessageIn]) -> list[tuple[str, str]]:
+    """The user and assistant messages before the last user message (the history it
+    continues), as (role, text)."""
+    last = max((i for i, m in enumerate(messages) if m.role == "user"), default=0)
+    return [(m.role, _text(m).strip()) for m in messages[:last] if m.role in _TALK]
+
+
+def _history(body: ChatCompletionRequest, said: list[tuple[str, str]]) -> str | None:
+    """A digest of a chat's user and assistant messages (and the body's ``user``); None for
+    a chat with none yet."""
+    if not said:
+        return None
+    user = getattr(body, "user", None)
+    canonical = json.dumps([user if isinstance(user, str) else None, said], ensure_ascii=False)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+async def _remember(
+    services: Services, tenant: str, conversation_id: str, body: ChatCompletionRequest, answer: str
+) -> None:
+    """Keep the digest of the chat with its answer: the client's next request sends it."""
+    said = [
+        *_before_last_user(body.messages),
+        ("user", _last_user_text(body.messages).strip()),
+        ("assistant", answer.strip()),
+    ]
+    digest = _history(body, said)
+    assert digest is not None
+    now = services.clock()
+    await services.db.write(
+        lambda conn: threads.remember(conn, tenant, conversation_id, digest, now, OPENAI_HISTORY)
+    )
+
+
 def _last_user_text(messages: list[OpenAIMessageIn]) -> str:
     for m in reversed(messages):
-        if m.role != "user":
-            continue
-        if isinstance(m.content, str):
-            return m.content
-        parts = [p.get("text") for p in m.content or [] if p.get("type") == "text"]
-        return "\n".join(p for p in parts if isinstance(p, str))
+        if m.role == "user":
+            return _text(m)
     raise errors.InvalidInput("messages must contain a user message", details={"field": "messages"})
 
 
@@ -194,9 +242,11 @@ async def _chunks(
     conversation_id: str,
     posted: chat.Posted,
     completion_id: str,
-    model: str,
+    body: ChatCompletionRequest,
 ) -> AsyncIterator[str]:
     created = int(time.time())
+    model = body.model
+    sent: list[str] = []  # what the client puts together as the answer
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
         body = {
@@ -215,11 +265,14 @@ async def _chunks(
         if isinstance(data, event.TextDeltaData):
             separator = "\n\n" if streamed and data.message_id not in streamed else ""
             streamed.add(data.message_id)
+            sent.append(separator + data.delta)
             yield chunk({"content": separator + data.delta})
         elif isinstance(data, event.MessageData) and data.message_id not in streamed:
             if data.kind is Kind.ASSISTANT and data.author is Author.ASSISTANT:
                 separator = "\n\n" if streamed else ""
                 streamed.add(data.message_id)
+                sent.append(separator + data.content)
                 yield chunk({"content": separator + data.content})
+    await _remember(services, tenant, conversation_id, body, "".join(sent))
     yield chunk({}, "stop")
     yield "data: [DONE]\n\n"
