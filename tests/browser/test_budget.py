@@ -1,14 +1,14 @@
-"""The page-load budget: small assets, and a fast first render of a long conversation."""
+"""The page-load budget: small assets, all served by Hansa; a long conversation renders whole.
+(How fast it renders is a benchmark, ``bench/panel_first_render.py``, not a test.)"""
 
 from __future__ import annotations
 
-import statistics
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Page, expect
 
 import hansa
 from harness import new_conversation, post
@@ -16,22 +16,6 @@ from harness import new_conversation, post
 STATIC = Path(hansa.__file__).resolve().parent / "web" / "static"
 ASSET_BUDGET = 300 * 1024
 TURNS = 100  # a user message and an answer each: 200 messages
-RENDER_BUDGET_MS = 1000
-
-# Installed before the page's own scripts: the time (since navigation start) at which the
-# 200th message is in the document, taken at the next frame, when it is painted.
-WATCH = f"""
-window.__firstRender = null;
-new MutationObserver((_, observer) => {{
-    if (document.querySelectorAll('.msg[data-id]').length >= {2 * TURNS}) {{
-        observer.disconnect();
-        requestAnimationFrame(() => {{
-            window.__firstRender = performance.now();
-            document.documentElement.dataset.firstRender = "done";
-        }});
-    }}
-}}).observe(document, {{childList: true, subtree: true}});
-"""
 
 
 def test_g_assets_fit_the_budget(page: Page, panel) -> None:
@@ -88,34 +72,7 @@ def long_conversation(server: Any) -> str:
         return cid
 
 
-def _first_render(browser: Browser, url: str) -> float:
-    """Milliseconds from navigation start to the 200th message painted, in a fresh context."""
-    context = browser.new_context(viewport={"width": 1280, "height": 860})
-    try:
-        page = context.new_page()
-        page.add_init_script(WATCH)
-        page.goto(url)
-        # not wait_for_function: Playwright evals its predicate, which the panel's CSP refuses
-        page.wait_for_selector("html[data-first-render]", state="attached", timeout=15_000)
-        return float(page.evaluate("window.__firstRender"))
-    finally:
-        context.close()
-
-
-def test_g_first_render_of_200_messages_is_fast(
-    browser: Browser, page: Page, panel, long_conversation: str, artifacts: Path
-) -> None:
-    # One load warms the server up (its first SSE replay, first static files); then three
-    # loads in fresh contexts (no browser cache): the median resists a busy machine's stalls.
-    url = f"{panel.server.url}/#c={long_conversation}"
-    warm_up = _first_render(browser, url)
-    times = [_first_render(browser, url) for _ in range(3)]
-    (artifacts / "first_render_ms.txt").write_text(
-        f"warm-up {warm_up:.0f} ms; measured {', '.join(f'{t:.0f}' for t in times)} ms; "
-        f"median {statistics.median(times):.0f} ms\n"
-    )
-    assert statistics.median(times) < RENDER_BUDGET_MS, f"first renders took {times} ms"
-
+def test_g_a_long_conversation_renders_whole(page: Page, panel, long_conversation: str) -> None:
     panel.open(long_conversation)
     expect(page.locator(".msg[data-id]")).to_have_count(2 * TURNS)
     last = page.locator(".msg-assistant[data-id]").last
