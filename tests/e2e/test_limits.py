@@ -183,11 +183,18 @@ def test_each_key_may_make_a_bounded_number_of_requests_a_minute(tmp_path: Path)
             health = client.get("/healthz")
         with server.client(headers=bearer(beta)) as other:
             theirs = other.get("/api/conversations")
+            # the bridges count against the same allowance: the Agent Protocol, OpenAI chat
+            bridged = [other.get("/ap/assistants/chief").status_code for _ in range(2)]
+            bridged += [other.get("/v1/models").status_code for _ in range(2)]
+            past = [other.get(path) for path in ("/ap/assistants/chief", "/v1/models")]
+            unkeyed = [httpx.get(server.url + path) for path in ("/v1/models", "/ap/threads/x")]
         with pytest.raises(InvalidStatus) as by_socket:
             connect(_ws(server, "any", f"?access_token={acme}"), open_timeout=10)
     assert allowed == [200] * 5
     assert 1 <= _retry_after(refused) <= 12, "5 a minute: one more within 12 s"
-    assert health.status_code == 200, "only /api counts"
+    assert bridged == [200] * 4 and all(_retry_after(r) >= 1 for r in past)
+    assert [r.status_code for r in unkeyed] == [401, 401], "a server with keys needs one there"
+    assert health.status_code == 200, "health does not count"
     assert theirs.status_code == 200, "another key has its own allowance"
     assert by_socket.value.response.status_code == 429
 

@@ -23,14 +23,17 @@ from hansa.api import auth
 from hansa.api.errors import refuse
 from hansa.domain.principal import Kind, Principal, Unauthenticated
 
+KEYED = ("/api/", "/ap/", "/v1/", "/ag-ui/")
+"""Where every request needs a principal (and counts against its rate, ``api/limits.py``):
+Hansa's API, the Agent Protocol, OpenAI-compatible chat and AG-UI."""
 SESSION_PATH = "/api/session"
 """Signing in and out: open to callers without a principal."""
 
 
 def is_public(path: str) -> bool:
     """Paths that answer without a principal: the panel, health, the API's description.
-    (``/v1``, ``/ag-ui`` and ``/mcp`` ask for one in their own routes.)"""
-    return not path.startswith(("/api/", "/ap/")) or path == SESSION_PATH
+    (``/mcp`` asks for one in its own route.)"""
+    return not path.startswith(KEYED) or path == SESSION_PATH
 
 
 class Guard:

@@ -1,9 +1,9 @@
 """Limits this process keeps per caller: requests per minute, live event streams.
 
 - ``RequestRate``: each key (a principal; without one, the client's address) may make
-  ``rate_limit_per_minute`` requests to ``/api`` and ``/ap``, in bursts of up to as many (a token
-  bucket refilled at that rate). Local mode (no keys) is exempt: its only caller owns
-  the machine. Past it: 429 ``rate_limited`` with ``Retry-After``.
+  ``rate_limit_per_minute`` requests to ``/api``, ``/ap``, ``/v1`` and ``/ag-ui``, in
+  bursts of up to as many (a token bucket refilled at that rate). Local mode (no keys) is
+  exempt: its only caller owns the machine. Past it: 429 ``rate_limited`` with ``Retry-After``.
 - ``Subscribers``: live SSE and WebSocket streams per conversation and per tenant.
 
 ``install`` hangs one ``Limits`` off the app and adds the ``RateLimit`` middleware,
@@ -25,6 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from hansa import errors
 from hansa.api import errors as api_errors
+from hansa.api.guard import KEYED
 from hansa.settings import Settings
 
 K = TypeVar("K", bound=Hashable)
@@ -151,7 +152,7 @@ def of(app: FastAPI) -> Limits:
 
 
 class RateLimit:
-    """Pure ASGI middleware: requests to ``/api`` and ``/ap`` beyond the caller's rate get
+    """Pure ASGI middleware: requests to ``guard.KEYED`` paths beyond the caller's rate get
     429."""
 
     def __init__(self, app: ASGIApp, *, rate: RequestRate) -> None:
@@ -172,7 +173,7 @@ class RateLimit:
 
 def _key(scope: Scope) -> str | None:
     """Whose requests these count as; None for those no limit applies to."""
-    if not scope["path"].startswith(("/api/", "/ap/")):
+    if not scope["path"].startswith(KEYED):
         return None
     state = scope.get("state", {})
     principal_id = state.get("principal_id")

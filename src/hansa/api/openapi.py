@@ -28,6 +28,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from hansa.api.guard import KEYED, SESSION_PATH
 from hansa.api.models import base, events
 
 ASSETS = "/docs-assets"
@@ -185,11 +186,9 @@ def _error_schemas() -> tuple[dict[str, Any], dict[str, Any]]:
 
 def _complete_operation(path: str, method: str, operation: dict[str, Any]) -> None:
     statuses = {400, 413, 503}
-    if path.startswith(("/api/", "/ap/")):
+    if path.startswith(KEYED):
         statuses |= {403, 429}
-    if path.startswith("/v1/"):  # a route's own dependency asks for the key; no rate limit
-        statuses.add(403)
-    if path.startswith(("/api/", "/ap/", "/v1/")) and path != "/api/session":
+    if path.startswith(KEYED) and path != SESSION_PATH:
         statuses.add(401)
         operation["security"] = [{"bearerKey": []}]
     if re.search(r"\{[a-z_]+_id\}", path):
