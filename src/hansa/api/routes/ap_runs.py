@@ -33,7 +33,7 @@ from hansa.engine.runs import service as runs_service
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns import cancel, chat
 from hansa.engine.turns.outcome import Outcome, follow_work, outcome, seq_of_turn, standing
-from hansa.store import turns
+from hansa.store import conversations, turns
 
 router = APIRouter(prefix="/ap", tags=["agent-protocol"])
 MAX_LISTED = 100
@@ -94,7 +94,7 @@ async def _start(
 
 async def _exists(services: Services, tenant: str, thread_id: str) -> bool:
     try:
-        await services.db.read(standing, tenant, thread_id, last=0)
+        await services.db.read(conversations.get, tenant, thread_id)
     except errors.NotFound:
         return False
     return True
@@ -225,7 +225,7 @@ async def list_thread_runs(
     offset: int = Query(default=0, ge=0, le=100_000),
 ) -> list[dict[str, Any]]:
     """The thread's runs (its turns), newest first."""
-    await services.db.read(standing, tenant, thread_id, last=0)  # 404 for an unknown thread
+    await services.db.read(conversations.get, tenant, thread_id)  # 404 for an unknown thread
     page = await services.db.read(
         lambda conn: [
             outcome(conn, tenant, t.id)

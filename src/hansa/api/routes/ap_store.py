@@ -33,7 +33,6 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Response
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator
 
-from hansa import errors
 from hansa.api.ap_shapes import Count, not_a_bool
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.base import answers
@@ -46,6 +45,10 @@ MAX_TTL_MINUTES = 10 * 366 * 24 * 60
 MAX_OFFSET = items.MAX_ITEMS
 """The largest ``offset``: past it a tenant has no items."""
 MAX_QUERY_CHARS = 1_000
+_LABEL = f"[^{items.SEPARATOR}]{{1,{items.MAX_LABEL_CHARS}}}"
+JOINED_NAMESPACE = f"^{_LABEL}(\\{items.SEPARATOR}{_LABEL}){{0,{items.MAX_LABELS - 1}}}$"
+"""A GET's ``namespace``: 1 to ``MAX_LABELS`` labels joined by the separator."""
+JOINED_MAX_CHARS = items.MAX_LABELS * (items.MAX_LABEL_CHARS + 1) - 1
 """The longest search ``query``."""
 
 
@@ -170,19 +173,6 @@ def _out(item: items.Item) -> dict[str, Any]:
     return out.model_dump(mode="json")
 
 
-def _labels(joined: str) -> list[str]:
-    """A GET's ``namespace`` (labels joined by ``.``) as its labels; InvalidInput."""
-    labels = joined.split(items.SEPARATOR)
-    if joined and len(labels) <= items.MAX_LABELS:
-        if all(0 < len(label) <= items.MAX_LABEL_CHARS for label in labels):
-            return labels
-    raise errors.InvalidInput(
-        f"namespace: 1 to {items.MAX_LABELS} labels of 1 to {items.MAX_LABEL_CHARS} "
-        f"characters, joined with {items.SEPARATOR!r}",
-        details={"field": "namespace"},
-    )
-
-
 @router.put("/items", status_code=204, responses=answers(None, status=204, description="Stored"))
 async def put_store_item(body: PutStoreItem, services: ServicesDep, tenant: TenantDep) -> Response:
     """Store ``value`` under ``namespace`` and ``key``: a new item, or a new value of the
@@ -204,8 +194,8 @@ async def get_store_item(
     namespace: Annotated[
         str,
         Query(
-            max_length=1_009,
-            pattern=r"^[^.]{1,100}(\.[^.]{1,100}){0,9}$",
+            max_length=JOINED_MAX_CHARS,
+            pattern=JOINED_NAMESPACE,
             examples=["users.ada"],
         ),
     ],
@@ -214,7 +204,9 @@ async def get_store_item(
 ) -> dict[str, Any]:
     """One item; ``namespace`` is its labels joined by ``.``. 404 when there is none, or it
     expired."""
-    found = await services.db.read(items.get, tenant, _labels(namespace), key, services.clock())
+    found = await services.db.read(
+        items.get, tenant, namespace.split(items.SEPARATOR), key, services.clock()
+    )
     return _out(found)
 
 
