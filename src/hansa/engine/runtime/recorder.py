@@ -4,7 +4,9 @@ A ``Batch`` is one transaction's unit of work: its *steps* (state changes, check
 and applied in order), then the messages and events they and the caller added.
 ``Recorder.write`` commits it after checking the job's lease, rings the bus, and
 only then runs the batch's after-commit hooks (or, if it rolled back, its
-rollback hooks).
+rollback hooks). What a step returns comes back as a ``Later``: readable once the
+batch has committed, never before (a value from a transaction that may still roll back
+is no value).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import asyncio
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, cast
 
 from sqlalchemy import Connection
 
@@ -26,9 +28,36 @@ from hansa.engine.runtime.faults import stop_point
 from hansa.engine.runtime.services import Services
 from hansa.store import events, messages, queue, webhooks
 
+T = TypeVar("T")
+
 Step = Callable[[Connection], object]
 """Work for the batch's transaction, run before its events are appended: it may read,
 change state, and add messages and events to the batch."""
+
+_UNSET: Any = object()
+
+
+class NotCommitted(RuntimeError):
+    """A ``Later`` was read before its batch committed."""
+
+
+class Later(Generic[T]):
+    """What a batch's step returned, for the code that added the step: readable once the
+    batch has committed (``value`` raises ``NotCommitted`` before, and after a rollback)."""
+
+    __slots__ = ("_committed", "_got")
+
+    def __init__(self) -> None:
+        self._got: Any = _UNSET
+        self._committed = False
+
+    @property
+    def value(self) -> T:
+        """The step's result; only after the commit."""
+        if not self._committed or self._got is _UNSET:
+            raise NotCommitted("the step's batch has not committed")
+        return cast("T", self._got)
+
 
 Hook = Callable[[], None]
 """Work for after the transaction: a hand-over that must not happen unless it commits."""
@@ -55,10 +84,20 @@ class Batch:
     steps: list[Step] = field(default_factory=list)
     committed: list[Hook] = field(default_factory=list)
     rolled_back: list[Hook] = field(default_factory=list)
+    laters: list[Later[Any]] = field(default_factory=list)
+    """What the steps will have returned, made readable by the commit."""
 
-    def then(self, step: Step) -> None:
-        """Run ``step`` in this batch's transaction, after the steps added before it."""
-        self.steps.append(step)
+    def then(self, step: Callable[[Connection], T]) -> Later[T]:
+        """Run ``step`` in this batch's transaction, after the steps added before it; what it
+        returns is the ``Later``'s value once the batch has committed."""
+        later: Later[T] = Later()
+
+        def run(conn: Connection) -> None:
+            later._got = step(conn)
+
+        self.steps.append(run)
+        self.laters.append(later)
+        return later
 
     def after_commit(self, hook: Hook, *, or_else: Hook | None = None) -> None:
         """Run ``hook`` once the transaction committed (``or_else`` if it rolled back)."""
@@ -174,6 +213,9 @@ class Recorder:
             raise
         finally:
             batch.steps, batch.rolled_back = [], []
+            laters, batch.laters = batch.laters, []
+        for later in laters:
+            later._committed = True
         if stored:
             self.services.bus.publish(self.conversation_id, stored[-1].seq, stored)
             self.services.metrics.saw(stored)
