@@ -4,6 +4,10 @@ A graph is data; an engine runs it. It is checked when it is saved: :func:`probl
 everything wrong with a body at once (not only the first thing), and :func:`parse` turns a
 body without problems into a :class:`GraphSpec`, or raises ``errors.InvalidGraph`` with the
 list. Nothing here evaluates code: configs hold ``{{templates}}`` and plain values only.
+
+A body may write its components as seed 001's actions (``{type, params}``, lists of actions
+nested in a ``condition``, ``parallel`` or ``loop``): they are compiled to nodes and edges
+first (``domain/action_lists.py``), and the graph is kept, and read back, in that flat form.
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ from pydantic import (
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from hansa import errors
-from hansa.domain import secrets
+from hansa.domain import action_lists, secrets
 from hansa.domain.base import Wire
-from hansa.domain.node_configs import ID_PATTERN, NODE_CONFIGS, RESERVED_IDS
+from hansa.domain.node_configs import FACTS, ID_PATTERN, NODE_CONFIGS, RESERVED_IDS, canonical
 
 MAX_NAME = 200
 """The longest graph name."""
@@ -46,6 +51,14 @@ class Component(Wire):
     id: str
     type: str
     config: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _canonical(cls, data: Any) -> Any:
+        """A node stored with the names of Hansa's first graphs reads in the one form."""
+        if isinstance(data, Mapping) and isinstance(data.get("config"), Mapping):
+            return {**data, "config": canonical(str(data.get("type")), data["config"])}
+        return data
 
 
 class Edge(Wire):
@@ -126,34 +139,47 @@ class Problem(Wire):
 def problems(body: Any, known_task_types: Iterable[str], max_nodes: int) -> list[Problem]:
     """Everything wrong with ``body`` (a ``POST /api/graphs`` body), in the order of the body,
     then the graph's shape: cycles, roots, unreachable nodes. Empty: it may be saved."""
+    return _checked(body, known_task_types, max_nodes)[0]
+
+
+def _checked(
+    body: Any, known_task_types: Iterable[str], max_nodes: int
+) -> tuple[list[Problem], action_lists.Compiled]:
     if not isinstance(body, Mapping):
-        return [Problem(code=Code.INVALID_FIELD, message="a graph is a JSON object")]
+        message = "a graph is a JSON object"
+        return [Problem(code=Code.INVALID_FIELD, message=message)], action_lists.Compiled()
     found: list[Problem] = []
     _fields(body, found)
-    raw = body.get("components")
-    if isinstance(raw, list) and len(raw) > max_nodes:
-        message = f"a graph has at most {max_nodes} nodes; this one has {len(raw)}"
+    raw, edges = body.get("components"), body.get("edges", [])
+    compiled = action_lists.graph(
+        raw if isinstance(raw, list) else [], edges if isinstance(edges, list) else []
+    )
+    found += [_field(path, message) for path, message in compiled.problems]
+    if len(compiled.components) > max_nodes:
+        size = len(compiled.components)
+        message = f"a graph has at most {max_nodes} nodes; this one has {size}"
         found.append(Problem(code=Code.TOO_MANY_NODES, message=message, field="components"))
     known = {*NODE_CONFIGS, *known_task_types}
-    nodes = _components(raw if isinstance(raw, list) else [], known, found)
-    edges = body.get("edges", [])
-    links = _edges(edges if isinstance(edges, list) else [], nodes, found)
+    nodes = _components(compiled.components, compiled.paths, known, found)
+    links = _edges(compiled.edges, nodes, found)
     _shape(list(nodes), links, found)
     if len(found) > MAX_PROBLEMS:
         more = len(found) - MAX_PROBLEMS
         left_out = Problem(code=Code.TOO_MANY_PROBLEMS, message=f"and {more} more problems")
         found = [*found[:MAX_PROBLEMS], left_out]
-    return found
+    return found, compiled
 
 
 def parse(body: Any, known_task_types: Iterable[str], max_nodes: int) -> GraphSpec:
-    """The graph ``body`` describes, or ``errors.InvalidGraph`` listing all its problems."""
-    found = problems(body, known_task_types, max_nodes)
+    """The graph ``body`` describes, in the flat, canonical form, or ``errors.InvalidGraph``
+    listing all its problems."""
+    found, compiled = _checked(body, known_task_types, max_nodes)
     if found:
         raise errors.InvalidGraph(
             [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in found]
         )
-    return GraphSpec.model_validate({k: v for k, v in body.items() if k not in READ_ONLY})
+    flat = {"name": body["name"], "components": compiled.components, "edges": compiled.edges}
+    return GraphSpec.model_validate(flat)
 
 
 def _fields(body: Mapping[str, Any], found: list[Problem]) -> None:
@@ -188,11 +214,12 @@ def _invalid(exc: ValidationError, prefix: str, code: Code, **where: Any) -> lis
     return out
 
 
-def _components(raw: list[Any], known: set[str], found: list[Problem]) -> dict[str, str]:
+def _components(
+    raw: list[Any], paths: list[str], known: set[str], found: list[Problem]
+) -> dict[str, str]:
     """The nodes by id (the first of a duplicated id), with their types."""
     nodes: dict[str, str] = {}
-    for i, item in enumerate(raw):
-        where = f"components[{i}]"
+    for item, where in zip(raw, paths, strict=True):
         try:
             component = Component.model_validate(item)
         except ValidationError as exc:
@@ -223,6 +250,9 @@ def _components(raw: list[Any], known: set[str], found: list[Problem]) -> dict[s
             found.append(
                 Problem(code=Code.UNKNOWN_TYPE, message=message, node=node, field=f"{where}.type")
             )
+        elif kind in NODE_CONFIGS and FACTS in component.config:
+            message = f"{where}.config.{FACTS} is filled by the engine as the node starts"
+            found.append(_field(f"{where}.config.{FACTS}", message, node=node))
         elif kind in NODE_CONFIGS:
             try:
                 NODE_CONFIGS[kind].model_validate(component.config)

@@ -7,6 +7,7 @@ matching rule's actions run, highest priority first, until one with ``stop``.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal, get_args
@@ -73,7 +74,9 @@ _STRICT = ConfigDict(extra="forbid")
 
 
 class Condition(Wire):
-    """One test of one fact: ``message.content contains "refund"``."""
+    """One test of one fact: ``message.content contains "refund"``. The one condition
+    language of rules and graphs (decision 0025): a rule's fields start at a fact root
+    (:data:`FACT_ROOTS`), a graph's at anything its templates may name."""
 
     model_config = _STRICT
 
@@ -83,12 +86,9 @@ class Condition(Wire):
 
     @field_validator("field")
     @classmethod
-    def _known_root(cls, path: str) -> str:
-        root = path.split(".", 1)[0]
-        if root not in FACT_ROOTS or any(not part for part in path.split(".")):
-            raise ValueError(
-                f"field {path!r} must be a dotted path starting with one of {', '.join(FACT_ROOTS)}"
-            )
+    def _dotted(cls, path: str) -> str:
+        if any(not part for part in path.split(".")):
+            raise ValueError(f"field {path!r} must be a dotted path (``context.plan.tier``)")
         return path
 
 
@@ -108,6 +108,14 @@ class ConditionGroup(Wire):
     def leaves(self) -> int:
         """How many conditions the tree holds."""
         return sum(c.leaves() if isinstance(c, ConditionGroup) else 1 for c in self.conditions)
+
+    def tests(self) -> Iterator[Condition]:
+        """Every condition of the tree, in order."""
+        for item in self.conditions:
+            if isinstance(item, ConditionGroup):
+                yield from item.tests()
+            else:
+                yield item
 
 
 class Action(Wire):
@@ -147,6 +155,11 @@ class RuleSpec(Wire):
 
     @model_validator(mode="after")
     def _bounded(self) -> RuleSpec:
+        for leaf in self.conditions.tests():
+            if leaf.field.split(".", 1)[0] not in FACT_ROOTS:
+                raise ValueError(
+                    f"field {leaf.field!r} must start with one of {', '.join(FACT_ROOTS)}"
+                )
         if self.conditions.depth() > MAX_DEPTH:
             raise ValueError(f"conditions nest deeper than {MAX_DEPTH} levels")
         if self.conditions.leaves() > MAX_LEAVES:

@@ -8,6 +8,8 @@ What a reference may name:
 - ``{{copy.html}}`` / ``{{copy.result.html}}``: the result of the step whose ref (or the
   node whose id) is ``copy`` (``.result`` is an alias for the whole result);
 - ``{{llmResponse}}``: the last model answer of a prompt graph;
+- ``{{logsResult}}`` / ``{{logsResult.total}}``: a step result by a bare name (a node's
+  id, which a seed action's ``resultKey`` chooses);
 - ``{{item}}`` / ``{{item.name}}`` / ``{{i}}``: loop variables, by the names a loop's
   ``itemKey`` / ``indexKey`` chose.
 
@@ -18,6 +20,12 @@ loop binds) stays exactly as written, and what a reference brings in is never re
 again, so text that arrives through a variable cannot reach the scope. A reference that
 names nothing stops the task under the law of clarity, and the cap bounds what
 substitution builds.
+
+A node may also ask for values by path without a template: a parameter holding
+``{"$facts": ["logsResult.total", "message.content"]}`` (:func:`facts_wanted`) is filled
+with exactly those values, nested by path, the ones that name nothing left out. A
+condition's fields are read so (``exists`` may ask about what is not there), by the same
+lookup as a reference: a field and a template name the same things.
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ _NAME = r"[A-Za-z][A-Za-z0-9_]*"
 _REFERENCE = re.compile(rf"\{{\{{\s*({_NAME}(?:\.(?:{_NAME}|[0-9]+))*)\s*\}}\}}")
 _CLARITY = "the law of clarity"
 _MISSING: Any = object()
+FACTS_WANTED = "$facts"
 
 
 @dataclass(frozen=True)
@@ -105,7 +114,7 @@ def render(text: str, scope: Scope) -> str:
     parts: list[str] = []
     size = 0
     end = 0
-    for match in _matches(text, scope.loop):
+    for match in _matches(text, _bound(scope)):
         piece = text[end : match.start()]
         filled = _as_text(_lookup(match.group(1), scope))
         size += _bytes(piece) + _bytes(filled)
@@ -126,9 +135,51 @@ def render_value(value: T, scope: Scope) -> T:
     """``value`` with every string in it (however deeply nested in dicts and lists)
     rendered; a string that is exactly one reference (spaces around it allowed) becomes
     the referenced value itself, keeping its type (and its size: nothing is built). Keys
-    are left as they are.
+    are left as they are. A top-level parameter asking for facts (:func:`facts_wanted`)
+    gets them, after the strings are rendered (so nothing it brings in is rendered).
     """
-    return map_strings(value, lambda text: _fill(text, scope))
+    rendered = map_strings(value, lambda text: _fill(text, scope))
+    if not isinstance(rendered, dict):
+        return rendered
+    filled = {
+        k: _facts(v[FACTS_WANTED], scope) if _wants_facts(v) else v for k, v in rendered.items()
+    }
+    return filled  # type: ignore[return-value]
+
+
+def facts_wanted(paths: Collection[str]) -> dict[str, list[str]]:
+    """A parameter that :func:`render_value` fills with the values at ``paths``."""
+    return {FACTS_WANTED: sorted(set(paths))}
+
+
+def _wants_facts(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {FACTS_WANTED}
+
+
+def _facts(paths: Any, scope: Scope) -> dict[str, Any]:
+    """The values at ``paths`` nested by path (``{"a": {"b": 1}}`` for ``a.b``); a path that
+    names nothing is left out. Values from the scope are never changed: a longer path
+    inside a value already taken is in it."""
+    out: dict[str, Any] = {}
+    ours = {id(out)}
+    for path in sorted(str(p) for p in paths if isinstance(p, str)):
+        try:
+            value = _lookup(path, scope)
+        except MissingVariable:
+            continue
+        *parents, last = path.split(".")
+        here = out
+        for part in parents:
+            inner = here.get(part)
+            if inner is None:
+                inner = here[part] = {}
+                ours.add(id(inner))
+            if id(inner) not in ours:
+                break
+            here = inner
+        else:
+            here.setdefault(last, value)
+    return out
 
 
 def references(value: Any, *, loop_keys: Collection[str] = ()) -> tuple[str, ...]:
@@ -166,9 +217,14 @@ def mask(value: T, stand_in: str, *, loop_keys: Collection[str] = ()) -> T:
 
 def _fill(text: str, scope: Scope) -> Any:
     whole = _REFERENCE.fullmatch(text.strip())
-    if whole and _is_reference(whole.group(1), scope.loop):
+    if whole and _is_reference(whole.group(1), _bound(scope)):
         return _lookup(whole.group(1), scope)
     return render(text, scope)
+
+
+def _bound(scope: Scope) -> Mapping[str, Any]:
+    """The bare names something binds: loop variables and step results."""
+    return {**scope.results, **scope.loop} if scope.results else scope.loop
 
 
 def _matches(text: str, loop: Mapping[str, Any]) -> Iterator[re.Match[str]]:
@@ -177,10 +233,10 @@ def _matches(text: str, loop: Mapping[str, Any]) -> Iterator[re.Match[str]]:
             yield match
 
 
-def _is_reference(name: str, loop: Mapping[str, Any]) -> bool:
-    # a bare name is a reference only when something binds it: text such as an HTML
-    # template's ``{{ title }}`` stays as written, as it always has
-    return "." in name or name == LLM_RESPONSE or name in loop
+def _is_reference(name: str, bound: Mapping[str, Any]) -> bool:
+    # a bare name is a reference only when something binds it (a loop variable, a step
+    # result): text such as an HTML template's ``{{ title }}`` stays as written
+    return "." in name or name == LLM_RESPONSE or name in bound
 
 
 def _lookup(name: str, scope: Scope) -> Any:

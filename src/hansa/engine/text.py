@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
+from hansa.domain.conditions import MATCH_TIMEOUT_SECONDS
+
 T = TypeVar("T")
 
-MATCH_TIMEOUT_SECONDS = 0.05
-"""How long one routing rule, playbook trigger or answer extractor may match (patterns
-are data, and a bad one must not stall a turn); past it the pattern counts as no match."""
+__all__ = ["MATCH_TIMEOUT_SECONDS", "map_strings"]
 
 
 def map_strings(value: T, change: Callable[[str], Any]) -> T:

@@ -14,7 +14,7 @@ MAX_NODES = 10
 
 
 def node(id: str, type: str = "message.send", **config: Any) -> dict[str, Any]:
-    return {"id": id, "type": type, "config": config or {"text": f"hello from {id}"}}
+    return {"id": id, "type": type, "config": config or {"content": f"hello from {id}"}}
 
 
 def edge(a: str, b: str, when: str | None = None) -> dict[str, Any]:
@@ -32,6 +32,8 @@ def check(body: Any, max_nodes: int = MAX_NODES) -> list[Problem]:
 def codes(body: Any, max_nodes: int = MAX_NODES) -> list[str]:
     return [p.code.value for p in check(body, max_nodes)]
 
+
+TEST = {"field": "context.n", "operator": "eq", "value": 1}
 
 VALID = graph(
     [
@@ -157,28 +159,30 @@ def test_a_duplicate_id_and_malformed_ids() -> None:
 @pytest.mark.parametrize(
     ("type", "config", "field"),
     [
-        ("llm.invoke", {}, "prompt"),
-        ("llm.invoke", {"prompt": "hi", "temperature": 2}, "temperature"),
-        ("llm.invoke", {"prompt": ""}, "prompt"),
+        ("llm.invoke", {}, "promptTemplate"),
+        ("llm.invoke", {"promptTemplate": "hi", "temperature": 3}, "temperature"),
+        ("llm.invoke", {"prompt": ""}, "promptTemplate"),
+        ("llm.invoke", {"promptTemplate": "hi", "contextFields": ["secrets"]}, "contextFields"),
         ("service.call", {}, ""),
         ("service.call", {"url": "ftp://x"}, ""),
         ("service.call", {"url": "https://x", "service": "crm"}, ""),
         ("service.call", {"service": "crm", "method": "TRACE"}, "method"),
-        ("message.send", {"text": ""}, "text"),
-        ("message.send", {"content": "hi"}, "text"),
-        ("condition", {"value": 1}, ""),
-        ("condition", {"value": 1, "equals": 1, "in": [1]}, ""),
-        ("condition", {"equals": 1}, "value"),
-        ("condition", {"value": 1, "matches": "x"}, "matches"),
-        ("condition", {"value": 1, "greaterThan": "3"}, "greaterThan"),
-        ("condition", {"value": 1, "exists": "yes"}, "exists"),
-        ("parallel", {}, "strategy"),
+        ("message.send", {"text": ""}, "content"),
+        ("message.send", {"content": "hi", "text": "hi"}, "text"),
+        ("condition", {}, "condition"),
+        ("condition", {"condition": {"field": "x", "operator": "like"}}, "condition"),
+        ("condition", {"condition": {"field": "a..b", "operator": "eq"}}, "condition"),
+        ("condition", {"condition": {"logic": "xor", "conditions": []}}, "condition"),
+        ("condition", {"value": 1, "equals": 1}, ""),
+        ("condition", {"value": "{{x.y}}", "equals": 1, "in": [1]}, ""),
+        ("condition", {"value": "{{x.y}}", "matches": "x"}, ""),
+        ("parallel", {"strategy": "any", "timeout": "soon"}, "timeout"),
         ("parallel", {"strategy": "race"}, "strategy"),
-        ("parallel", {"strategy": "any", "timeoutMs": 0}, "timeoutMs"),
+        ("parallel", {"strategy": "any", "timeoutMs": 0}, "timeout"),
         ("loop", {"items": "{{x}}", "itemKey": "item", "maxIterations": 101}, "maxIterations"),
         ("loop", {"items": "{{x}}", "itemKey": "a.b", "maxIterations": 1}, "itemKey"),
         ("loop", {"items": "{{x}}", "itemKey": "i", "indexKey": "i", "maxIterations": 1}, ""),
-        ("loop", {"items": [], "itemKey": "i", "maxIterations": 1}, "items"),
+        ("loop", {"items": [], "itemKey": "i", "maxIterations": 1}, "collection"),
         ("loop", {"items": "{{x}}", "item_key": "i", "maxIterations": 1}, "itemKey"),
         ("wait", {"seconds": 0}, "seconds"),
         ("wait", {"seconds": 31 * 24 * 3600}, "seconds"),
@@ -216,7 +220,7 @@ def test_a_config_may_not_hold_a_credential() -> None:
 
 def test_when_belongs_on_the_edges_of_a_condition_only() -> None:
     body = graph(
-        [node("c", "condition", value=1, equals=1), node("a"), node("b")],
+        [node("c", "condition", condition=TEST), node("a"), node("b")],
         [edge("c", "a"), edge("c", "b", "true"), edge("a", "b", "false")],
     )
     assert [(p.code, p.edge) for p in check(body)] == [
@@ -227,7 +231,7 @@ def test_when_belongs_on_the_edges_of_a_condition_only() -> None:
 
 def test_when_may_be_a_boolean_and_nothing_else() -> None:
     body = graph(
-        [node("c", "condition", value=1, equals=1), node("a"), node("b")],
+        [node("c", "condition", condition=TEST), node("a"), node("b")],
         [{"from": "c", "to": "a", "when": True}, {"from": "c", "to": "b", "when": "maybe"}],
     )
     found = check(body)

@@ -18,7 +18,7 @@ from hansa.domain.rules import (
     Rule,
     RuleSpec,
 )
-from hansa.engine.rules.conditions import Evaluator
+from hansa.domain.conditions import Evaluator
 from hansa.engine.rules.evaluate import check, evaluate
 
 FACTS: dict[str, Any] = {

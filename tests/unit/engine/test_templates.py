@@ -105,7 +105,6 @@ def test_substituted_text_is_never_rendered_again() -> None:
         "{{ user.name | upper }}",
         "{{user['name']}}",
         "{{ title }}",
-        "{{copy}}",
         "{% for x in y %}",
     ],
 )

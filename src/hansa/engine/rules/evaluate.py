@@ -20,7 +20,7 @@ from hansa.domain.rules import (
     RuleSpec,
     Trigger,
 )
-from hansa.engine.rules.conditions import Evaluator, compile_pattern
+from hansa.domain.conditions import Evaluator, compile_pattern
 
 
 def evaluate(

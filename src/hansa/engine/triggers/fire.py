@@ -7,7 +7,7 @@ from typing import Any
 
 from hansa.domain.conversation import Conversation
 from hansa.domain.rules import Firing, Rule, Trigger
-from hansa.engine.rules.conditions import Evaluator
+from hansa.domain.conditions import Evaluator
 from hansa.engine.rules.evaluate import evaluate
 from hansa.engine.triggers import actions
 

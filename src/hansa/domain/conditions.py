@@ -1,4 +1,11 @@
-"""One condition evaluator: field paths into the facts, sixteen operators, a time box."""
+"""The one condition evaluator of rules and graphs (decision 0025): field paths into the
+facts, sixteen operators, a time box.
+
+A rule tests the facts of its trigger (``message``, ``context``…); a graph's ``condition``
+node tests the facts its fields name, filled as it starts from what its templates could
+name (``engine/templates.py``: ``logsResult.total``, ``llmResponse``). Same shape
+(``domain/rules.py``), same operators, same results.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +15,11 @@ from typing import Any
 import regex
 
 from hansa.domain.rules import Condition, ConditionGroup, ConditionResult, Operator
-from hansa.engine.text import MATCH_TIMEOUT_SECONDS
 
+MATCH_TIMEOUT_SECONDS = 0.05
+"""How long one condition, routing rule, playbook trigger or answer extractor may match
+(patterns are data, and a bad one must not stall a turn); past it the pattern counts as no
+match."""
 MISSING = object()
 """A field path that leads nowhere in the facts."""
 
