@@ -11,6 +11,7 @@ from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models import runs as models
 from hansa.api.models.base import answers, stated
+from hansa.api.routes.stream import MAX_SEQ
 from hansa.api.schemas import run_card
 from hansa.domain import run, run_log
 from hansa.store import run_logs
@@ -91,7 +92,7 @@ async def run_log_entries(
     tenant: TenantDep,
     level: Annotated[str | None, Query(json_schema_extra=_one_of(run_log.Level))] = None,
     nodeId: str | None = None,  # noqa: N803
-    after: int = 0,
+    after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
     limit: Annotated[int | None, Query(json_schema_extra=_LOG_LIMIT)] = None,
 ) -> list[dict[str, Any]]:
     """The run's events in order as log entries ``{seq, at, level, type, taskId, nodeId,
