@@ -30,12 +30,13 @@ log = logging.getLogger(__name__)
 _LOG_OUTAGE = outage.Throttle()
 
 Handler = Callable[[Job], Awaitable[None]]
+"""Runs one claimed job (``engine.running`` dispatches on the job's kind)."""
+
 GiveUp = Callable[[Job, str], Awaitable[None]]
 """Ends a job that failed outside its handler's care ``max_attempts`` times, with the error."""
 
 RETRY_DELAY = timedelta(seconds=1)
 """How long a job that failed outside its handler's care waits before it is claimed again."""
-"""Runs one claimed job (``engine.running`` dispatches on the job's kind)."""
 
 
 class Worker:
