@@ -231,8 +231,7 @@ async def _ask(services: Services, principal: Principal, ask: AskTheTeam) -> typ
     if principal.kind is PrincipalKind.AGENT:
         raise Forbidden("an agent's token posts as its agent and starts no turn")
     agent_id = ask.agent_id or services.supervisor.id
-    if agent_id not in {a.id for a in await chat.agents_of(services, tenant)}:
-        raise errors.NotFound(f"agent {agent_id!r} is not an agent of this tenant")
+    await services.agents.require(tenant, agent_id, field="agentId")
     conversation_id = ask.conversation_id
     if conversation_id is None:
         convo = await chat.create_conversation(services, tenant, active_agent_id=agent_id)

@@ -19,7 +19,6 @@ from hansa.domain.agent import AgentDefinition, Category
 from hansa.domain.base import Wire, new_id
 from hansa.domain.principal import ApiKey, Role
 from hansa.engine.runtime.services import Services
-from hansa.engine.turns import chat
 from hansa.store import keys, principals
 
 router = APIRouter(prefix="/api/agents", tags=["agents"])
@@ -76,7 +75,7 @@ class TokenCreate(Wire):
 @router.get("", response_model=None, responses=answers(list[AgentOut]))
 async def list_agents(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
     """The roster, Hans first, then the agents the tenant registered."""
-    return [agent_out(a) for a in await chat.agents_of(services, tenant)]
+    return [agent_out(a) for a in await services.agents.listing(tenant)]
 
 
 @router.post("", status_code=201, response_model=None, responses=answers(AgentOut, 409, status=201))
@@ -84,7 +83,7 @@ async def register_agent(
     body: AgentRegistration, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """Register an agent of the tenant (409 for an id of the roster or one taken)."""
-    if services.has_agent(body.id):
+    if services.agents.built_in(body.id) is not None:
         raise errors.Conflict(f"{body.id!r} is an agent of the roster", details={"id": body.id})
     agent = AgentDefinition(
         id=body.id,
@@ -124,7 +123,7 @@ async def create_token(
 
 
 def _roster_is_read_only(services: Services, agent_id: str) -> None:
-    if services.has_agent(agent_id):
+    if services.agents.built_in(agent_id) is not None:
         raise errors.Conflict(
             f"{agent_id!r} is an agent of the roster: it comes from the config and is read-only",
             details={"id": agent_id},

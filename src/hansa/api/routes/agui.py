@@ -96,8 +96,7 @@ async def run_agui_agent(
 ) -> AgUiEventStream:
     """Run a turn of ``agent_id`` on the last user message of ``messages`` in the
     conversation of ``threadId``, streamed as AG-UI events."""
-    if agent_id not in await _agent_ids(services, tenant):
-        raise errors.NotFound(f"agent {agent_id!r} is not an agent of this tenant")
+    await services.agents.require(tenant, agent_id)
     text = _last_user_text(body.messages)
     conversation_id = await _conversation_of(services, tenant, body.thread_id, agent_id)
     posted = await chat.post_message(
@@ -109,10 +108,6 @@ async def run_agui_agent(
         _stream(services, tenant, conversation_id, posted, run),
         headers={CONVERSATION_HEADER: conversation_id},
     )
-
-
-async def _agent_ids(services: Services, tenant: str) -> list[str]:
-    return [a.id for a in await chat.agents_of(services, tenant)]
 
 
 def _last_user_text(messages: list[core.Message]) -> str:

@@ -69,9 +69,7 @@ async def _start(
 ) -> Started:
     """Post the run's message; a new conversation for a run without a thread."""
     text = shapes.text_of(body)
-    agents = {a.id for a in await chat.agents_of(services, tenant)}
-    if body.assistant_id not in agents:
-        raise errors.NotFound(f"assistant {body.assistant_id!r} is not an agent of this tenant")
+    await services.agents.require(tenant, body.assistant_id)
     active = None if body.assistant_id == services.supervisor.id else body.assistant_id
     if thread_id is None:
         thread_id = (await chat.create_conversation(services, tenant, active_agent_id=active)).id

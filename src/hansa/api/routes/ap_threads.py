@@ -42,7 +42,7 @@ async def _assistants(
 ) -> list[AgentDefinition]:
     return [
         a
-        for a in await chat.agents_of(services, tenant)
+        for a in await services.agents.listing(tenant)
         if body.graph_id in (None, a.id)
         and (body.name is None or body.name.lower() in a.display_name.lower())
         and _matches(shapes.assistant(a, services.clock())["metadata"], body.metadata)
@@ -72,10 +72,8 @@ async def get_assistant(
     assistant_id: str, services: ServicesDep, tenant: TenantDep
 ) -> dict[str, Any]:
     """One agent as an assistant."""
-    for a in await chat.agents_of(services, tenant):
-        if a.id == assistant_id:
-            return shapes.assistant(a, services.clock())
-    raise errors.NotFound(f"assistant {assistant_id!r} is not an agent of this tenant")
+    agent = await services.agents.require(tenant, assistant_id)
+    return shapes.assistant(agent, services.clock())
 
 
 async def _standing(services: Services, tenant: str, thread_id: str) -> Standing:

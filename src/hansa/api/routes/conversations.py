@@ -106,7 +106,8 @@ async def get_timeline(
 ) -> list[dict[str, Any]]:
     """The experience timeline (seed 000 §9.2), optionally of one run."""
     log = await services.db.read(events.all_of, tenant, conversation_id, run_id=runId)
-    return timeline.build(log, services.roster)
+    authors = await services.agents.display_names(tenant, (e.agent_id for e in log))
+    return timeline.build(log, {**services.agents.names(), **authors}, services.registry)
 
 
 class ConversationPatch(Wire):

@@ -101,17 +101,13 @@ class ChatCompletion(BaseModel):
     choices: list[ChoiceOut]
 
 
-async def _agent_ids(services: Services, tenant: str) -> list[str]:
-    return [a.id for a in await chat.agents_of(services, tenant)]
-
-
 @router.get("/models", response_model=None, responses=answers(ModelList))
 async def list_models(services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
     """The agents a completion may name as its ``model``."""
     created = int(time.time())
     data = [
         ModelOut(id=agent_id, created=created, owned_by="hansa")
-        for agent_id in await _agent_ids(services, tenant)
+        for agent_id in [a.id for a in await services.agents.listing(tenant)]
     ]
     return ModelList(data=data).model_dump()
 
@@ -138,8 +134,7 @@ async def create_chat_completion(
 ) -> Any:
     """Run a turn of agent ``model`` on the last user message; answer when it is done (or
     stream it)."""
-    if body.model not in await _agent_ids(services, tenant):
-        raise errors.NotFound(f"model {body.model!r} is not an agent of this tenant")
+    await services.agents.require(tenant, body.model)  # 404, as OpenAI's model_not_found
     text = _last_user_text(body.messages)
     conversation_id = conversation_header or body.conversation_id
     asked = _history(body, [*_before_last_user(body.messages)])

@@ -30,7 +30,7 @@ router = APIRouter()
 async def card(services: Services, tenant: str, run_id: str) -> dict[str, Any]:
     """The run as its card shows it: its tasks, thinking, and what Undo offers."""
     shown = await runs.view(services, tenant, run_id)
-    names = {a.id: a.display_name for a in services.roster}
+    names = await services.agents.display_names(tenant, (t.created_by for t in shown.tasks))
     out = run_card(shown.current, shown.tasks, shown.thinking, names)
     # what the panel's Undo offers: the steps a rollback would undo, newest first
     out["undoableTaskIds"] = [t.id for t in runs.undoable(services.registry, shown.tasks)]

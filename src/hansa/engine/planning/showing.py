@@ -45,7 +45,7 @@ def show(
         full,
         escalation.builtin(),
         registry=req.services.registry,
-        agents=req.services.agents,
+        agents=req.services.agents.built_ins,
         project=req.project,
     )
     if state.playbook is None:  # a model-drafted plan is kept as escalated
@@ -98,7 +98,7 @@ def show(
 def _announce(req: PlanningRequest, outcomes: list[escalation.Outcome]) -> None:
     """A status chip per escalated step and a thinking entry per matched one (seed 000
     §6.3), once the laws let the plan stand."""
-    names = req.services.names()
+    names = req.services.agents.names()
     hans = req.supervisor
     for outcome in outcomes:
         owner = names.get(outcome.step.owner, outcome.step.owner)
@@ -111,7 +111,7 @@ def _announce(req: PlanningRequest, outcomes: list[escalation.Outcome]) -> None:
 
 def _landing(req: PlanningRequest, plan: Plan, site: str | None) -> list[str]:
     """Where each change lands: one line per step that changes something outside."""
-    registry, names = req.services.registry, req.services.names()
+    registry, names = req.services.registry, req.services.agents.names()
     lines = []
     for stage in plan.stages:
         for s in stage.steps:
@@ -123,7 +123,7 @@ def _landing(req: PlanningRequest, plan: Plan, site: str | None) -> list[str]:
 
 
 def _plan_text(req: PlanningRequest, plan: Plan, site: str | None) -> str:
-    names = req.services.names()
+    names = req.services.agents.names()
     lines = [f"Here is the plan — {plan.intent}", ""]
     for stage in plan.stages:
         parts = [

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hansa import errors
+from hansa.domain.agent import AgentDefinition
 from hansa.domain.llm_call import LlmCall
 from hansa.engine.llm import CallScope, RecordedCall
 from hansa.engine.prompts import persona
@@ -30,9 +31,9 @@ class Doer:
 
 def generator(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Any:
     """``generate(instructions, material)``: a short draft by the acting agent's model."""
-    agent = services.agent(doer.agent_id)
 
     async def generate(instructions: str, material: str) -> str:
+        agent = await _acting(services, tenant_id, doer)
         prompt = [
             ChatMessage("system", f"{persona(agent)} {instructions}"),
             ChatMessage("user", material),
@@ -48,9 +49,9 @@ def generator(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCal
 def completer(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Complete:
     """``complete(prompt, system=, model=)``: the caller's own prompt, by the model named
     (a ``provider:model`` spec) or the acting agent's, at the agent's settings."""
-    agent = services.agent(doer.agent_id)
 
     async def complete(prompt: str, *, system: str | None = None, model: str | None = None) -> str:
+        agent = await _acting(services, tenant_id, doer)
         messages = [ChatMessage("system", system or persona(agent)), ChatMessage("user", prompt)]
         settings = ModelSettings(
             temperature=agent.model_settings.temperature,
@@ -68,6 +69,13 @@ def completer(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCal
         )
 
     return complete
+
+
+async def _acting(services: Services, tenant_id: str, doer: Doer) -> AgentDefinition:
+    agent = await services.agents.find(tenant_id, doer.agent_id)
+    if agent is None:  # a registered agent removed while its task ran
+        raise TaskFailed(f"agent {doer.agent_id} no longer exists", code="unknown_agent")
+    return agent
 
 
 async def _ask(

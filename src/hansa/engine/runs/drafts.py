@@ -16,7 +16,6 @@ from hansa.domain.base import new_id
 from hansa.domain.plan import Plan
 from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
-from hansa.engine.runs import agents
 from hansa.engine.runs.connectors import trusted_targets
 from hansa.engine.runtime.services import Services
 from hansa.store.secrets import SecretBox
@@ -74,7 +73,7 @@ def judge_drafts(
     """The laws' verdict on each draft, at plan time (step references allowed)."""
     verdicts = []
     for draft in drafts:
-        agent = agents.find(services, conn, tenant_id, draft.created_by)
+        agent = services.agents.get(conn, tenant_id, draft.created_by)
         if agent is None:
             raise errors.InvalidInput(
                 f"unknown agent {draft.created_by!r}", details={"field": "createdByAgentId"}

@@ -192,7 +192,7 @@ def answer(
     what the review found is kept in the run's metadata (``validation``). A graph's run
     that completed gets no final message: its nodes said what the graph had to say."""
     chief = services.supervisor
-    names = services.names()
+    names = services.agents.names_of(conn, r.tenant_id, (t.created_by for t in tasks))
     batch.thinking(
         f"{chief.display_name} is validating all outputs",
         agent_id=chief.id,

@@ -26,7 +26,6 @@ from hansa.domain import event, message, run, secrets
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
-from hansa.engine.runs import agents
 from hansa.engine.runs.asking import Doer
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import secret_box, trusted_targets
@@ -210,7 +209,7 @@ def _prepare_one(
     projects: dict[str | None, ProjectContext],
 ) -> _Undo:
     services, conn = change.services, change.conn
-    agent = agents.find(services, conn, change.tenant_id, task.created_by)
+    agent = services.agents.get(conn, change.tenant_id, task.created_by)
     if agent is None:
         raise NotUndoable(f"the agent {task.created_by!r} is not registered any more")
     if task.project_id not in projects:

@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy import Connection
 
-from hansa import errors
 from hansa.bus.base import Bus
-from hansa.domain.agent import SUPERVISOR_ID, AgentDefinition
+from hansa.domain.agent import AgentDefinition
 from hansa.domain.base import utcnow
 from hansa.domain.job import Job
 from hansa.domain.project import ProjectContext
 from hansa.engine.metrics import Metrics
 from hansa.engine.routing import Router
+from hansa.engine.runtime.agent_directory import AgentDirectory
 from hansa.models.base import Model
 from hansa.models.pool import ModelPool
 from hansa.settings import Settings
@@ -85,27 +85,17 @@ class Services:
     given by ``engine.running``, which sees the handoffs package the runs may not import."""
     metrics: Metrics = field(default_factory=Metrics, compare=False)
     """The process's counters (``GET /metrics``)."""
-    agents: dict[str, AgentDefinition] = field(init=False, repr=False, compare=False)
-    """The roster by id."""
+    agents: AgentDirectory = field(init=False, repr=False, compare=False)
+    """Every agent a tenant can address: the roster, then its registered agents. The one
+    way to look an agent up, on every surface."""
 
     def __post_init__(self) -> None:
-        agents = {a.id: a for a in self.roster}
-        if SUPERVISOR_ID not in agents:
-            raise errors.ConfigError(f"the roster needs the supervisor {SUPERVISOR_ID!r}")
-        object.__setattr__(self, "agents", agents)
+        object.__setattr__(self, "agents", AgentDirectory(self.roster, self.db))
 
     @property
     def supervisor(self) -> AgentDefinition:
         """Hans: the agent that routes, plans and validates."""
-        return self.agents[SUPERVISOR_ID]
-
-    def agent(self, agent_id: str) -> AgentDefinition:
-        """The roster entry for ``agent_id`` (the supervisor if unknown)."""
-        return self.agents.get(agent_id) or self.supervisor
-
-    def has_agent(self, agent_id: str) -> bool:
-        """True when ``agent_id`` is in the roster."""
-        return agent_id in self.agents
+        return self.agents.supervisor
 
     def may_name_model(self, spec: str) -> bool:
         """Whether a tenant's own config (a graph node's ``model``) may name ``spec``: a
@@ -131,10 +121,6 @@ class Services:
         return self.models.choose(
             action, agent.model_settings.model, project_model, self.settings.model
         )
-
-    def names(self) -> dict[str, str]:
-        """Display names by agent id."""
-        return {a.id: a.display_name for a in self.roster}
 
     def wake_worker(self) -> None:
         """Tell this process's worker, if any, that a job was enqueued."""

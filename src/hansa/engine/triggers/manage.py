@@ -9,7 +9,7 @@ from typing import Any
 from hansa import errors
 from hansa.domain.base import new_id
 from hansa.domain.rules import Firing, RecordedFiring, Rule, RuleSpec, Trigger
-from hansa.engine.rules.conditions import Evaluator
+from hansa.domain.conditions import Evaluator
 from hansa.engine.rules.evaluate import check, evaluate
 from hansa.engine.runtime.services import Services
 from hansa.engine.triggers import jobs
@@ -20,8 +20,9 @@ EDITABLE = ("name", "priority", "enabled", "conditions", "actions", "stop", "sch
 """What ``PATCH /api/rules/{id}`` may change (the trigger and project stay)."""
 
 
-def _check(services: Services, spec: RuleSpec) -> None:
-    check(spec, {t.name for t in services.registry.all()}, set(services.agents))
+def _check(services: Services, conn: Any, tenant_id: str, spec: RuleSpec) -> None:
+    agents = {a.id for a in services.agents.all(conn, tenant_id)}
+    check(spec, {t.name for t in services.registry.all()}, agents)
 
 
 def _owned(conn: Any, tenant_id: str, rule: Rule) -> None:
@@ -34,19 +35,18 @@ def _owned(conn: Any, tenant_id: str, rule: Rule) -> None:
 
 async def create(services: Services, tenant_id: str, spec: RuleSpec) -> Rule:
     """Check and store a new rule."""
-    _check(services, spec)
     now = services.clock()
     rule = Rule(
         **spec.model_dump(), id=new_id(), tenant_id=tenant_id, created_at=now, updated_at=now
     )
 
     def store(conn: Any) -> None:
+        _check(services, conn, tenant_id, spec)
         _owned(conn, tenant_id, rule)
         rule_rows.create(conn, rule)
         jobs.schedule_timer(conn, services, rule)
 
     await services.db.write(store)
-    services.wake_worker()
     return rule
 
 
@@ -104,7 +104,7 @@ async def change(services: Services, tenant_id: str, rule_id: str, changes: dict
         current = rule_rows.get(conn, tenant_id, rule_id)
         merged = {**current.model_dump(include=set(RuleSpec.model_fields)), **changes}
         spec = RuleSpec.model_validate(merged)
-        _check(services, spec)
+        _check(services, conn, tenant_id, spec)
         updated = current.model_copy(update=spec.model_dump())
         valid = Rule.model_validate(updated.model_dump())
         _owned(conn, tenant_id, valid)

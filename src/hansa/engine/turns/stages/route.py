@@ -43,7 +43,16 @@ async def route(ctx: TurnContext) -> Then:
         )
     else:
         decision = ctx.services.router.decide(ctx.user_text, previous)
-    agent = ctx.services.agent(decision.agent_id)
+    agent = await ctx.services.agents.find(ctx.tenant_id, decision.agent_id)
+    if agent is None:  # a registered agent removed since it was chosen: Hans answers, and says so
+        decision = RoutingDecision(
+            previous_agent_id=decision.previous_agent_id,
+            agent_id=supervisor.id,
+            rule_id=None,
+            matched=None,
+            reason=f"agent {decision.agent_id} is no longer available",
+        )
+        agent = supervisor
     ctx.decision, ctx.agent = decision, agent
 
     batch = ctx.batch()
