@@ -407,6 +407,29 @@ def test_parallel_any_ends_at_the_fastest_child_and_cuts_the_slow_one(client: ht
     assert _seconds(done) < 2, "the slow child (2 s) was not waited for"
 
 
+def test_parallel_any_over_durable_waits_ends_when_the_first_wait_is_over(
+    client: httpx.Client,
+) -> None:
+    """The slow wait, held for its due time, loses and is skipped; the run then ends (it
+    used to stay ``running``: the job saw the skipped wait as still held, and quit)."""
+    graph_id = _graph(
+        client,
+        [
+            {"id": "race", "type": "parallel", "config": {"strategy": "any"}},
+            {"id": "fast", "type": "wait", "config": {"seconds": 0.2}},
+            {"id": "slow", "type": "wait", "config": {"seconds": 60}},
+        ],
+        [{"from": "race", "to": "fast"}, {"from": "race", "to": "slow"}],
+    )
+    cid = new_conversation(client)
+    done = _until(client, _run(client, graph_id, cid)["id"], _ended, seconds=10)
+    nodes = _nodes(done)
+    assert done["status"] == "completed", done
+    assert nodes["fast"]["status"] == "completed"
+    assert nodes["slow"]["status"] == "skipped"
+    assert "another branch of race finished first" in nodes["slow"]["error"]
+
+
 def test_parallel_settle_goes_on_past_a_failing_child(client: httpx.Client) -> None:
     graph_id = _graph(
         client,

@@ -10,14 +10,18 @@ use; they return a JSON-able result dict and never reach the database directly.
 from __future__ import annotations
 
 import abc
+import enum
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from hansa import errors
+from hansa.domain.conversation import State
+from hansa.domain.handoff import Priority
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -75,6 +79,35 @@ class Complete(Protocol):
     ) -> str: ...
 
 
+@dataclass(frozen=True)
+class MergeContext:
+    """Merge ``values`` into the conversation's context (a graph's ``context.update``)."""
+
+    values: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class MoveConversation:
+    """Move the conversation to state ``to`` (a graph's ``state.transition``); refused, and
+    the step failed, where its state may not move so."""
+
+    to: State
+
+
+@dataclass(frozen=True)
+class OpenHandoff:
+    """Hand the conversation to a person (a graph's ``handoff.create``); the run pauses
+    until the person gives it back."""
+
+    reason: str
+    priority: Priority
+
+
+Change = MergeContext | MoveConversation | OpenHandoff
+"""A change to the conversation an execution asks for (``TaskContext.changes``): made
+with its result, in the transaction that records it (``engine/runs/run_job.py``)."""
+
+
 @dataclass
 class TaskContext:
     """What an executor may use; built by the engine for each execution."""
@@ -97,11 +130,10 @@ class TaskContext:
     say: Callable[[str], None] | None = None
     """Post an assistant message to the conversation, with the step's result (a graph's
     ``message.send``); None where nothing may be said (a turn's tool call)."""
-    changes: list[dict[str, Any]] | None = None
+    changes: list[Change] | None = None
     """Changes to the conversation the execution asks for, made with its result in the
-    step's transaction: ``{"context": {...}}`` (merged into its context) or ``{"state":
-    "<state>"}`` (a graph's ``context.update`` and ``state.transition``). None where the
-    conversation may not be changed so (a turn's tool call)."""
+    step's transaction. None where the conversation may not be changed so (a turn's tool
+    call)."""
     state_deltas: list[dict[str, Any]] | None = None
     """Where the execution proposes deltas to the acting agent's scratchpad
     (``domain/agent_state.py``): a tool call of a turn applies them with its result. None
@@ -140,6 +172,17 @@ class Judging:
     server's entry there."""
 
 
+class Flow(enum.Enum):
+    """How a task governs the tasks that depend on it (``TaskType.flow``)."""
+
+    FORK = "fork"
+    """Its children run side by side under its ``strategy`` (``all``, ``any``, ``settle``)
+    and its ``timeout`` (a graph's ``parallel``)."""
+    LOOP = "loop"
+    """Its body runs once per item of its result's ``items``, in order (a graph's
+    ``loop``)."""
+
+
 @dataclass(frozen=True)
 class TaskType(Generic[P]):
     """One registered action."""
@@ -170,6 +213,28 @@ class TaskType(Generic[P]):
     graph_node: bool = False
     """A node type of prompt graphs (``llm.invoke``, ``condition``…): a graph's step only,
     never offered to an agent as a tool."""
+    node_type: str | None = None
+    """The graph node type this task type runs, where the two names differ (a graph's
+    ``wait`` is ``wait.durable``: the plain ``wait`` sleeps in its executor)."""
+    settle: Callable[[P], Result] | None = None
+    """A pure node (``condition``, ``parallel``) reads nothing outside and changes nothing:
+    the run job decides it as it starts, in the transaction that starts it, from its
+    parameters alone (its ``TaskFailed`` fails it), so a chain of them costs one step. Its
+    executor serves a call from anywhere else."""
+    hold: Callable[[P], timedelta] | None = None
+    """How long the run waits, durably, before the task runs (a graph's ``wait``): the
+    first time it would start it goes back to ``open`` with a due time the store keeps,
+    like a retry's backoff, and holds no worker while it waits."""
+    flow: Flow | None = None
+    """What the task does to the tasks that depend on it besides running before them: the
+    scheduler's rules for a fork's children or a loop's body (``engine/runs/forks.py``,
+    ``loops.py``)."""
+    answers: bool = False
+    """Its result's ``text`` is a model's answer: the latest one completed is a graph's
+    ``{{llmResponse}}`` (``llm.invoke``)."""
+    describe: Callable[[Mapping[str, Any]], str | None] | None = None
+    """The timeline's sentence for a completed execution, from its result ("Page created in
+    WordPress at https://…"); None, or no sentence: the generic "<type> completed"."""
 
     def reversible(self, params: P, judging: Judging | None = None) -> bool:
         """Whether the system can reverse this execution."""

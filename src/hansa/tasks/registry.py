@@ -38,6 +38,14 @@ class TaskRegistry:
                 f"unknown task type {name!r}{hint}", details={"field": "taskType"}
             ) from None
 
+    def for_node(self, node_type: str) -> TaskType[Any]:
+        """The task type a graph's node of ``node_type`` runs: the one that names it as its
+        ``node_type``, else the one of the same name."""
+        for task_type in self._types.values():
+            if task_type.node_type == node_type:
+                return task_type
+        return self.get(node_type)
+
     def __contains__(self, name: object) -> bool:
         return name in self._types
 

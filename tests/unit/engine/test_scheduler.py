@@ -9,7 +9,7 @@ The scheduler's entry points are called from four small helpers only (``_book``,
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -81,8 +81,8 @@ def _book(services: Services, conn: Connection, r: run.Run) -> tuple[scheduler.B
     return scheduler.Book(change, runs.tasks_of(conn, r.id)), change.batch
 
 
-def _next(book: scheduler.Book, r: run.Run, busy: int, held: set[str]) -> list[run.Task]:
-    return scheduler.next_tasks(book, r, busy=busy, held=held)
+def _next(book: scheduler.Book, r: run.Run, busy: int) -> list[run.Task]:
+    return scheduler.next_tasks(book, r, busy=busy)
 
 
 def _move(book: scheduler.Book, task_id: str, target: run.TaskStatus, **kw: Any) -> run.Task:
@@ -93,15 +93,14 @@ def _held(book: scheduler.Book) -> dict[str, datetime]:
     return book.held()
 
 
-async def _decide(
-    services: Services, r: run.Run, *, busy: int = 0, held: Iterable[str] = ()
-) -> Decision:
-    """One decision of the scheduler on stored run ``r``, in one transaction."""
+async def _decide(services: Services, r: run.Run, *, busy: int = 0) -> Decision:
+    """One decision of the scheduler on stored run ``r``, in one transaction (what is held
+    for a retry, a ``wait`` or a fork's timeout, it reads from the book)."""
 
     def decide(conn: Connection) -> Decision:
         current = runs.get(conn, r.tenant_id, r.id)
         book, batch = _book(services, conn, current)
-        chosen = _next(book, current, busy, set(held))
+        chosen = _next(book, current, busy)
         return Decision(
             started=[t.id for t in chosen],
             tasks={t.id: t for t in runs.tasks_of(conn, r.id)},
@@ -181,7 +180,7 @@ async def test_a_task_held_for_its_retry_does_not_start_until_its_time(
     await _stored(services, retrying, due, fresh, r=r)
 
     held = await services.db.read(lambda conn: _held(_book(services, conn, r)[0]))
-    decision = await _decide(services, r, held=held)
+    decision = await _decide(services, r)
 
     assert list(held) == [retrying.id], "only a backoff still running holds a task"
     assert held[retrying.id] == retrying.scheduled_at
@@ -418,6 +417,35 @@ async def test_parallel_any_stops_the_losers_once_a_child_completed(services: Se
     assert _statuses(decision, running, waiting, behind) == [S.CANCELLED, S.SKIPPED, S.SKIPPED]
     assert decision.tasks[running.id].error == "another branch of race finished first"
     assert decision.started == [join.id], "the join runs on the winner"
+
+
+async def test_a_held_wait_that_loses_a_race_holds_the_run_no_longer(services: Services) -> None:
+    r = make_run()
+    race = _node(
+        r,
+        "race",
+        0,
+        status=S.COMPLETED,
+        attempts=1,
+        task_type="parallel",
+        parameters={"strategy": "any"},
+    )
+    fast = _node(r, "fast", 1, (race,), status=S.COMPLETED, attempts=1, task_type="wait.durable")
+    slow = _node(
+        r,
+        "slow",
+        2,
+        (race,),
+        attempts=1,
+        task_type="wait.durable",
+        scheduled_at=utcnow() + timedelta(minutes=1),
+    )
+    await _stored(services, race, fast, slow, r=r)
+
+    decision = await _decide(services, r)
+
+    assert _statuses(decision, slow) == [S.SKIPPED]
+    assert decision.run_status is run.RunStatus.COMPLETED, "nothing is held by a lost wait"
 
 
 async def test_a_parallel_timeout_is_held_until_due_then_fails_what_still_runs(

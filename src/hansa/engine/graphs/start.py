@@ -1,11 +1,11 @@
 """A graph's run: one task per node, in the graph's order, started at once.
 
-A node becomes a task of its node type's task type (``wait`` is ``wait.durable``), owned by
-the node's agent (``llm.invoke``'s ``agentId``) or the run's; it depends on the nodes its
-in-edges come from, and a ``condition``'s out-edge adds the branch it must take
-(``metadata.when``). The run is stored and approved in one transaction: it starts at
-once, under the same laws as any run (an irreversible node still waits for the user's
-confirmation). Templates in the configs are filled in as each task starts
+A node becomes a task of its node type's task type (``TaskRegistry.for_node``: ``wait`` is
+``wait.durable``), owned by the node's agent (``llm.invoke``'s ``agentId``) or the run's; it
+depends on the nodes its in-edges come from, and a ``condition``'s out-edge adds the branch
+it must take (``metadata.when``). The run is stored and approved in one transaction: it
+starts at once, under the same laws as any run (an irreversible node still waits for the
+user's confirmation). Templates in the configs are filled in as each task starts
 (``runs/run_job.py``), from the run's inputs and the results of the nodes before it.
 """
 
@@ -20,12 +20,13 @@ from sqlalchemy import Connection
 
 from hansa.domain import event
 from hansa.domain.base import new_id
-from hansa.domain.graph import Graph
-from hansa.engine import runs
+from hansa.domain.graph import Component, Graph
+from hansa.domain.node_configs import FACTS, Condition
+from hansa.engine import runs, templates
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations
-from hansa.tasks.builtin.graph_nodes import NODE_TASK_TYPES
+from hansa.tasks.registry import TaskRegistry
 
 GROUP = "G"
 """The step group of every task of a graph (their order is their dependencies)."""
@@ -42,7 +43,9 @@ class GraphRunRequest:
     """``{message?, user?, context?, …}``: the templates' namespaces."""
 
 
-def drafts(graph: Graph, agent_id: str, project_id: str | None) -> list[runs.TaskDraft]:
+def drafts(
+    graph: Graph, agent_id: str, project_id: str | None, registry: TaskRegistry
+) -> list[runs.TaskDraft]:
     """The graph's nodes as task drafts, in the graph's (topological) order."""
     after: dict[str, list[str]] = {c.id: [] for c in graph.components}
     when: dict[str, list[tuple[str, str]]] = {c.id: [] for c in graph.components}
@@ -54,12 +57,12 @@ def drafts(graph: Graph, agent_id: str, project_id: str | None) -> list[runs.Tas
     found: list[runs.TaskDraft] = []
     for i, node_id in enumerate(_in_order(graph)):
         node = by_id[node_id]
-        owner = node.config.get("agentId") if node.type == "llm.invoke" else None
+        owner = node.config.get("agentId")  # only a node that asks a model may name one
         found.append(
             runs.TaskDraft(
                 GROUP,
-                NODE_TASK_TYPES.get(node.type, node.type),
-                dict(node.config),
+                registry.for_node(node.type).name,
+                parameters(node),
                 str(owner or agent_id),
                 f"{node.id} ({node.type})",
                 sequence_order=i,
@@ -71,6 +74,18 @@ def drafts(graph: Graph, agent_id: str, project_id: str | None) -> list[runs.Tas
             )
         )
     return found
+
+
+def parameters(node: Component) -> dict[str, Any]:
+    """A node's task parameters: its config, and the facts it reads by path (a condition's
+    fields, an ``llm.invoke``'s ``contextFields``), filled as the task starts."""
+    config = dict(node.config)
+    if node.type == "condition":
+        fields = [t.field for t in Condition.model_validate(config).group().tests()]
+        config[FACTS] = templates.facts_wanted(fields)
+    elif node.type == "llm.invoke" and config.get("contextFields"):
+        config[FACTS] = templates.facts_wanted(config["contextFields"])
+    return config
 
 
 def _in_order(graph: Graph) -> list[str]:
@@ -93,13 +108,15 @@ def _in_order(graph: Graph) -> list[str]:
     return order
 
 
-def new_run(graph: Graph, request: GraphRunRequest, project_id: str | None) -> runs.NewRun:
+def new_run(
+    graph: Graph, request: GraphRunRequest, project_id: str | None, registry: TaskRegistry
+) -> runs.NewRun:
     """The run of ``graph`` that ``request`` asks for."""
     return runs.NewRun(
         request.conversation_id,
         f"{graph.name} (graph v{graph.version})"[:200],
         project_id,
-        drafts(graph, request.agent_id, project_id),
+        drafts(graph, request.agent_id, project_id, registry),
         metadata={
             "graph": {"id": graph.id, "version": graph.version, "name": graph.name},
             "inputs": request.inputs,
@@ -121,11 +138,11 @@ def starting(
     run_id = new_id()
 
     def store(change: runs.RunChange) -> object:
-        return runs.store_run(change, new_run(found(change.conn), request, project_id))
+        registry = change.services.registry
+        return runs.store_run(change, new_run(found(change.conn), request, project_id, registry))
 
     batch.then(runs.on_run(services, tenant_id, run_id, batch, store))
     batch.then(runs.approving(services, tenant_id, run_id, batch))
-    batch.after_commit(services.wake_worker)
     return run_id
 
 

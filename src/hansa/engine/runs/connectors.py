@@ -17,12 +17,8 @@ from hansa.tasks.connectors.mcp_client import McpServers
 from hansa.tasks.connectors.outbound import OutboundPolicy
 from hansa.tasks.connectors.woocommerce import WooCommerceShop
 from hansa.tasks.connectors.wordpress import WordPressCms, site_problem
-from hansa.tasks.connectors.workspace_cms import WorkspaceCms, WorkspaceShop
+from hansa.tasks.connectors.workspace_cms import PAGES, PRODUCTS, WorkspaceCms, WorkspaceShop
 
-WORKSPACE_PAGES = "/api/workspace/pages/"
-"""Where pages of the built-in CMS are served (they are real, just not on the project's site)."""
-WORKSPACE_PRODUCTS = "/api/workspace/products/"
-"""Where products of the built-in shop are served."""
 SITE_SECTIONS = ("wordpress", "woocommerce")
 """The project config sections that name a site (``baseUrl``) and its credentials."""
 
@@ -91,13 +87,13 @@ async def connectors_for(
             cms = WordPressCms.from_config(settings, policy=policy)
             found["cms"] = await stack.enter_async_context(cms)
         else:
-            found["cms"] = WorkspaceCms(workspace, project.project_id, WORKSPACE_PAGES)
+            found["cms"] = WorkspaceCms(workspace, project.project_id, PAGES)
         if isinstance(config.get("woocommerce"), dict):
             settings = box.open(config["woocommerce"])
             shop = WooCommerceShop.from_config(settings, policy=policy)
             found["shop"] = await stack.enter_async_context(shop)
         else:
-            found["shop"] = WorkspaceShop(workspace, project.project_id, WORKSPACE_PRODUCTS)
+            found["shop"] = WorkspaceShop(workspace, project.project_id, PRODUCTS)
         yield found
 
 

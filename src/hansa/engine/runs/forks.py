@@ -1,4 +1,4 @@
-"""A graph's ``parallel`` nodes: ``any`` races, ``settle`` outcomes, timeouts.
+"""A graph's ``parallel`` nodes (``Flow.FORK``): ``any`` races, ``settle`` outcomes, timeouts.
 
 A ``parallel`` node is a fork: it completes at once, and its children (the tasks that
 depend on it) run side by side. What its strategy asks is enforced here, by the scheduler,
@@ -7,7 +7,7 @@ on the run's book:
 - ``any``: once one child completed, the others lose: an open or waiting one is
   skipped, a running one is cancelled (the run job cuts its execution);
 - ``settle``: a child's failure fails neither the run nor what comes after it;
-- ``timeoutMs``: at the fork's time plus the timeout, the children not yet final are
+- ``timeout`` (ms): at the fork's time plus the timeout, the children not yet final are
   stopped: failed under ``all`` and ``any`` (the run fails), cancelled under ``settle``.
 
 The fork's result as later templates read it (``{{race.result…}}``) is what its children
@@ -23,7 +23,6 @@ from typing import Any
 
 from hansa.domain import run
 
-PARALLEL = "parallel"
 _LOSES = {
     run.TaskStatus.OPEN: run.TaskStatus.SKIPPED,
     run.TaskStatus.AWAITING_CONFIRMATION: run.TaskStatus.CANCELLED,
@@ -53,7 +52,7 @@ def forks(tasks: dict[str, run.Task], children: dict[str, list[str]]) -> list[Fo
         t = tasks[fork_id]
         if t.status is not run.TaskStatus.COMPLETED:
             continue
-        timeout = t.parameters.get("timeoutMs")
+        timeout = t.parameters.get("timeout")
         deadline = t.updated_at + timedelta(milliseconds=timeout) if timeout else None
         strategy = str(t.parameters.get("strategy", "all"))
         found.append(Fork(t, strategy, [tasks[c] for c in kids], deadline))
@@ -85,7 +84,7 @@ def losers(found: list[Fork], now: datetime) -> list[tuple[run.Task, run.TaskSta
             why = f"another branch of {f.node} finished first"
             stop += [(c, _LOSES[c.status], why) for c in going]
         elif f.deadline is not None and now >= f.deadline:
-            ms = f.task.parameters.get("timeoutMs")
+            ms = f.task.parameters.get("timeout")
             why = f"{f.node} timed out after {ms} ms"
             for c in going:  # consent asked for cannot fail: it is withdrawn
                 cancel = f.strategy == "settle" or c.status is run.TaskStatus.AWAITING_CONFIRMATION

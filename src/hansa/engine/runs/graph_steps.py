@@ -1,30 +1,40 @@
-"""What a graph's task needs as it starts: its templates' scope, and a ``wait`` held.
+"""What a graph's task needs as it starts and as it ends: its templates' scope, a ``wait``
+held, a pure node settled, the conversation changed as its executor asked.
 
 A graph's task (one with a ``node_id``) fills its templates from the run's inputs
 (``message``, ``user``, ``context``: ``POST /api/graphs/{id}/runs``'s ``inputs``), the
 results of the nodes before it (by node id) and ``llmResponse``, the text of the last
-``llm.invoke`` that completed before it. A plan's step keeps its refs (results only).
+``llm.invoke`` (a type that ``answers``) that completed before it. A plan's step keeps its
+refs (results only).
 
-A ``wait`` node does not sleep in an executor: the first time it would start, it goes back
-to ``open`` with a due time (``scheduled_at``), like a retry's backoff, which the store
-keeps; once due it completes. The run job, with nothing else to do, hands a long wait to
-the queue (a run job due then), so a waiting run holds no worker.
+A held task (``TaskType.hold``: a ``wait`` node) does not sleep in an executor: the first
+time it would start, it goes back to ``open`` with a due time (``scheduled_at``), like a
+retry's backoff, which the store keeps; once due it completes. The run job, with nothing
+else to do, hands a long wait to the queue (a run job due then), so a waiting run holds no
+worker. Nothing here asks a task's type by its name: what a type does is said on it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, assert_never
 
 from pydantic import BaseModel
 
-from hansa.domain import conversation, message, run
+from hansa.domain import message, run
 from hansa.engine import templates
 from hansa.engine.runs import forks
 from hansa.engine.runs.scheduler import Book
 from hansa.store import conversations, runs
-from hansa.tasks.base import TaskFailed
-from hansa.tasks.builtin.graph_nodes import PURE, WAIT
+from hansa.tasks.base import (
+    Change,
+    MergeContext,
+    MoveConversation,
+    OpenHandoff,
+    Result,
+    TaskFailed,
+)
 
 HOLD_IN_PLACE = timedelta(seconds=5)
 """A run job with nothing but waits due sooner than this sleeps; a later one is queued."""
@@ -36,7 +46,7 @@ def scope(
     """The names a graph's task may reference (``outputs``: the book's, as read once)."""
     inputs: dict[str, Any] = r.metadata.get("inputs") or {}
     answered = sorted(
-        (t for t in book.tasks.values() if t.task_type == "llm.invoke" and t.result),
+        (t for t in book.tasks.values() if t.result and (k := book.kind(t)) and k.answers),
         key=lambda t: t.updated_at,
     )
     done = [t for t in answered if t.status is run.TaskStatus.COMPLETED and t.id != task.id]
@@ -54,64 +64,63 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def holds(book: Book, task: run.Task, seconds: float) -> bool:
-    """Hold a ``wait`` the first time it would start (True); once due, it runs (False)."""
-    if task.task_type != WAIT or task.attempts:
-        return False
-    due = book.change.now + timedelta(seconds=seconds)
+def hold(book: Book, task: run.Task, wait: timedelta) -> None:
+    """Hold a task for ``wait`` the first time it would start; once due, it runs."""
+    due = book.change.now + wait
     book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True, announce=True)
     book.move(task.id, run.TaskStatus.OPEN, not_before=due, announce=True)
     book.change.batch.thinking(
-        f"Waiting {seconds:g} s before going on",
+        f"Waiting {wait.total_seconds():g} s before going on",
         agent_id=task.created_by,
         phase=message.Phase.EXECUTION,
         group=task.step_group,
     )
-    return True
 
 
-def change_conversation(book: Book, changes: list[dict[str, Any]]) -> str | None:
-    """Make the changes a step asked for (``context.update``, ``state.transition``,
-    ``handoff.create``) in the transaction that records its result; why not, when the
-    conversation's state may not move so (then nothing is changed)."""
+def change_conversation(book: Book, changes: list[Change]) -> str | None:
+    """Make the changes a step asked for in the transaction that records its result; why
+    not, when one cannot be made (the changes before it stand: the transaction fails the
+    step with its result, and rolls back nothing of the run)."""
     if not changes:
         return None
-    change = book.change
-    conn, tenant, now = change.conn, change.tenant_id, change.now
-    cid = runs.get(conn, tenant, change.run_id).conversation_id
+    cid = runs.get(book.change.conn, book.change.tenant_id, book.change.run_id).conversation_id
     for asked in changes:  # one node asks for one change
-        if "handoff" in asked:
-            opener = change.services.open_handoff
-            if opener is None:
-                return "this process cannot hand a conversation to a person"
-            wanted = asked["handoff"]
-            reason, priority = str(wanted["reason"]), str(wanted["priority"])
-            opener(change.services, tenant, cid, reason, priority, change.batch)(conn)
-            book.paused = True  # the handoff paused the conversation's runs, this one too
-        if "state" in asked:
-            target = conversation.State(asked["state"])
-            if not conversations.move(conn, tenant, cid, target, now, strict=False):
-                return f"the conversation cannot move to {target.value} from where it is"
-        if "context" in asked:
-            current = conversations.get(conn, tenant, cid)
-            merged = {**current.context, **asked["context"]}
-            conversations.set_context(conn, tenant, cid, merged, now)
+        refused = _make(book, cid, asked)
+        if refused is not None:
+            return refused
     return None
 
 
-def settle_pure(book: Book, task: run.Task, params: BaseModel) -> bool:
-    """Complete a pure node (``condition``, ``parallel``) as it starts, in the transaction
-    that starts it (True): it reads nothing outside and changes nothing, so it needs no
-    execution of its own, and a chain of them is decided in one step. Its failure (a
-    condition comparing a number to a word) fails it the same way."""
-    decide = PURE.get(task.task_type)
-    if decide is None:
-        return False
+def _make(book: Book, cid: str, asked: Change) -> str | None:
+    change = book.change
+    conn, tenant, now = change.conn, change.tenant_id, change.now
+    match asked:
+        case OpenHandoff(reason=reason, priority=priority):
+            opener = change.services.open_handoff
+            if opener is None:
+                return "this process cannot hand a conversation to a person"
+            opener(change.services, tenant, cid, reason, priority, change.batch)(conn)
+            book.paused = True  # the handoff paused the conversation's runs, this one too
+        case MoveConversation(to=target):
+            if not conversations.move(conn, tenant, cid, target, now, strict=False):
+                return f"the conversation cannot move to {target.value} from where it is"
+        case MergeContext(values=values):
+            current = conversations.get(conn, tenant, cid)
+            conversations.set_context(conn, tenant, cid, {**current.context, **values}, now)
+        case _:
+            assert_never(asked)
+    return None
+
+
+def settle(book: Book, task: run.Task, decide: Callable[[Any], Result], params: BaseModel) -> None:
+    """Complete a pure task (``TaskType.settle``: ``condition``, ``parallel``) as it
+    starts, in the transaction that starts it: it reads nothing outside and changes
+    nothing, so it needs no execution of its own, and a chain of them is decided in one
+    step. Its failure (a condition comparing a number to a word) fails it the same way."""
     try:
         result = decide(params)
     except TaskFailed as exc:
         error = {"error": {"code": exc.code, "message": exc.message}}
         book.move(task.id, run.TaskStatus.FAILED, error=exc.message, result=error, announce=True)
-        return True
+        return
     book.move(task.id, run.TaskStatus.COMPLETED, result=result, announce=True)
-    return True

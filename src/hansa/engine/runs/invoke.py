@@ -25,7 +25,7 @@ from hansa.engine.runs.asking import Doer
 from hansa.engine.runs.connectors import connectors_for
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
-from hansa.tasks.base import TaskContext, TaskFailed, TaskType
+from hansa.tasks.base import Change, TaskContext, TaskFailed, TaskType
 
 
 @dataclass
@@ -48,7 +48,7 @@ class Outcome:
     calls: list[LlmCall] = field(default_factory=list)
     result: dict[str, Any] | None = None
     failure: TaskFailed | None = None
-    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
     """Changes to the conversation the executor asked for (``TaskContext.changes``)."""
 
 
@@ -182,7 +182,7 @@ class Execution:
     None: it joins ``batch`` (a run's step, whose ``in_progress`` committed before)."""
     state_deltas: list[dict[str, Any]] | None = None
     """Collects the scratchpad deltas the executor proposes (a turn's tool call)."""
-    changes: list[dict[str, Any]] | None = None
+    changes: list[Change] | None = None
     """Collects the changes to the conversation it asks for (a run's step)."""
     review: bool = False
     """Read a completed step back with its task type's ``check`` (a run's step): what it

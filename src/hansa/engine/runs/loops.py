@@ -1,4 +1,4 @@
-"""A graph's ``loop`` nodes: their body once per item, in order.
+"""A graph's ``loop`` nodes (``Flow.LOOP``): their body once per item, in order.
 
 A ``loop`` task completes with the collection it was given (``{items, count}``, at most
 its ``maxIterations`` and ``MAX_LOOP_ITERATIONS``). The scheduler then materialises its
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from hansa.domain import event, run
 from hansa.domain.base import new_id
 from hansa.store import runs
+from hansa.tasks.base import Flow
 
 if TYPE_CHECKING:
     from hansa.engine.runs.scheduler import Book
 
-LOOP = "loop"
 UNROLLED = "unrolled"
 """The metadata key that marks a loop whose body was materialised."""
 BODY = "loopBody"
@@ -30,7 +30,7 @@ BODY = "loopBody"
 
 def materialise(book: Book, after: dict[str, list[str]], cap: int) -> None:
     """Add the copies of every completed loop's body not yet materialised."""
-    for loop in [t for t in book.tasks.values() if _unrolled(t)]:
+    for loop in [t for t in book.tasks.values() if _unrolled(book, t)]:
         _mark(book, loop)
         body = [t for t in book.tasks.values() if loop.id in after[t.id] and not _copy(t)]
         items: list[Any] = list((loop.result or {}).get("items") or [])
@@ -56,12 +56,13 @@ def materialise(book: Book, after: dict[str, list[str]], cap: int) -> None:
             book.tasks[task.id] = task.model_copy(update={"depends_on": waits, "metadata": meta})
 
 
-def _unrolled(t: run.Task) -> bool:
+def _unrolled(book: Book, t: run.Task) -> bool:
     """A completed loop whose body has not been materialised yet."""
     return (
-        t.task_type == LOOP
-        and t.status is run.TaskStatus.COMPLETED
+        t.status is run.TaskStatus.COMPLETED
         and not t.metadata.get(UNROLLED)
+        and (kind := book.kind(t)) is not None
+        and kind.flow is Flow.LOOP
     )
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import Connection
@@ -33,7 +34,7 @@ from hansa.domain.job import Job, JobKind, RunJob, payload
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws, templates
 from hansa.engine.project_context import build_project_context
-from hansa.engine.runs import agents, graph_steps, loops, scheduler
+from hansa.engine.runs import graph_steps, loops, scheduler
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import secret_box, trusted_targets
 from hansa.engine.runs.invoke import Outcome, Started, invoke
@@ -42,7 +43,7 @@ from hansa.engine.runtime.faults import crash_point
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.store import events, llm_calls, queue, runs
-from hansa.tasks.base import TaskFailed
+from hansa.tasks.base import Flow, TaskFailed
 
 _INTERRUPTED = "the step was interrupted too many times"
 CUT = "cut"
@@ -98,10 +99,9 @@ class RunDriver:
     def first_step(self, change: RunChange) -> None:
         """Open the run and start its first tasks in ``change``'s transaction."""
         r, book = self._open(change)
-        self.held = book.held()
         if r.status is run.RunStatus.RUNNING:
             self.ready = self._start_next(book, r)
-            self.held = book.held()
+        self.held = book.held()
         self.seen = (change.now, list(book.tasks.values()))
 
     async def drive(self) -> None:
@@ -200,46 +200,44 @@ class RunDriver:
 
     async def _step(self, outcomes: list[Outcome]) -> tuple[list[Started], bool]:
         batch = Batch(self.conversation_id, None, run_id=self.run_id)
-        started: list[Started] = []
-        ended: list[bool] = []
-        seen: list[tuple[datetime, list[run.Task]]] = []
-
-        def step(conn: Connection) -> None:
-            change = RunChange.of(self.services, conn, self.tenant_id, self.run_id, batch)
-            r, book = self._open(change)
-            for outcome in outcomes:
-                self._record(book, outcome)
-            if book.paused:  # a graph's handoff paused it: nothing more starts
-                r = r.model_copy(update={"status": run.RunStatus.PAUSED})
-            self._recover(book)
-            self.held = book.held()  # kept in the store: a backoff outlives this worker
-            if r.status is run.RunStatus.RUNNING:
-                started.extend(self._start_next(book, r))
-            else:
-                self.held.clear()  # resuming queues a new run job, which starts them
-            self.held = book.held()
-            if not self.running and not started and not self.held:
-                queue.finish(conn, self.job, change.now)
-                ended.append(True)
-            elif not self.running and not started and self._hand_wait_to_queue(change):
-                ended.append(True)
-            seen.append((change.now, list(book.tasks.values())))
-            stopped.extend(  # a branch that lost a race or ran out of time: cut it
-                tid
-                for tid in self.running
-                if book.tasks[tid].status is not run.TaskStatus.IN_PROGRESS
-                and self.tasks[tid].is_reversible_by_system
-            )
-
-        stopped: list[str] = []
-        batch.then(step)
+        later = batch.then(lambda conn: self._decide(conn, batch, outcomes))
         stored = await self.recorder.write(batch)
-        for tid in stopped:
+        stepped = later.value
+        for tid in stepped.stopped:
             self.running[tid].cancel()
         if stored:
             self.seen_seq = max(self.seen_seq, stored[-1].seq)  # its own events are no news
-        self.seen = seen[0]  # committed: what this job wrote is what the next step finds
-        return started, bool(ended)
+        self.seen = stepped.seen  # committed: what this job wrote is what the next step finds
+        return stepped.started, stepped.ended
+
+    def _decide(self, conn: Connection, batch: Batch, outcomes: list[Outcome]) -> _Stepped:
+        """One step's transaction: record ``outcomes``, recover, start what may start."""
+        change = RunChange.of(self.services, conn, self.tenant_id, self.run_id, batch)
+        r, book = self._open(change)
+        for outcome in outcomes:
+            self._record(book, outcome)
+        if book.paused:  # a graph's handoff paused it: nothing more starts
+            r = r.model_copy(update={"status": run.RunStatus.PAUSED})
+        self._recover(book)
+        started: list[Started] = []
+        if r.status is run.RunStatus.RUNNING:
+            started = self._start_next(book, r)
+            self.held = book.held()  # kept in the store: a backoff outlives this worker
+        else:
+            self.held = {}  # resuming queues a new run job, which starts them
+        ended = False
+        if not self.running and not started and not self.held:
+            queue.finish(conn, self.job, change.now)
+            ended = True
+        elif not self.running and not started:
+            ended = self._hand_wait_to_queue(change)
+        stopped = [  # a branch that lost a race or ran out of time: cut it
+            tid
+            for tid in self.running
+            if book.tasks[tid].status is not run.TaskStatus.IN_PROGRESS
+            and self.tasks[tid].is_reversible_by_system
+        ]
+        return _Stepped(started, ended, (change.now, list(book.tasks.values())), stopped)
 
     def _hand_wait_to_queue(self, change: RunChange) -> bool:
         """Nothing runs and the next due task is far off: end this job and queue the run's
@@ -274,8 +272,7 @@ class RunDriver:
         # a task refused at the last check fails, which may end its group: decide again
         for _ in range(len(book.tasks) + 1):
             busy = len(self.running) + len(started)
-            held = set(self.held) | set(book.held())  # a wait held in this step too
-            chosen = scheduler.next_tasks(book, r, busy=busy, held=held)
+            chosen = scheduler.next_tasks(book, r, busy=busy)
             refused = False
             for task in chosen:
                 if task.project_id not in projects:
@@ -293,11 +290,11 @@ class RunDriver:
     def _start(
         self, book: Book, r: run.Run, task: run.Task, project: ProjectContext
     ) -> Started | None:
-        agent = agents.find(self.services, book.change.conn, self.tenant_id, task.created_by)
+        agent = self.services.agents.get(book.change.conn, self.tenant_id, task.created_by)
         if agent is None:  # a registered agent removed meanwhile: nobody may act for it
             self._fail(book, task, f"the agent {task.created_by!r} is not registered")
             return None
-        looped = loops.body_result(book, task)
+        looped = loops.body_result(book, task) if Flow.LOOP in book.flows else None
         if looped is not None:  # a loop's body: done once its copies are
             book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True)
             book.move(task.id, run.TaskStatus.COMPLETED, result=looped, announce=True)
@@ -319,15 +316,18 @@ class RunDriver:
         if not verdict.reversible and task.confirmed_hash != task.parameters_hash:
             book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, announce=True)
             return None
-        assert verdict.params is not None
-        if graph_steps.holds(book, task, getattr(verdict.params, "seconds", 0.0)):
+        checked, kind = verdict.params, registry.get(task.task_type)
+        assert checked is not None
+        if kind.hold is not None and not task.attempts:  # held first, durably; then it runs
+            graph_steps.hold(book, task, kind.hold(checked))
             return None
         moved = book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True, announce=True)
-        if graph_steps.settle_pure(book, task, verdict.params):  # decided in this transaction
+        if kind.settle is not None:  # decided in this transaction, never executed
+            graph_steps.settle(book, task, kind.settle, checked)
             return None
-        if task.node_id is None:  # a graph's node: its task_status says as much, per node
+        if task.node_id is None:  # a plan's step (a graph's node has its task_status per node)
             _think(book, task, f"{agent.display_name} is working on: {_what(task)}")
-        return Started(moved, registry.get(task.task_type), verdict.params, project, outputs)
+        return Started(moved, kind, checked, project, outputs)
 
     def _record(self, book: Book, outcome: Outcome) -> None:
         change = book.change
@@ -390,6 +390,20 @@ class RunDriver:
         error = {"error": {"code": code, "message": message}}
         book.move(task.id, run.TaskStatus.FAILED, error=message, result=error, announce=True)
         _think(book, task, f"Marking {_what(task)} as failed ({code})")
+
+
+@dataclass(frozen=True)
+class _Stepped:
+    """What one step's transaction decided, read once it committed."""
+
+    started: list[Started]
+    """The tasks it moved to ``in_progress``, for this job to execute."""
+    ended: bool
+    """Whether it finished the job (nothing runs, nothing is held here any more)."""
+    seen: tuple[datetime, list[run.Task]]
+    """The run's tasks as it left them, and when (``RunDriver.seen``)."""
+    stopped: list[str]
+    """Running tasks it took away (a branch that lost a race or timed out): cut them."""
 
 
 def _what(task: run.Task) -> str:

@@ -5,7 +5,7 @@ steps depend on the whole step group before their own (groups in order, the task
 group concurrently).
 
 A run is driven by one job at a time (its *run job*, keyed ``run:<id>``; see
-``engine/execution.py``). Whatever changes a run from outside — approval, a
+``runs/run_job.py``). Whatever changes a run from outside — approval, a
 confirmation, a resume, a preemption — calls :func:`wake` in its transaction,
 which queues the run job unless one is already waiting.
 
@@ -26,6 +26,7 @@ from hansa.engine.runs import forks, loops, story, summary
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runtime.faults import crash_point
 from hansa.store import queue, runs
+from hansa.tasks.base import Flow, TaskType
 
 _FAILED = (run.TaskStatus.FAILED, run.TaskStatus.AMBIGUOUS)
 _SATISFIED = run.TASK_FINAL - set(_FAILED)
@@ -40,9 +41,19 @@ class Book:
     def __init__(self, change: RunChange, tasks: list[run.Task]) -> None:
         self.change = change
         self.tasks = {t.id: t for t in tasks}
+        self.flows = frozenset(k.flow for k in map(self.kind, tasks) if k and k.flow)
+        """The flows the run's tasks have (a graph's fork, loop), worked out once: a run
+        without one (a plan's) never enters the fork and loop passes. A loop's copies are
+        of the types already there, so they add none."""
         self._after: tuple[int, dict[str, list[str]], dict[str, list[str]]] | None = None
         self.paused = False
         """Whether a step this transaction recorded paused the run (a graph's handoff)."""
+
+    def kind(self, task: run.Task) -> TaskType[Any] | None:
+        """The task's type as registered; None for a type no longer registered (its task
+        fails as it starts)."""
+        registry = self.change.services.registry
+        return registry.get(task.task_type) if task.task_type in registry else None
 
     def after(self) -> dict[str, list[str]]:
         """The tasks each task waits for (``dependencies``), worked out once per set of
@@ -50,7 +61,9 @@ class Book:
         return self._graph()[1]
 
     def forks_now(self) -> list[forks.Fork]:
-        """The run's completed ``parallel`` forks with their children, as they stand."""
+        """The run's completed forks (``Flow.FORK``) with their children, as they stand."""
+        if Flow.FORK not in self.flows:
+            return []
         children = self._graph()[2]
         if not children:
             return []
@@ -59,10 +72,10 @@ class Book:
     def _graph(self) -> tuple[int, dict[str, list[str]], dict[str, list[str]]]:
         if self._after is None or self._after[0] != len(self.tasks):
             after = dependencies(list(self.tasks.values()))
-            children: dict[str, list[str]] = {}  # of the parallel tasks only
+            children: dict[str, list[str]] = {}  # of the forks only
             for t in self.tasks.values():
                 for d in after[t.id]:
-                    if self.tasks[d].task_type == forks.PARALLEL:
+                    if (k := self.kind(self.tasks[d])) is not None and k.flow is Flow.FORK:
                         children.setdefault(d, []).append(t.id)
             self._after = (len(self.tasks), after, children)
         return self._after
@@ -147,13 +160,11 @@ def wake(change: RunChange, conversation_id: str) -> job.Job | None:
     live = queue.live_statuses(conn, key)
     if job.JobStatus.QUEUED.value in live:
         queue.hurry(conn, key, now)  # a run job queued for a wait's end: due now
-        change.batch.after_commit(services.wake_worker)
         return None
     work = job.payload(job.RunJob(run_id=change.run_id, conversation_id=conversation_id))
     worker = services.local_worker
     if worker is None or live or not worker.reserve_run_slot():
         queue.enqueue(conn, change.tenant_id, job.JobKind.RUN, work, now, key=key)
-        change.batch.after_commit(services.wake_worker)
         return None
     change.batch.after_commit(lambda: None, or_else=lambda: worker.release_run_slots(1))
     lease_until = now + timedelta(seconds=services.settings.lease_seconds)
@@ -169,18 +180,23 @@ def wake(change: RunChange, conversation_id: str) -> job.Job | None:
     )
 
 
-def next_tasks(book: Book, r: run.Run, *, busy: int, held: set[str]) -> list[run.Task]:
+def next_tasks(book: Book, r: run.Run, *, busy: int) -> list[run.Task]:
     """Move running run ``r`` forward; returns the open tasks to start now.
 
     A task is ready when every task it depends on is final and none of them failed
     (``dependencies``: a plan's step groups compile to "every task of the group before").
     Ready tasks start in order under the concurrency cap (``busy`` tasks run already;
-    ``held`` ones wait for a retry); an irreversible one waits for the user's confirmation
-    instead. When nothing is ready, running, held or waiting for confirmation, the run
-    ends: the tasks left behind a failure are cancelled and the run fails, or it completes
-    (a preempted, cancelled task does not fail its run; the rest carried on).
+    ``held`` ones, ``Book.held``, wait for a retry, a ``wait`` or a fork's timeout); an
+    irreversible one waits for the user's confirmation instead. When nothing is ready,
+    running, held or waiting for confirmation, the run ends: the tasks left behind a
+    failure are cancelled and the run fails, or it completes (a preempted, cancelled task
+    does not fail its run; the rest carried on).
+
+    What is held is read after a fork's losers were stopped: a held ``wait`` that lost a
+    race holds nothing any more, and the run ends without it.
     """
-    loops.materialise(book, book.after(), book.change.services.settings.max_tasks_per_run)
+    if Flow.LOOP in book.flows:
+        loops.materialise(book, book.after(), book.change.services.settings.max_tasks_per_run)
     after = book.after()  # with a materialised body's copies
     for task, target, why in forks.losers(book.forks_now(), book.change.now):
         book.move(task.id, target, error=why, announce=True)
@@ -198,6 +214,7 @@ def next_tasks(book: Book, r: run.Run, *, busy: int, held: set[str]) -> list[run
         )
     ]
     moving = [t for t in tasks if t.status in _MOVING]
+    held = set(book.held())
     if ready or moving or busy or held:
         return _fill(book, ready, busy=busy, held=held)
     failed = any(t.status in _FAILED and t.id not in absorbed for t in tasks)
@@ -252,11 +269,12 @@ def _fill(book: Book, ready: list[run.Task], *, busy: int, held: set[str]) -> li
             continue
         if not task.is_reversible_by_system and task.confirmed_hash != task.parameters_hash:
             book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, announce=True)
-            agent = services.agent(task.created_by)
+            name = services.agents.display_name(
+                book.change.conn, book.change.tenant_id, task.created_by
+            )
             batch.status(
-                f"{agent.display_name} needs your confirmation before: {task.summary} "
-                "(this cannot be undone)",
-                agent_id=agent.id,
+                f"{name} needs your confirmation before: {task.summary} (this cannot be undone)",
+                agent_id=task.created_by,
             )
             continue
         if busy + len(chosen) < services.settings.task_concurrency:
@@ -273,7 +291,13 @@ def _say_who_works(book: Book, ready: list[run.Task], *, busy: int, held: set[st
         members = [t for t in book.tasks.values() if t.step_group == group and t.node_id is None]
         if not all(t.status is run.TaskStatus.OPEN and not t.attempts for t in members):
             continue
-        names = sorted({book.change.services.agent(t.created_by).display_name for t in members})
+        change = book.change
+        names = sorted(
+            {
+                change.services.agents.display_name(change.conn, change.tenant_id, t.created_by)
+                for t in members
+            }
+        )
         together = " and ".join(names) + (" are" if len(names) > 1 else " is")
         book.change.batch.thinking(
             f"Group {group}: {together} working" + (" in parallel" if len(members) > 1 else ""),
@@ -305,7 +329,6 @@ def finish_run(change: RunChange, r: run.Run, final: run.RunStatus, tasks: list[
         queue.enqueue(
             conn, r.tenant_id, job.JobKind.RUN_SUMMARY, work, change.now, key=r.conversation_id
         )
-        change.batch.after_commit(services.wake_worker)
         return
     crash_point(services.settings, "summary.before_write")
     ended = r.model_copy(update={"status": final})

@@ -23,8 +23,8 @@ from typing import Any
 
 from hansa.domain import run
 from hansa.engine.runs.change import RunChange
-from hansa.engine.runs.connectors import WORKSPACE_PAGES, WORKSPACE_PRODUCTS
 from hansa.store import runs
+from hansa.tasks.registry import TaskRegistry
 
 _STARTED = (run.TaskStatus.IN_PROGRESS, run.TaskStatus.AWAITING_CONFIRMATION)
 
@@ -82,7 +82,8 @@ class Joining:
         newcomers = {t.created_by for t in [*started, *held]} - self.known
         if not newcomers:
             return
-        names = sorted(services.agent(a).display_name for a in newcomers)
+        conn, tenant = self.change.conn, self.change.tenant_id
+        names = sorted(services.agents.display_name(conn, tenant, a) for a in newcomers)
         text = " and ".join(names) + (" are" if len(names) > 1 else " is") + " joining this run"
         batch = self.change.batch
         said = dataclasses.replace(batch, items=[], steps=[], committed=[], rolled_back=[])
@@ -107,12 +108,8 @@ def finished(change: RunChange, final: run.RunStatus, tasks: list[run.Task]) -> 
     )
 
 
-def _place(url: str, site: str, workspace: str) -> str:
-    where = "the Hansa workspace" if url.startswith(workspace) else site
-    return f"in {where} at {url}"
-
-
 def task_outcome(
+    registry: TaskRegistry,
     task_type: str,
     status: str,
     result: Mapping[str, Any] | None,
@@ -121,11 +118,13 @@ def task_outcome(
     previous: str | None = None,
 ) -> str:
     """A task's status change as the timeline tells it: what happened, from the task's type
-    and result ("Page created in WordPress at https://…", "create_page failed: …")."""
+    and result ("Page created in WordPress at https://…", "create_page failed: …"); a
+    completed task as its type describes it (``TaskType.describe``)."""
     r: Mapping[str, Any] = result or {}
-    url = str(r.get("url") or "")
     if status == "completed":
-        return _completed(task_type, r, url, summary)
+        describe = registry.get(task_type).describe if task_type in registry else None
+        told = describe(r) if describe is not None else None
+        return told or f"{task_type} completed" + (f": {summary}" if summary else "")
     if status == "failed":
         error = r.get("error")
         reason = error.get("message") if isinstance(error, Mapping) else None
@@ -141,25 +140,3 @@ def task_outcome(
         "ambiguous": f"{task_type} may or may not have happened: please check",
         "undone": f"{task_type} was undone",
     }.get(status, f"{task_type}: {status.replace('_', ' ')}")
-
-
-def _completed(task_type: str, r: Mapping[str, Any], url: str, summary: str | None) -> str:
-    if task_type == "create_page" and url:
-        draft = " as a draft" if r.get("status") == "draft" else ""
-        return f"Page created {_place(url, 'WordPress', WORKSPACE_PAGES)}{draft}"
-    if task_type == "update_content_block" and url:
-        return f"Page updated {_place(url, 'WordPress', WORKSPACE_PAGES)}"
-    if task_type == "delete_page":
-        title = f" “{r['title']}”" if r.get("title") else ""
-        return f"Page{title} deleted" + (f" from {url}" if url else "")
-    if task_type == "create_product" and url:
-        return f"Product created {_place(url, 'WooCommerce', WORKSPACE_PRODUCTS)}"
-    if "score" in r:
-        found = len(r.get("findings") or [])
-        page = f" for {url}" if url else ""
-        return f"Audit{page}: score {r['score']}/100, {found} finding{'' if found == 1 else 's'}"
-    if "statusCode" in r:
-        return f"{task_type} answered HTTP {r['statusCode']}"
-    if "ticketId" in r:
-        return f"Ticket {r['ticketId']} created"
-    return f"{task_type} completed" + (f": {summary}" if summary else "")

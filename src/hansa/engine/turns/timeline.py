@@ -11,15 +11,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hansa.domain import event
-from hansa.domain.agent import AgentDefinition
 from hansa.engine.runs import story
+from hansa.tasks.registry import TaskRegistry
 
 _SKIPPED = ("text_delta", "context_usage", "session", "agent_state")
 
 
-def build(log: list[event.Event], roster: list[AgentDefinition]) -> list[dict[str, Any]]:
-    """One entry per event a person would care about, in order."""
-    seen = _Seen({a.id: a.display_name for a in roster})
+def build(
+    log: list[event.Event], names: dict[str, str], registry: TaskRegistry
+) -> list[dict[str, Any]]:
+    """One entry per event a person would care about, in order (a completed task as its
+    type in ``registry`` describes it)."""
+    seen = _Seen(names, registry)
     entries: list[dict[str, Any]] = []
     for ev in log:
         if ev.type in _SKIPPED:
@@ -47,6 +50,7 @@ class _Seen:
     """What earlier events told: agents' names, tasks' types and summaries, runs' titles."""
 
     names: dict[str, str]
+    registry: TaskRegistry
     tasks: dict[str, tuple[str, str]] = field(default_factory=dict)
     runs: dict[str, str] = field(default_factory=dict)
 
@@ -93,7 +97,9 @@ def _run_entry(ev: event.Event, seen: _Seen) -> tuple[str, str, str] | None:
         case event.TaskStatusData(status=status, previous=previous, result=result, retry_at=at):
             task_type, summary = seen.tasks.get(ev.task_id or "", ("a task", ""))
             before = previous.value if previous is not None else None
-            told = story.task_outcome(task_type, status.value, result, summary, previous=before)
+            told = story.task_outcome(
+                seen.registry, task_type, status.value, result, summary, previous=before
+            )
             if at is not None and status.value == "open":
                 told = f"{task_type} will be tried again shortly"
             return agent, f"task_{status.value}", told

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from html.parser import HTMLParser
+from typing import Any
 
 from hansa.tasks.base import CmsConnector, Result, TaskContext, TaskType
 from hansa.tasks.builtin import checks
@@ -107,6 +109,14 @@ async def _run(p: PageRef, ctx: TaskContext) -> Result:
     return {"pageId": page_id, "url": page["url"], **audit_html(page["title"], page["html"])}
 
 
+def _audited(r: Mapping[str, Any]) -> str | None:
+    if "score" not in r:
+        return None
+    found = len(r.get("findings") or [])
+    page = f" for {r['url']}" if r.get("url") else ""
+    return f"Audit{page}: score {r['score']}/100, {found} finding{'' if found == 1 else 's'}"
+
+
 def register(add: Register) -> None:
     """Register run_audit."""
     add(
@@ -117,5 +127,6 @@ def register(add: Register) -> None:
             _run,
             "audit",
             check=checks.audited_page,
+            describe=_audited,
         )
     )

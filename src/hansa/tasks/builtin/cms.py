@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
 from pydantic import Field, field_validator
 
 from hansa.tasks.base import CmsConnector, Params, Result, ShopConnector, TaskContext, TaskType
 from hansa.tasks.builtin import checks
 from hansa.tasks.builtin.page_ref import CmsParams, PageRef, resolve
+from hansa.tasks.connectors import workspace_cms
 from hansa.tasks.registry import Register
 
 
@@ -130,6 +133,35 @@ async def _undo_create_product(p: CreateProduct, ctx: TaskContext) -> Result:
     return await shop.delete_product(ctx.outputs["self"]["productId"])
 
 
+def _place(url: str, site: str, workspace: str) -> str:
+    where = "the Hansa workspace" if url.startswith(workspace) else site
+    return f"in {where} at {url}"
+
+
+def _page_created(r: Mapping[str, Any]) -> str | None:
+    if not r.get("url"):
+        return None
+    draft = " as a draft" if r.get("status") == "draft" else ""
+    return f"Page created {_place(str(r['url']), 'WordPress', workspace_cms.PAGES)}{draft}"
+
+
+def _page_updated(r: Mapping[str, Any]) -> str | None:
+    if not r.get("url"):
+        return None
+    return f"Page updated {_place(str(r['url']), 'WordPress', workspace_cms.PAGES)}"
+
+
+def _page_deleted(r: Mapping[str, Any]) -> str:
+    title = f" “{r['title']}”" if r.get("title") else ""
+    return f"Page{title} deleted" + (f" from {r['url']}" if r.get("url") else "")
+
+
+def _product_created(r: Mapping[str, Any]) -> str | None:
+    if not r.get("url"):
+        return None
+    return f"Product created {_place(str(r['url']), 'WooCommerce', workspace_cms.PRODUCTS)}"
+
+
 def register(add: Register) -> None:
     """Register the CMS and shop task types."""
     add(
@@ -141,6 +173,7 @@ def register(add: Register) -> None:
             "cms_pages",
             undo=_undo_create_page,
             check=checks.created_page,
+            describe=_page_created,
         )
     )
     add(
@@ -152,6 +185,7 @@ def register(add: Register) -> None:
             "cms_pages",
             undo=_undo_update_block,
             check=checks.updated_block,
+            describe=_page_updated,
         )
     )
     add(
@@ -163,6 +197,7 @@ def register(add: Register) -> None:
             "cms_pages",
             is_reversible_by_system=False,
             retryable=False,
+            describe=_page_deleted,
         )
     )
     add(
@@ -173,5 +208,6 @@ def register(add: Register) -> None:
             _create_product,
             "products",
             undo=_undo_create_product,
+            describe=_product_created,
         )
     )

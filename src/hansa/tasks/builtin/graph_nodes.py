@@ -1,24 +1,42 @@
 """The node types of prompt graphs (seed 001) as task types: a graph's node is a run's task.
 
 ``llm.invoke`` asks a model (the node's, or its agent's) with a templated prompt;
-``message.send`` posts a message to the conversation; ``condition`` tests a value and
-answers the branch it takes (the scheduler skips the other); ``service.call`` calls an
-outside HTTP service through the outbound client (irreversible unless a harmless GET);
+``message.send`` posts a message to the conversation; ``condition`` tests the facts its
+fields name with the rules' evaluator (``domain/conditions.py``) and answers the branch it
+takes (the scheduler skips the other); ``service.call`` calls an outside HTTP service, by
+url or by a name the project's config gives an address, through the outbound client
+(irreversible unless a harmless GET);
 ``parallel`` forks (its out-edge targets run side by side); ``wait`` (task type
 ``wait.durable``) is held by the run job, durably, before it completes. Their configs are
-``domain/graph.py``'s. Every agent may own them (``ANY_AGENT``); none is offered to an
-agent as a tool (``graph_node``).
+``domain/node_configs.py``'s. Every agent may own them (``ANY_AGENT``); none is offered to an
+agent as a tool (``graph_node``). What the run machinery does with each beyond executing
+it is said here, on its task type (``settle``, ``hold``, ``flow``, ``answers``), never by
+its name in the engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from datetime import timedelta
 from typing import Any
 
 from hansa.domain import node_configs as graph
+from hansa.domain.conditions import Evaluator
 from hansa.domain.secrets import mask_url
-from hansa.tasks.base import ANY_AGENT, Judging, Result, TaskContext, TaskFailed, TaskType
-from hansa.tasks.builtin.webhook import harmless
+from hansa.tasks.base import (
+    ANY_AGENT,
+    Change,
+    Flow,
+    Judging,
+    MergeContext,
+    MoveConversation,
+    OpenHandoff,
+    Result,
+    TaskContext,
+    TaskFailed,
+    TaskType,
+)
+from hansa.tasks.builtin.webhook import answered, harmless
 from hansa.tasks.connectors import outbound
 from hansa.tasks.registry import Register
 
@@ -29,15 +47,19 @@ MAX_ANSWER_CHARS = graph.MAX_TEXT
 async def _invoke(p: graph.LlmInvoke, ctx: TaskContext) -> Result:
     if ctx.complete is None:
         raise TaskFailed("no model can be asked here", code="no_model")
-    text = await ctx.complete(p.prompt, system=p.system, model=p.model)
+    prompt = p.prompt_template
+    if p.context_fields:  # the seed's contextFields: those namespaces, after the prompt
+        given = {name: (p.facts or {}).get(name, {}) for name in p.context_fields}
+        prompt += "\n\nContext:\n" + json.dumps(given, ensure_ascii=False, default=str)
+    text = await ctx.complete(prompt, system=p.system_prompt, model=p.spec())
     return {"text": text[:MAX_ANSWER_CHARS]}
 
 
 async def _send(p: graph.MessageSend, ctx: TaskContext) -> Result:
     if ctx.say is None:
         raise TaskFailed("nothing may be said to the conversation here", code="no_conversation")
-    ctx.say(p.text)
-    return {"text": p.text}
+    ctx.say(p.content)
+    return {"text": p.content}
 
 
 async def _test(p: graph.Condition, ctx: TaskContext) -> Result:
@@ -46,59 +68,51 @@ async def _test(p: graph.Condition, ctx: TaskContext) -> Result:
 
 
 def decided(p: graph.Condition) -> Result:
-    """A condition's result: the branch it takes, and the value it tested."""
-    return {"branch": "true" if holds(p) else "false", "value": p.value}
-
-
-def holds(p: graph.Condition) -> bool:
-    """The condition's one operator applied to its value: compared, never evaluated."""
-    value, given = p.value, p.model_fields_set - {"value"}
-    if "equals" in given:
-        return bool(value == p.equals)
-    if "not_equals" in given:
-        return bool(value != p.not_equals)
-    if "in_" in given:
-        return value in (p.in_ or [])
-    if "exists" in given:
-        return (value is not None and value != "") == p.exists
-    number = _number(value)
-    if "greater_than" in given:
-        return p.greater_than is not None and number > p.greater_than
-    return p.less_than is not None and number < p.less_than
-
-
-def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise TaskFailed(f"the condition compares a number, not {value!r}", code="not_a_number")
-    try:
-        return float(value)
-    except ValueError:
-        raise TaskFailed(
-            f"the condition compares a number, not {value!r}", code="not_a_number"
-        ) from None
+    """A condition's result: the branch it takes, and how each test fared, by the rules'
+    evaluator over the facts its fields named (filled as it started)."""
+    held, tests = Evaluator().group(p.group(), p.facts or {})
+    return {
+        "branch": "true" if held else "false",
+        "conditions": [t.model_dump(mode="json", by_alias=True) for t in tests],
+    }
 
 
 async def _call(p: graph.ServiceCall, ctx: TaskContext) -> Result:
-    if p.url is None:
-        raise TaskFailed(
-            f"no service called {p.service!r} is configured: give the node a url",
-            code="unknown_service",
-        )
+    url = p.url or _service_url(p, ctx.project_config)
     policy: outbound.OutboundPolicy = ctx.connector("outbound")
-    await ctx.report("create", "service", mask_url(p.url), "start")
+    await ctx.report("create", "service", mask_url(url), "start")
     result = await outbound.call(
         policy,
-        url=p.url,
+        url=url,
         method=p.method,
         headers=p.headers or {},
         body=p.body,
         idempotency_key=ctx.idempotency_key,
     )
-    return {"statusCode": result["statusCode"], "body": result["body"]}
+    body = result["body"]
+    found: Result = {"statusCode": result["statusCode"], "body": body}
+    if p.result_key is not None and isinstance(body, dict):  # {{logsResult.total}}, as the seed
+        found = {**body, **found}
+    return found
+
+
+def _service_url(p: graph.ServiceCall, config: dict[str, Any]) -> str:
+    """``path`` on the named service: its ``baseUrl`` in the project config's ``services``."""
+    services = config.get("services")
+    entry = services.get(p.service) if isinstance(services, dict) else None
+    base = entry.get("baseUrl") if isinstance(entry, dict) else None
+    if not isinstance(base, str) or not base.startswith(("http://", "https://")):
+        raise TaskFailed(
+            f"no service called {p.service!r} is configured: give the project's config "
+            f"services.{p.service}.baseUrl, or the node a url",
+            code="unknown_service",
+        )
+    return base.rstrip("/") + (p.path or "")
 
 
 def _harmless(p: graph.ServiceCall, judging: Judging) -> bool:
-    return harmless(p.method, p.url, judging)
+    # a named service's address is the project's to say, read as the call is made
+    return p.url is not None and harmless(p.method, p.url, judging)
 
 
 async def _fork(p: graph.Parallel, ctx: TaskContext) -> Result:
@@ -111,42 +125,39 @@ def forked(p: graph.Parallel) -> Result:
     return {"strategy": p.strategy}
 
 
-PURE: dict[str, Callable[[Any], Result]] = {"condition": decided, "parallel": forked}
-"""Node types that read nothing outside and change nothing: the run job decides them as
-they start, in its own transaction (their executors serve a call from anywhere else)."""
-
-
 async def _collect(p: graph.Loop, ctx: TaskContext) -> Result:
     del ctx
-    if not isinstance(p.items, list):
+    items = p.collection
+    if not isinstance(items, list):
         raise TaskFailed(
-            f"the loop's items must be a list, not {type(p.items).__name__}", code="not_a_list"
+            f"the loop's collection must be a list, not {type(items).__name__}",
+            code="not_a_list",
         )
-    if len(p.items) > p.max_iterations:
+    if len(items) > p.max_iterations:
         raise TaskFailed(
-            f"the loop has {len(p.items)} items, more than its maxIterations ({p.max_iterations})",
+            f"the loop has {len(items)} items, more than its maxIterations ({p.max_iterations})",
             code="loop_too_long",
         )
-    return {"items": p.items, "count": len(p.items)}
+    return {"items": items, "count": len(items)}
 
 
 async def _update_context(p: graph.ContextUpdate, ctx: TaskContext) -> Result:
-    _changes(ctx).append({"context": p.set_})
+    _changes(ctx).append(MergeContext(p.set_))
     return {"set": p.set_}
 
 
 async def _transition(p: graph.StateTransition, ctx: TaskContext) -> Result:
-    _changes(ctx).append({"state": p.to})
+    _changes(ctx).append(MoveConversation(p.to))
     return {"to": p.to}
 
 
 async def _hand_over(p: graph.HandoffCreate, ctx: TaskContext) -> Result:
     reason = p.reason or "the graph asks for a person"
-    _changes(ctx).append({"handoff": {"reason": reason, "priority": p.priority}})
-    return {"reason": reason, "priority": p.priority}
+    _changes(ctx).append(OpenHandoff(reason, p.priority))
+    return {"reason": reason, "priority": p.priority, "metadata": p.metadata or {}}
 
 
-def _changes(ctx: TaskContext) -> list[dict[str, Any]]:
+def _changes(ctx: TaskContext) -> list[Change]:
     if ctx.changes is None:
         raise TaskFailed("the conversation cannot be changed from here", code="no_conversation")
     return ctx.changes
@@ -157,28 +168,109 @@ async def _waited(p: graph.Wait, ctx: TaskContext) -> Result:
     return {"waitedSeconds": p.seconds}
 
 
-WAIT = "wait.durable"
-"""The task type of a graph's ``wait`` node (``wait`` is the plain, sleeping task type)."""
-
-NODE_TASK_TYPES = {"wait": WAIT}
-"""Graph node types whose task type has another name."""
+def _due(p: graph.Wait) -> timedelta:
+    return timedelta(seconds=p.seconds)
 
 
 def register(add: Register) -> None:
     """Register the graph node types."""
-    nodes: list[tuple[str, str, type[Any], Any]] = [
-        ("llm.invoke", "Ask a model with a prompt.", graph.LlmInvoke, _invoke),
-        ("message.send", "Post a message to the conversation.", graph.MessageSend, _send),
-        ("condition", "Take one branch or the other.", graph.Condition, _test),
-        ("parallel", "Run the next nodes side by side.", graph.Parallel, _fork),
-        ("loop", "Run the next nodes once per item.", graph.Loop, _collect),
-        ("context.update", "Merge values into the context.", graph.ContextUpdate, _update_context),
-        ("state.transition", "Move the conversation.", graph.StateTransition, _transition),
-        ("handoff.create", "Hand the conversation to a person.", graph.HandoffCreate, _hand_over),
-        (WAIT, "Wait, durably, then go on.", graph.Wait, _waited),
-    ]
-    for name, description, params, executor in nodes:
-        add(TaskType(name, description, params, executor, ANY_AGENT, graph_node=True))
+    add(
+        TaskType(
+            "llm.invoke",
+            "Ask a model with a prompt.",
+            graph.LlmInvoke,
+            _invoke,
+            ANY_AGENT,
+            graph_node=True,
+            answers=True,
+        )
+    )
+    add(
+        TaskType(
+            "message.send",
+            "Post a message to the conversation.",
+            graph.MessageSend,
+            _send,
+            ANY_AGENT,
+            graph_node=True,
+        )
+    )
+    add(
+        TaskType(
+            "condition",
+            "Take one branch or the other.",
+            graph.Condition,
+            _test,
+            ANY_AGENT,
+            graph_node=True,
+            settle=decided,
+        )
+    )
+    add(
+        TaskType(
+            "parallel",
+            "Run the next nodes side by side.",
+            graph.Parallel,
+            _fork,
+            ANY_AGENT,
+            graph_node=True,
+            settle=forked,
+            flow=Flow.FORK,
+        )
+    )
+    add(
+        TaskType(
+            "loop",
+            "Run the next nodes once per item.",
+            graph.Loop,
+            _collect,
+            ANY_AGENT,
+            graph_node=True,
+            flow=Flow.LOOP,
+        )
+    )
+    add(
+        TaskType(
+            "context.update",
+            "Merge values into the context.",
+            graph.ContextUpdate,
+            _update_context,
+            ANY_AGENT,
+            graph_node=True,
+        )
+    )
+    add(
+        TaskType(
+            "state.transition",
+            "Move the conversation.",
+            graph.StateTransition,
+            _transition,
+            ANY_AGENT,
+            graph_node=True,
+        )
+    )
+    add(
+        TaskType(
+            "handoff.create",
+            "Hand the conversation to a person.",
+            graph.HandoffCreate,
+            _hand_over,
+            ANY_AGENT,
+            graph_node=True,
+        )
+    )
+    add(
+        TaskType(
+            "wait.durable",
+            "Wait, durably, then go on.",
+            graph.Wait,
+            _waited,
+            ANY_AGENT,
+            graph_node=True,
+            node_type="wait",
+            hold=_due,
+        )
+    )
     add(
         TaskType(
             "service.call",
@@ -189,5 +281,6 @@ def register(add: Register) -> None:
             is_reversible_by_system=False,
             reversible_when=_harmless,
             graph_node=True,
+            describe=answered("service.call"),
         )
     )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -36,6 +37,10 @@ async def _undo(p: CreateTicket, ctx: TaskContext) -> Result:
     return {"ticketId": ctx.outputs["self"]["ticketId"], "deleted": True}
 
 
+def _created(r: Mapping[str, Any]) -> str | None:
+    return f"Ticket {r['ticketId']} created" if r.get("ticketId") else None
+
+
 def register(add: Register) -> None:
     """Register create_ticket."""
     add(
@@ -46,5 +51,6 @@ def register(add: Register) -> None:
             _create,
             "tickets",
             undo=_undo,
+            describe=_created,
         )
     )

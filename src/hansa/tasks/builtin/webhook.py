@@ -9,6 +9,7 @@ results out through one.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import Field
@@ -56,6 +57,15 @@ def _harmless(p: WebhookCall, judging: Judging) -> bool:
     return harmless(p.method, p.url, judging)
 
 
+def answered(name: str) -> Callable[[Mapping[str, Any]], str | None]:
+    """The timeline's sentence for an HTTP call of task type ``name``: its status code."""
+
+    def told(r: Mapping[str, Any]) -> str | None:
+        return f"{name} answered HTTP {r['statusCode']}" if "statusCode" in r else None
+
+    return told
+
+
 def register(add: Register) -> None:
     """Register webhook.call: only a GET kept inside vetted targets is reversible."""
     add(
@@ -67,5 +77,6 @@ def register(add: Register) -> None:
             "webhooks",
             is_reversible_by_system=False,
             reversible_when=_harmless,
+            describe=answered("webhook.call"),
         )
     )

@@ -5,6 +5,11 @@ from __future__ import annotations
 from hansa.tasks.base import CmsConnector, Result, ShopConnector, TaskFailed, page_slug
 from hansa.tasks.workspace import Entity, Workspace
 
+PAGES = "/api/workspace/pages/"
+"""Where pages of the built-in CMS are served (they are real, just not on the project's site)."""
+PRODUCTS = "/api/workspace/products/"
+"""Where products of the built-in shop are served."""
+
 
 class WorkspaceCms(CmsConnector):
     """Pages stored as workspace entities of kind ``page``, served by Hansa under ``base_url``."""
