@@ -259,7 +259,9 @@ def _on_database(database_url: str | None, fn: Callable[[Connection], T]) -> T:
     return asyncio.run(go())
 
 
-keys_app = typer.Typer(help="API keys, on the database directly: create, list, revoke.")
+keys_app = typer.Typer(
+    help="API keys, on the database directly: create, list, revoke, reset-local."
+)
 app.add_typer(keys_app, name="keys")
 
 
@@ -324,6 +326,26 @@ def keys_revoke(
         console.print(f"[red]hansa: {exc.message}[/red]")
         raise typer.Exit(1) from exc
     console.print(f"revoked {key.id} ({key.role.value}, tenant {key.tenant_id})")
+
+
+@keys_app.command("reset-local")
+def keys_reset_local(database_url: DbOpt = None) -> None:
+    """Return a loopback server to local mode (no key needed): forget every revoked key.
+
+    Once a key has existed, revoking every key does not reopen the server; only this
+    does, and only when no key is live.
+    """
+    from hansa.store import keys
+
+    try:
+        forgotten = _on_database(database_url, keys.reset_local)
+    except errors.Conflict as exc:
+        console.print(f"[red]hansa: {exc.message}[/red]")
+        raise typer.Exit(1) from exc
+    console.print(
+        f"forgot {forgotten} revoked keys: on loopback, requests without a key are the "
+        "local admin again"
+    )
 
 
 @app.command()

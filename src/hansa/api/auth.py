@@ -4,8 +4,9 @@ A credential is an API key (or agent token) in ``Authorization: Bearer`` or
 ``X-Api-Key`` (what the Agent Protocol's clients, ``langgraph-sdk`` among them, send), in
 ``?access_token=`` (GET and WebSocket only: EventSource and WebSocket clients cannot
 set headers), or in the panel's session cookie. With none, the caller is the local
-principal only in local mode: the server listens on loopback only and no live key
-exists. See docs/security.md.
+principal only in local mode: the server listens on loopback only and no key was ever
+made (revoking every key does not bring it back; ``hansa keys reset-local`` does). See
+docs/security.md.
 """
 
 from __future__ import annotations
@@ -97,7 +98,7 @@ async def identify(
             return principal
         if found.via is not Via.COOKIE:
             raise Unauthenticated("the API key is not valid (unknown or revoked)")
-    if loopback and not await services.db.read(keys.any_active):
+    if loopback and not await services.db.read(keys.ever_issued):
         return LOCAL
     return None
 

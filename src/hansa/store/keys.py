@@ -38,6 +38,8 @@ _OF_TENANT = (
 )
 _EVERY = sa.select(*_SHOWN).order_by(_keys.c.tenant_id, _keys.c.created_at)
 _ANY_ACTIVE = sa.select(_keys.c.id).where(_keys.c.revoked_at.is_(None)).limit(1)
+_ANY_EVER = sa.select(_keys.c.id).limit(1)
+_FORGET_REVOKED = _keys.delete().where(_keys.c.revoked_at.is_not(None))
 _REVOKE = _keys.update().where(_keys.c.id == _B("p_id")).values(revoked_at=_B("p_now"))
 _REVOKE_OF_AGENT = (
     _keys.update()
@@ -147,5 +149,24 @@ def revoke_of_agent(conn: Connection, tenant_id: str, agent_id: str, now: dateti
 
 
 def any_active(conn: Connection) -> bool:
-    """Whether any tenant has a key that is not revoked (local mode ends with the first)."""
+    """Whether any tenant has a key that is not revoked (``hansa serve`` beyond loopback
+    starts only then)."""
     return direct.scalar(conn, _ANY_ACTIVE, {}) is not None
+
+
+def ever_issued(conn: Connection) -> bool:
+    """Whether any key was ever made, revoked ones included: local mode ends with the first
+    for good. Revoking every key must not reopen the server to whoever reaches its
+    loopback port (a reverse proxy on the same host forwards the internet there); only
+    ``reset_local``, the operator's command, does."""
+    return direct.scalar(conn, _ANY_EVER, {}) is not None
+
+
+def reset_local(conn: Connection) -> int:
+    """Forget every revoked key, so that a loopback server is in local mode again; how many
+    were forgotten. Conflict while any key is live: local mode needs none at all."""
+    if any_active(conn):
+        raise errors.Conflict(
+            "a key is still live: revoke every key first (hansa keys list, hansa keys revoke)"
+        )
+    return direct.execute(conn, _FORGET_REVOKED, {})
