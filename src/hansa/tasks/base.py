@@ -12,7 +12,7 @@ from __future__ import annotations
 import abc
 import enum
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Generic, Protocol, TypeVar
@@ -232,6 +232,9 @@ class TaskType(Generic[P]):
     answers: bool = False
     """Its result's ``text`` is a model's answer: the latest one completed is a graph's
     ``{{llmResponse}}`` (``llm.invoke``)."""
+    reads: Callable[[P], Collection[str]] | None = None
+    """The facts a graph's node reads by path (a condition's fields, an ``llm.invoke``'s
+    ``contextFields``): its run fills them in as the task starts (``engine/graphs/start.py``)."""
     describe: Callable[[Mapping[str, Any]], str | None] | None = None
     """The timeline's sentence for a completed execution, from its result ("Page created in
     WordPress at https://…"); None, or no sentence: the generic "<type> completed"."""

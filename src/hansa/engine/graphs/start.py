@@ -21,7 +21,7 @@ from sqlalchemy import Connection
 from hansa.domain import event
 from hansa.domain.base import new_id
 from hansa.domain.graph import Component, Graph
-from hansa.domain.node_configs import FACTS, Condition
+from hansa.domain.node_configs import FACTS
 from hansa.engine import runs, templates
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
@@ -62,7 +62,7 @@ def drafts(
             runs.TaskDraft(
                 GROUP,
                 registry.for_node(node.type).name,
-                parameters(node),
+                parameters(node, registry),
                 str(owner or agent_id),
                 f"{node.id} ({node.type})",
                 sequence_order=i,
@@ -76,15 +76,15 @@ def drafts(
     return found
 
 
-def parameters(node: Component) -> dict[str, Any]:
-    """A node's task parameters: its config, and the facts it reads by path (a condition's
-    fields, an ``llm.invoke``'s ``contextFields``), filled as the task starts."""
+def parameters(node: Component, registry: TaskRegistry) -> dict[str, Any]:
+    """A node's task parameters: its config, and the facts it reads by path (its task
+    type's ``reads``: a condition's fields, an ``llm.invoke``'s ``contextFields``), filled
+    as the task starts."""
     config = dict(node.config)
-    if node.type == "condition":
-        fields = [t.field for t in Condition.model_validate(config).group().tests()]
-        config[FACTS] = templates.facts_wanted(fields)
-    elif node.type == "llm.invoke" and config.get("contextFields"):
-        config[FACTS] = templates.facts_wanted(config["contextFields"])
+    kind = registry.for_node(node.type)
+    paths = kind.reads(kind.params.model_validate(config)) if kind.reads else ()
+    if paths:
+        config[FACTS] = templates.facts_wanted(paths)
     return config
 
 

@@ -172,6 +172,14 @@ def _due(p: graph.Wait) -> timedelta:
     return timedelta(seconds=p.seconds)
 
 
+def _fields(p: graph.Condition) -> list[str]:
+    return [t.field for t in p.group().tests()]
+
+
+def _namespaces(p: graph.LlmInvoke) -> list[str]:
+    return list(p.context_fields or [])
+
+
 def register(add: Register) -> None:
     """Register the graph node types."""
     add(
@@ -183,6 +191,7 @@ def register(add: Register) -> None:
             ANY_AGENT,
             graph_node=True,
             answers=True,
+            reads=_namespaces,
         )
     )
     add(
@@ -204,6 +213,7 @@ def register(add: Register) -> None:
             ANY_AGENT,
             graph_node=True,
             settle=decided,
+            reads=_fields,
         )
     )
     add(
