@@ -63,6 +63,7 @@ async def running(
     if (workers if workers is not None else settings.workers) > 0:
         worker = Worker(settings, services.db, services.clock)
         services = dataclasses.replace(services, local_worker=_Observed(worker, services))
+        services.db.on_enqueued = services.wake_worker  # after any commit that queued a job
         warming = asyncio.create_task(warm(services), name="model warm-up")
         task = asyncio.create_task(
             worker.run(_handler(services), partial(give_up, services)), name="in-process worker"

@@ -11,6 +11,11 @@ whose cost grows with the data: its repository function is marked ``@growing`` a
 ``read`` routes it to a reader thread by itself.
 PostgreSQL, where every statement is a round trip, runs transactions on a pool of
 threads.
+
+A write that queued a job (``queue.enqueue`` marks its connection with ``enqueued``)
+calls ``Database.on_enqueued`` once it has committed: the composition root points it at
+this process's worker, which then looks at once instead of at its next poll (workers of
+other processes hear ``NOTIFY``). So no caller wakes a worker by hand.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ SQLITE_PRAGMAS = (
 _SQLITE_READERS = 2
 _POSTGRES_THREADS = 8
 _GROWING = "__hansa_growing__"
+_ENQUEUED = "hansa.enqueued"
 
 
 def growing(fn: F) -> F:
@@ -61,6 +67,26 @@ def growing(fn: F) -> F:
 def is_growing(fn: Callable[..., Any]) -> bool:
     """Whether ``fn`` is marked ``@growing``."""
     return bool(getattr(fn, _GROWING, False))
+
+
+def enqueued(conn: Connection) -> None:
+    """Note that the transaction on ``conn`` queued a job: once it commits, ``write``
+    calls ``on_enqueued``."""
+    conn.info[_ENQUEUED] = True
+
+
+def _noting(fn: Callable[[Connection], T]) -> Callable[[Connection], tuple[T, bool]]:
+    """``fn``, also answering whether it queued a job (a group's writes share a connection,
+    one after another: the mark is cleared before and after each)."""
+
+    def noted(conn: Connection) -> tuple[T, bool]:
+        conn.info.pop(_ENQUEUED, None)
+        try:
+            return fn(conn), bool(conn.info.get(_ENQUEUED))
+        finally:
+            conn.info.pop(_ENQUEUED, None)
+
+    return noted
 
 
 def normalize_url(url: str) -> str:
@@ -124,6 +150,9 @@ class Database:
         self._near = threading.Lock()
         self._near_conn: Connection | None = None
         self._write_pool = ThreadPoolExecutor(writers, thread_name_prefix="hansa-db-write")
+        self.on_enqueued: Callable[[], None] | None = None
+        """Called on the loop, after a ``write`` that queued a job has committed (wakes this
+        process's worker; set by the composition root)."""
         self._read_pool = ThreadPoolExecutor(readers, thread_name_prefix="hansa-db-read")
 
     def engine_url(self) -> sa.URL:
@@ -134,14 +163,19 @@ class Database:
         """Run ``fn`` in a read-write transaction: committed if it returns, rolled back if not.
 
         On SQLite ``fn`` may share its transaction with other writes (group commit), inside
-        a savepoint of its own: its effects are all-or-nothing all the same.
+        a savepoint of its own: its effects are all-or-nothing all the same. If it queued a
+        job, ``on_enqueued`` is called after the commit.
         """
+        noted = _noting(fn)
         if self._group is not None:
-            result: T = await self._group.submit(fn)
-            return result
-        return await asyncio.get_running_loop().run_in_executor(
-            self._write_pool, self.write_now, fn
-        )
+            result, queued = await self._group.submit(noted)
+        else:
+            result, queued = await asyncio.get_running_loop().run_in_executor(
+                self._write_pool, self.write_now, noted
+            )
+        if queued and self.on_enqueued is not None:
+            self.on_enqueued()
+        return cast("T", result)
 
     async def read(
         self, fn: Callable[Concatenate[Connection, P], T], /, *args: P.args, **kwargs: P.kwargs

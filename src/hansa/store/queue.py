@@ -19,7 +19,7 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import job
-from hansa.store import dbclock, direct, notify, tables
+from hansa.store import db, dbclock, direct, notify, tables
 from hansa.store.dbclock import Due, LeaseEnd, Now
 
 _jobs = tables.jobs
@@ -150,6 +150,7 @@ def enqueue(
         },
     )
     notify.job_enqueued(conn, kind.value)
+    db.enqueued(conn)  # this process's worker is woken after the commit
     return int(job_id)
 
 
@@ -202,6 +203,7 @@ def enqueue_claimed(
 def hurry(conn: Connection, key: str, now: datetime) -> None:
     """Make the queued job of ``key`` due now, if it was due later."""
     direct.execute(conn, _HURRY, {"p_key": key, **dbclock.now(conn, now)})
+    db.enqueued(conn)  # due now: this process's worker looks after the commit
 
 
 def live_statuses(conn: Connection, key: str) -> set[str]:
@@ -323,7 +325,8 @@ def cancel_key_job(
     """End the queued or running job of ``key`` whose payload contains ``payload_match``
     (only a queued one when ``queued_only``).
 
-    Its epoch moves on, so a worker still running it can write nothing more.
+    Its epoch moves on, so a worker still running it can write nothing more; the key's
+    next job may start, so this process's worker looks after the commit.
     """
     for row in direct.rows(conn, _LIVE_JOBS_OF_KEY, {"p_key": key}):
         if queued_only and row["status"] != _QUEUED:
@@ -331,6 +334,7 @@ def cancel_key_job(
         payload = row["payload"]
         if all(payload.get(k) == v for k, v in payload_match.items()):
             direct.execute(conn, _CANCEL, {"p_id": row["id"], "p_now": now})
+            db.enqueued(conn)
 
 
 def _job(row: direct.Row) -> job.Job:

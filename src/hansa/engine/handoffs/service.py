@@ -133,10 +133,9 @@ def opening(
             agent_id=hans.id,
         )
         facts = {"handoff": {"id": opened.id, "reason": ask.reason, "priority": ask.priority}}
-        if enqueue_if_ruled(
+        enqueue_if_ruled(
             conn, tenant_id, "handoff.requested", convo.id, convo.project_id, now, facts=facts
-        ):
-            batch.after_commit(services.wake_worker)
+        )
         return opened
 
     return go
@@ -148,16 +147,14 @@ async def request(
     """Hand the conversation to a person; returns the handoff and whether it is new."""
     batch = Batch(conversation_id, None)
     step = opening(services, tenant_id, conversation_id, ask, batch)
-    found: list[handoff.Handoff] = []
-    before: list[bool] = []
 
-    def go(conn: Connection) -> None:
-        before.append(handoffs.open_of(conn, tenant_id, conversation_id) is not None)
-        found.append(step(conn))
+    def go(conn: Connection) -> tuple[handoff.Handoff, bool]:
+        new = handoffs.open_of(conn, tenant_id, conversation_id) is None
+        return step(conn), new
 
-    batch.then(go)
+    found = batch.then(go)
     await Recorder(services, tenant_id, conversation_id).write(batch)
-    return found[0], not before[0]
+    return found.value
 
 
 async def _move(
@@ -171,9 +168,8 @@ async def _move(
     """Move a handoff, say so (``handoff_status``), and do ``then`` in the same transaction."""
     current = await services.db.read(handoffs.get, tenant_id, handoff_id)
     batch = Batch(current.conversation_id, None)
-    moved: list[handoff.Handoff] = []
 
-    def go(conn: Connection) -> None:
+    def go(conn: Connection) -> handoff.Handoff:
         fresh = handoffs.get(conn, tenant_id, handoff_id)
         after = handoffs.move(conn, fresh, target, services.clock(), **changes)
         batch.event(
@@ -186,12 +182,11 @@ async def _move(
             agent_id=services.supervisor.id,
         )
         then(conn, batch, after)
-        moved.append(after)
+        return after
 
-    batch.then(go)
+    moved = batch.then(go)
     await Recorder(services, tenant_id, current.conversation_id).write(batch)
-    services.wake_worker()
-    return moved[0]
+    return moved.value
 
 
 def _state(services: Services, target: conversation.State) -> Callable[..., None]:

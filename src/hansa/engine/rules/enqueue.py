@@ -21,10 +21,10 @@ def enqueue_if_ruled(
     project_id: str | None,
     now: datetime,
     facts: dict[str, Any] | None = None,
-) -> bool:
+) -> None:
     """Queue a trigger job in the caller's transaction when the tenant has rules for it."""
-    if not rule_rows.for_trigger(conn, tenant_id, trigger, project_id):
-        return False
-    work = job.TriggerJob(trigger=trigger, conversation_id=conversation_id, facts=facts or {})
-    queue.enqueue(conn, tenant_id, job.JobKind.TRIGGER, job.payload(work), now, key=conversation_id)
-    return True
+    if rule_rows.for_trigger(conn, tenant_id, trigger, project_id):
+        work = job.TriggerJob(trigger=trigger, conversation_id=conversation_id, facts=facts or {})
+        queue.enqueue(
+            conn, tenant_id, job.JobKind.TRIGGER, job.payload(work), now, key=conversation_id
+        )

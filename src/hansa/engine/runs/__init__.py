@@ -1,9 +1,9 @@
 """Runs: approved plans executed as tasks, group by group, under the four laws.
 
 The public face is ``service`` (create, approve, confirm, cancel, pause, resume,
-preempt, read), ``undo`` (undo a step, roll a run back) and ``tools`` (a turn's tool
-calls); turns, planning and the API use only these names. The scheduler, the run job
-and task invocation are this package's own.
+preempt, read), ``undo`` (undo a step, roll a run back) and ``tools`` (the tool loop of
+a turn or a session's step); turns, planning and the API use only these names. The
+scheduler, the run job and task invocation are this package's own.
 """
 
 from hansa.engine.runs.change import RunChange
@@ -30,11 +30,11 @@ from hansa.engine.runs.service import (
     view,
 )
 from hansa.engine.runs.tools import (
+    Sink,
+    ToolCaller,
     ToolDone,
-    ToolRun,
+    ToolLoop,
     hold_for_confirmation,
-    run_tool,
-    settle_tool,
 )
 from hansa.engine.runs.undo import NotUndoable, UndoFailed, rollback, undo_task, undoable
 
@@ -44,8 +44,10 @@ __all__ = [
     "RunChange",
     "RunView",
     "TaskDraft",
+    "Sink",
+    "ToolCaller",
     "ToolDone",
-    "ToolRun",
+    "ToolLoop",
     "UndoFailed",
     "approve",
     "approving",
@@ -65,8 +67,6 @@ __all__ = [
     "resume",
     "resuming",
     "rollback",
-    "run_tool",
-    "settle_tool",
     "store_run",
     "trusted_targets",
     "undo_task",

@@ -94,7 +94,6 @@ async def _append(
 
     batch.then(service.on_run(services, tenant_id, run_id, batch, step))
     stored = await Recorder(services, tenant_id, conversation_id).write(batch)
-    services.wake_worker()
     (task, status), *_ = added
     return task, stored, status
 

@@ -269,14 +269,13 @@ def cancelling(services: Services, tenant_id: str, run_id: str, batch: Batch) ->
 async def _change(
     services: Services, tenant_id: str, run_id: str, change: Callable[[RunChange], object]
 ) -> None:
-    """Make ``change`` to the run in a transaction of its own, then wake the worker."""
+    """Make ``change`` to the run in a transaction of its own."""
     conversation_id = await services.db.read(
         lambda conn: runs.get(conn, tenant_id, run_id).conversation_id
     )
     batch = Batch(conversation_id, None, run_id=run_id)
     batch.then(on_run(services, tenant_id, run_id, batch, change))
     await Recorder(services, tenant_id, conversation_id).write(batch)
-    services.wake_worker()
 
 
 async def approve(

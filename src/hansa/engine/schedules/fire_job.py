@@ -70,7 +70,6 @@ async def run_schedule_job(services: Services, claimed: job.Job) -> None:
             _close(conn, services, claimed, schedule, now, due, error=error)
 
         await services.db.write(failed)
-    services.wake_worker()
 
 
 def _close(

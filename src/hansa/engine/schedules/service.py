@@ -60,10 +60,8 @@ def _check_action(conn: Connection, services: Services, tenant_id: str, action: 
                 f"content must hold 1 to {services.settings.max_message_chars} characters",
                 details={"field": "action.content"},
             )
-        if action.agent_id is not None and not services.has_agent(action.agent_id):
-            raise errors.InvalidInput(
-                f"unknown agent {action.agent_id!r}", details={"field": "action.agentId"}
-            )
+        if action.agent_id is not None:
+            services.agents.addressable(conn, tenant_id, action.agent_id, field="action.agentId")
     elif len(action.tasks) > services.settings.max_tasks_per_run:
         raise errors.InvalidInput(
             f"a run has at most {services.settings.max_tasks_per_run} tasks",
@@ -159,9 +157,7 @@ async def update(services: Services, tenant_id: str, schedule_id: str, change: C
             queue_firing(conn, services, updated, updated.next_run_at, now)
         return updated
 
-    found = await services.db.write(go)
-    services.wake_worker()
-    return found
+    return await services.db.write(go)
 
 
 async def delete(services: Services, tenant_id: str, schedule_id: str) -> None:
@@ -190,6 +186,4 @@ async def fire_now(services: Services, tenant_id: str, schedule_id: str) -> Sche
         queue.enqueue(conn, tenant_id, job.JobKind.SCHEDULE, work, now, key=now_key(schedule_id))
         return found
 
-    found = await services.db.write(go)
-    services.wake_worker()
-    return found
+    return await services.db.write(go)

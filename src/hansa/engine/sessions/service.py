@@ -85,7 +85,6 @@ async def create(services: Services, tenant_id: str, new: NewSession) -> AgentSe
     batch = Batch(conversation_id, None)
     session = opening(services, tenant_id, new, batch, conversation_id)
     await Recorder(services, tenant_id, conversation_id).write(batch)
-    services.wake_worker()
     return session
 
 
@@ -94,12 +93,7 @@ def opening(
 ) -> AgentSession:
     """The session, stored (with its first step queued and ``session_status``) by
     ``batch``'s transaction; a new conversation ``conversation_id`` is made unless ``new``
-    names one. Raises InvalidInput for an unknown agent or a state too large."""
-    if not services.has_agent(new.agent_id):
-        raise errors.InvalidInput(
-            f"agent {new.agent_id!r} is not one of this server's agents",
-            details={"field": "agentId"},
-        )
+    names one. Raises InvalidInput for a state too large, and at commit for an unknown agent."""
     if state_too_large(new.state):
         raise errors.InvalidInput("state is too large", details={"field": "state"})
     now = services.clock()
@@ -124,6 +118,7 @@ def opening(
     )
 
     def store(conn: Connection) -> None:
+        services.agents.addressable(conn, tenant_id, new.agent_id, field="agentId")
         if new.conversation_id is None:
             convo = conversation.Conversation(
                 id=conversation_id,
@@ -145,7 +140,6 @@ def opening(
         queue_step(conn, session, now)
 
     batch.then(store)
-    batch.after_commit(services.wake_worker)
     announce(batch, session, session.agent_id)
     return session
 
@@ -159,9 +153,8 @@ async def _control(
     """Apply ``change`` to the locked session in one transaction with its events."""
     found = await services.db.read(lambda conn: rows.get(conn, tenant_id, session_id))
     batch = Batch(found.conversation_id, None)
-    result: list[AgentSession] = []
 
-    def go(conn: Connection) -> None:
+    def go(conn: Connection) -> AgentSession:
         now = services.clock()
         session = rows.get(conn, tenant_id, session_id, lock=True)
         changed = change(conn, session, now)
@@ -169,12 +162,11 @@ async def _control(
             rows.save(conn, changed)
             if changed.status is not session.status:
                 announce(batch, changed, changed.agent_id)
-        result.append(changed)
+        return changed
 
-    batch.then(go)
+    result = batch.then(go)
     await Recorder(services, tenant_id, found.conversation_id).write(batch)
-    services.wake_worker()
-    return result[0]
+    return result.value
 
 
 def _refuse_final(session: AgentSession, verb: str) -> None:

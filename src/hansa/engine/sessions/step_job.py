@@ -53,7 +53,7 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
     if _stale(session, work) or ended is not None:
         await recorder.write(_ending(services, claimed, work, session, ended))
         return
-    agent = services.agent(session.agent_id)
+    agent = await services.agents.find(tenant_id, session.agent_id)
     project = await services.db.read(
         lambda conn: build_project_context(
             conn, tenant_id, conversations.get(conn, tenant_id, session.conversation_id).project_id
@@ -62,6 +62,8 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
     started = services.clock()
     answer = StepAnswer(Batch(session.conversation_id, None))
     try:
+        if agent is None:  # a registered agent removed while its session ran
+            raise errors.NotFound(f"agent {session.agent_id} no longer exists")
         await StepCall(services, session, agent, project).answer(_prompt(agent, session), answer)
         frame = parse_frame(answer.text, session.step, session.state)
         error = "the step's state is too large" if state_too_large(frame.state) else None
@@ -72,7 +74,6 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
         lambda conn: _record(services, claimed, work, answer, session, frame, error, started, conn)
     )
     await recorder.write(batch)
-    services.wake_worker()
 
 
 def _stale(session: AgentSession, work: SessionStepJob) -> bool:

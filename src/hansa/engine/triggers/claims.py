@@ -66,9 +66,10 @@ def local_claims(firings: list[Firing], now: datetime, window: timedelta) -> lis
 
 
 def external_participants(services: Services, convo: Conversation) -> list[str]:
-    """Participants that are not agents of the roster: they claim over HTTP."""
+    """Participants that are not agents of the roster (registered agents, outside
+    assistants): they claim over HTTP with their own tokens."""
     named = convo.metadata.get("participants") or []
-    return [str(p) for p in named if str(p) not in services.agents]
+    return [str(p) for p in named if services.agents.built_in(str(p)) is None]
 
 
 def announce(batch: Batch, found: list[claims.Claim], agent_id: str) -> None:
@@ -203,12 +204,11 @@ async def claim_from_outside(
     participant's behalf (None: the participant's own token); its justification says so."""
     key = asked.assistant_key
     batch = Batch(conversation_id, asked.turn_id)
-    made: list[claims.Claim] = []
     reason = asked.justification or "claimed over HTTP"
     if operator is not None:
         reason = f"{reason} (claimed for it by operator {operator})"[:500]
 
-    def go(conn: Any) -> None:
+    def go(conn: Any) -> claims.Claim:
         convo = conversations.get(conn, tenant_id, conversation_id)  # another tenant's: 404
         if key is None:
             raise errors.InvalidInput(
@@ -228,18 +228,15 @@ async def claim_from_outside(
         expires_at = datetime.fromisoformat(expires)
         if now > expires_at:
             raise ClaimWindowClosed("the claim window of this turn is closed")
-        made.append(
-            claims.Claim(
-                assistant_key=key,
-                justification=claims.Justification(reason=reason, confidence=asked.confidence),
-                claim=claims.ClaimTerms(
-                    claimed_at=now, expires_at=expires_at, priority=asked.priority
-                ),
-                external=True,
-            )
+        made = claims.Claim(
+            assistant_key=key,
+            justification=claims.Justification(reason=reason, confidence=asked.confidence),
+            claim=claims.ClaimTerms(claimed_at=now, expires_at=expires_at, priority=asked.priority),
+            external=True,
         )
-        announce(batch, made, services.supervisor.id)
+        announce(batch, [made], services.supervisor.id)
+        return made
 
-    batch.then(go)
+    made = batch.then(go)
     await Recorder(services, tenant_id, conversation_id).write(batch)
-    return made[0]
+    return made.value

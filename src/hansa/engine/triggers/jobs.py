@@ -80,7 +80,6 @@ async def run_timer_job(services: Services, claimed: job.Job) -> None:
 
     batch.then(go)
     await Recorder(services, tenant_id, conversation_id, claimed).write(batch)
-    services.wake_worker()
 
 
 async def _current(services: Services, tenant_id: str, rule_id: str) -> Rule | None:

@@ -1,15 +1,11 @@
-"""The agent loop (seeds 002, 003): the agent's model answers, calling tools on the way.
+"""The agent loop of a turn (seeds 002, 003): the agent's model answers, calling tools on
+the way, through the tool loop (``runs.ToolLoop``), with the turn as its sink.
 
-A round streams the model's answer (text deltas coalesced into ``text_delta`` events, as
-for any reply) and collects the tools it asked for. Each call is announced
-(``tool_call``) and judged by the laws (``toolbox``): a call out of scope, unclear or
-unknown gets a tool error the model reads; an irreversible one does not run but becomes
-a run awaiting the user's confirmation (decision 0013), which the answer then names; the
-reversible ones run through their task types' executors, at most ``task_concurrency`` at
-once. Each answer is announced (``tool_result``) as it comes, the calls and their answers
-join the prompt, and the model is asked again, until it answers without tools. A model
-that still asks for tools after ``max_tool_rounds`` rounds ends the turn with
-``tool_loop_limit``. Every model call is recorded: one ``llm_calls`` row each.
+The turn streams the answer (text deltas coalesced into ``text_delta`` events, as for any
+reply), commits each round's ``tool_call`` events and the laws' refusals at once, and
+each call's answer (``tool_result``) as it comes, with the scratchpad change its executor
+proposed (``agent_state``). An irreversible call does not run but becomes a run awaiting
+the user's confirmation (decision 0013), which the answer then names.
 
 Before the answer goes out, the quality gate (``turns/quality.py``) checks it; a draft it
 holds back is marked ``draft_superseded`` and the model answers once more (``MAX_RETRIES``)
@@ -18,17 +14,14 @@ under a new message id, reading why. A thinking entry says what the gate found.
 
 from __future__ import annotations
 
-import asyncio
-
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import event, message, secrets
+from hansa.domain import event, message, run
 from hansa.domain.base import new_id
 from hansa.engine import quality_gate, runs, thinking
-from hansa.engine.llm import CallScope, RecordedCall
 from hansa.engine.runtime.recorder import Batch
-from hansa.engine.toolbox import Refused, Runs, Settled, Toolbox, ToolLoopLimit, Waits
+from hansa.engine.toolbox import Settled, Toolbox, Waits
 from hansa.engine.turns import quality, scratchpad
 from hansa.engine.turns.deltas import DeltaCoalescer
 from hansa.engine.turns.pipeline import TurnContext
@@ -44,29 +37,36 @@ class AgentLoop:
         self.ctx = ctx
         self.agent = ctx.agent
         self.project = ctx.project_context
-        self.toolbox = toolbox
         settings = ctx.services.settings
-        self.max_rounds = settings.max_tool_rounds
-        self.model = ctx.services.model_for(self.agent, self.project)
-        self.model_settings = ModelSettings(
-            temperature=self.agent.model_settings.temperature,
-            max_tokens=self.agent.model_settings.max_tokens,
-        )
-        offered = toolbox.definitions() if self.max_rounds and self.model.agent_tools else ()
-        self.params = RequestParams(tools=offered)
-        self.scope = CallScope(
-            tenant_id=ctx.tenant_id,
+        agent = self.agent
+        caller = runs.ToolCaller(
             conversation_id=ctx.conversation_id,
             turn_id=ctx.turn_id,
+            agent_id=agent.id,
+            project=self.project,
             node_id="reply",
-            agent_id=self.agent.id,
+            origin=ctx.turn_id,
+            announce=ctx.recorder.write,
+        )
+        self.tools = runs.ToolLoop(
+            ctx.services,
+            ctx.tenant_id,
+            caller,
+            toolbox,
+            ctx.services.model_for(agent, self.project),
+            ModelSettings(
+                temperature=agent.model_settings.temperature,
+                max_tokens=agent.model_settings.max_tokens,
+            ),
+            RequestParams(),
+            self,
+            ctx.reply_calls,
         )
         self.coalescer = DeltaCoalescer(
             self._write_delta,
             max_chars=settings.delta_flush_chars,
             max_age=settings.delta_flush_ms / 1000,
         )
-        self._slots = asyncio.Semaphore(settings.task_concurrency)
         self._said: list[str] = []
         self.held: list[str] = []
         """Summaries of the irreversible steps held for confirmation."""
@@ -108,19 +108,12 @@ class AgentLoop:
         return "".join(self._said).strip()
 
     async def _answer(self, prompt: list[ChatMessage]) -> str:
-        """Ask, run tools, ask again until the model answers without tools; this answer's
-        text. The rounds join ``prompt``."""
+        """The tool loop's answer to ``prompt`` (which its rounds join): all it said."""
         start = len(self._said)
-        rounds = 0
-        while True:
-            text, calls = await self._ask(prompt)
-            if not calls:
-                break
-            if rounds == self.max_rounds:
-                raise ToolLoopLimit(rounds)
-            rounds += 1
-            settled = await self._round(calls)
-            prompt += [ChatMessage.calling(calls, text), *(s.message() for s in settled)]
+        try:
+            await self.tools.answer(prompt)
+        finally:
+            self.ctx.call = self.tools.call
         return "".join(self._said[start:]).strip()
 
     async def _supersede(self, review: quality.Review) -> None:
@@ -142,23 +135,20 @@ class AgentLoop:
         self.ctx.reply_message_id = new_id()
         self._said.clear()
 
-    async def _ask(self, prompt: list[ChatMessage]) -> tuple[str, tuple[ToolCall, ...]]:
-        call = RecordedCall(
-            self.model, self.scope, self.ctx.services.clock, self.ctx.services.metrics.called
-        )
-        self.ctx.call = call
-        parts: list[str] = []
-        try:
-            async for delta in call.stream(prompt, self.model_settings, self.params):
-                if delta and not parts and "".join(self._said).strip():
-                    await self._say("\n\n")  # a new round's text starts a new paragraph
-                parts.append(delta)
-                await self._say(delta)
-        finally:
-            if call.record is not None:
-                self.ctx.reply_calls.append(call.record)
-        assert call.response is not None
-        return "".join(parts), call.response.tool_calls
+    async def say(self, delta: str, *, fresh: bool) -> None:
+        """Stream a delta of the model's answer (a new call's text, a new paragraph)."""
+        if fresh and "".join(self._said).strip():
+            await self._say("\n\n")
+        await self._say(delta)
+
+    async def announce(self, batch: Batch) -> None:
+        """Commit a round's calls now, after what the model said before asking."""
+        rest = await self.coalescer.take()
+        if rest:
+            said = Batch(self.ctx.conversation_id, self.ctx.turn_id)
+            self._delta(said, rest)
+            batch.put_first(said)
+        await self.ctx.recorder.write(batch)
 
     async def _say(self, text: str) -> None:
         self._said.append(text)
@@ -173,49 +163,13 @@ class AgentLoop:
         payload = event.TextDeltaData(message_id=self.ctx.reply_message_id, delta=text)
         batch.event(payload, agent_id=self.agent.id)
 
-    async def _round(self, calls: tuple[ToolCall, ...]) -> list[Settled]:
-        """Announce and judge every call, answer each, and return the answers in call order."""
-        batch = Batch(self.ctx.conversation_id, self.ctx.turn_id)
-        rest = await self.coalescer.take()
-        if rest:  # what the model said before asking comes first
-            self._delta(batch, rest)
-        verdicts = [self.toolbox.judge(call) for call in calls]
-        for call in calls:
-            name = self.toolbox.name_of(call.name)
-            arguments = secrets.mask(call.arguments)
-            batch.event(
-                event.ToolCallData(tool_call_id=call.id, name=name, arguments=arguments),
-                agent_id=self.agent.id,
-            )
-        answers: dict[int, Settled] = {}
-        for i, (call, verdict) in enumerate(zip(calls, verdicts, strict=True)):
-            if isinstance(verdict, Refused):
-                refused = event.ToolError(code=verdict.code, message=verdict.message)
-                answers[i] = Settled(call, self.toolbox.name_of(call.name), error=refused)
-                batch.event(answers[i].payload(), agent_id=self.agent.id)
-        await self.ctx.recorder.write(batch)
-        executions = {
-            asyncio.create_task(
-                self._execute(i, call, verdict), name=f"tool {call.id} {verdict.task_type.name}"
-            )
-            for i, (call, verdict) in enumerate(zip(calls, verdicts, strict=True))
-            if isinstance(verdict, Runs)
-        }
-        try:
-            for i, (call, verdict) in enumerate(zip(calls, verdicts, strict=True)):
-                if isinstance(verdict, Waits):
-                    answers[i] = await self._hold(call, verdict)
-            for finished in asyncio.as_completed(executions):
-                i, answer, done = await finished
-                self.ctx.reply_calls.extend(done.calls)
-                answers[i] = await self._settle(answer, done)
-                if answers[i].error is None:
-                    self.performed.append(answers[i].name)
-        finally:  # cancelled, or a write refused: no execution outlives its turn
-            for execution in executions:
-                execution.cancel()
-            await asyncio.gather(*executions, return_exceptions=True)
-        return [answers[i] for i in range(len(calls))]
+    async def settled(self, answer: Settled, done: runs.ToolDone) -> Settled:
+        """Write the call's answer (``performed`` when it succeeded) with what its executor
+        reported."""
+        final = await self._settle(answer, done)
+        if final.error is None:
+            self.performed.append(final.name)
+        return final
 
     async def _settle(self, answer: Settled, done: runs.ToolDone) -> Settled:
         """Write the call's answer with what its executor reported and, when it proposed
@@ -225,10 +179,9 @@ class AgentLoop:
             batch.event(answer.payload(), agent_id=self.agent.id)
             await self.ctx.recorder.write(batch)
             return answer
-        final: list[Settled] = []
         own = answer.name == scratchpad_tool.NAME
 
-        def remember(conn: Connection) -> None:
+        def remember(conn: Connection) -> Settled:
             ctx, settled = self.ctx, answer
             try:
                 stored = scratchpad.change(
@@ -250,32 +203,13 @@ class AgentLoop:
                     settled = Settled(answer.call, answer.name, result=result)
                 batch.event(settled.payload(), agent_id=self.agent.id)
                 scratchpad.announce(batch, stored)
-            final[:] = [settled]
+            return settled
 
-        batch.then(remember)
+        final = batch.then(remember)
         await self.ctx.recorder.write(batch)
-        return final[0]
+        return final.value
 
-    async def _execute(
-        self, i: int, call: ToolCall, verdict: Runs
-    ) -> tuple[int, Settled, runs.ToolDone]:
-        tool = runs.ToolRun(
-            call_id=call.id,
-            task_type=verdict.task_type,
-            params=verdict.params,
-            conversation_id=self.ctx.conversation_id,
-            turn_id=self.ctx.turn_id,
-            agent_id=self.agent.id,
-            project=self.project,
-            origin=self.ctx.turn_id,
-            announce=self.ctx.recorder.write,
-        )
-        answer, done = await runs.settle_tool(
-            self.ctx.services, self.ctx.tenant_id, tool, call, self._slots
-        )
-        return i, answer, done
-
-    async def _hold(self, call: ToolCall, verdict: Waits) -> Settled:
+    async def hold(self, call: ToolCall, verdict: Waits) -> Settled:
         """Store the irreversible call as a started one-step run: its task waits for consent."""
         name = verdict.task_type.name
         summary = runs.default_summary(name, verdict.parameters)
@@ -289,13 +223,8 @@ class AgentLoop:
         )
         batch = Batch(self.ctx.conversation_id, self.ctx.turn_id)
         title = f"{self.agent.display_name}: {summary}"
-        run_id, stored = runs.hold_for_confirmation(
-            self.ctx.services, self.ctx.tenant_id, batch, draft, title
-        )
-        answer: list[Settled] = []
 
-        def announce(conn: object) -> None:
-            (task,) = stored
+        def announce(run_id: str, task: run.Task) -> Settled:
             result = {
                 "status": "awaiting_confirmation",
                 "runId": run_id,
@@ -304,10 +233,13 @@ class AgentLoop:
                 "message": "This step cannot be undone, so it did not run: it waits for the "
                 "user's confirmation in the run card.",
             }
-            answer.append(Settled(call, name, result=result))
-            batch.event(answer[0].payload(), agent_id=self.agent.id)
+            settled = Settled(call, name, result=result)
+            batch.event(settled.payload(), agent_id=self.agent.id)
+            return settled
 
-        batch.then(announce)
+        answer = runs.hold_for_confirmation(
+            self.ctx.services, self.ctx.tenant_id, batch, draft, title, announce
+        )
         try:
             await self.ctx.recorder.write(batch)
         except errors.UserError as exc:  # the laws, checked again as the run is stored
@@ -317,4 +249,4 @@ class AgentLoop:
             await self.ctx.recorder.write(again)
             return refused
         self.held.append(summary)
-        return answer[0]
+        return answer.value

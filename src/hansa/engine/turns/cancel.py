@@ -48,7 +48,6 @@ async def cancel_turn(services: Services, tenant_id: str, turn_id: str) -> turn.
 
     batch.then(step)
     await Recorder(services, tenant_id, found.conversation_id).write(batch)
-    services.wake_worker()  # the conversation's next turn may start
     return await services.db.read(lambda conn: turns.get(conn, tenant_id, turn_id))
 
 

@@ -13,7 +13,6 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import conversation, event, job, message, turn
-from hansa.domain.agent import AgentDefinition
 from hansa.domain.base import new_id
 from hansa.engine.rules.enqueue import enqueue_if_ruled
 from hansa.engine.runtime import interrupt
@@ -21,13 +20,7 @@ from hansa.engine.runtime.follow import follow
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.engine.sessions import service as sessions
-from hansa.store import conversations, principals, projects, queue, turns, workspace
-
-
-async def agents_of(services: Services, tenant_id: str) -> list[AgentDefinition]:
-    """The roster, Hans first, then the agents the tenant registered."""
-    registered = await services.db.read(principals.list_for, tenant_id)
-    return [*services.roster, *registered]
+from hansa.store import conversations, projects, queue, turns, workspace
 
 
 async def create_conversation(
@@ -42,7 +35,7 @@ async def create_conversation(
 ) -> conversation.Conversation:
     """A new idle conversation, optionally in a project, with a chosen agent, id (a
     client's: 409 when it is taken) or metadata."""
-    agent_id = _known_agent(services, active_agent_id) or services.supervisor.id
+    agent_id = active_agent_id or services.supervisor.id
     now = services.clock()
     convo = conversation.Conversation(
         id=conversation_id or new_id(),
@@ -57,16 +50,16 @@ async def create_conversation(
         metadata=metadata or {},
     )
 
-    def create(conn: Connection) -> bool:
+    def create(conn: Connection) -> None:
+        services.agents.addressable(conn, tenant_id, agent_id, field="activeAgentId")
         if project_id is not None:
             projects.get(conn, tenant_id, project_id)
         if conversation_id is not None and conversations.taken(conn, conversation_id):
             raise errors.Conflict(f"id {conversation_id} is taken", details={"id": conversation_id})
         conversations.create(conn, convo)
-        return enqueue_if_ruled(conn, tenant_id, "conversation.created", convo.id, project_id, now)
+        enqueue_if_ruled(conn, tenant_id, "conversation.created", convo.id, project_id, now)
 
-    if await services.db.write(create):
-        services.wake_worker()
+    await services.db.write(create)
     return convo
 
 
@@ -110,7 +103,6 @@ async def post_message(
             f"content is longer than {limit} characters", details={"field": "content"}
         )
     _check_context(services, project_context)
-    _known_agent(services, active_agent_id)
     now = services.clock()
     turn_id = new_id()
     batch = Batch(conversation_id, turn_id)
@@ -124,6 +116,8 @@ async def post_message(
     )
 
     def store(conn: Connection) -> None:
+        if active_agent_id is not None:
+            services.agents.addressable(conn, tenant_id, active_agent_id, field="activeAgentId")
         convo = conversations.get(conn, tenant_id, conversation_id)
         if convo.state is conversation.State.ARCHIVED:
             raise errors.Conflict("this conversation is archived")
@@ -174,7 +168,6 @@ async def post_message(
         sessions.guide_from_message(conn, tenant_id, conversation_id, text, now)
 
     batch.then(store)
-    batch.after_commit(services.wake_worker)
     stored = await Recorder(services, tenant_id, conversation_id).write(batch)
     return Posted(message_id=message_id, turn_id=turn_id, seq=stored[-1].seq)
 
@@ -245,12 +238,6 @@ def _title(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
-def _known_agent(services: Services, agent_id: str | None) -> str | None:
-    if agent_id is not None and not services.has_agent(agent_id):
-        raise errors.InvalidInput(f"unknown agent {agent_id!r}", details={"field": "activeAgentId"})
-    return agent_id
-
-
 def _focus_on(
     conn: Connection,
     tenant_id: str,
@@ -291,7 +278,7 @@ async def update_conversation(
     """
     now = services.clock()
 
-    def go(conn: Connection) -> bool:
+    def go(conn: Connection) -> None:
         convo = conversations.get(conn, tenant_id, conversation_id)
         if focus_entity_id is not None:
             _focus_on(conn, tenant_id, convo, focus_entity_id, now)
@@ -302,12 +289,12 @@ async def update_conversation(
                 conn, tenant_id, conversation_id, "participants", participants or None, now
             )
         if context is None:
-            return False
+            return
         merged = {**convo.context, **context}
         merged = {k: v for k, v in merged.items() if v is not None}
         conversations.set_context(conn, tenant_id, conversation_id, merged, now)
         changed = {"changed": sorted(context), "context": merged}  # as of this change
-        return enqueue_if_ruled(
+        enqueue_if_ruled(
             conn,
             tenant_id,
             "context.updated",
@@ -317,6 +304,5 @@ async def update_conversation(
             facts=changed,
         )
 
-    if await services.db.write(go):
-        services.wake_worker()
+    await services.db.write(go)
     return await services.db.read(lambda conn: conversations.get(conn, tenant_id, conversation_id))

@@ -57,20 +57,19 @@ async def clear(
     """Empty the agent's scratchpad (a new version, announced); NotFound when the
     conversation is another tenant's or the agent keeps no state in it."""
     batch = Batch(conversation_id, None)
-    cleared: list[agent_state.AgentState] = []
 
-    def step(conn: Connection) -> None:
+    def step(conn: Connection) -> agent_state.AgentState:
         agent_states.lock(conn, tenant_id, conversation_id)
         current = agent_states.get(conn, tenant_id, conversation_id, agent_id)
         if current.version == 0:
             raise errors.NotFound(f"agent {agent_id} keeps no state in this conversation")
         stored = agent_states.put(conn, tenant_id, current, {}, services.clock())
         announce(batch, stored)
-        cleared[:] = [stored]
+        return stored
 
-    batch.then(step)
+    cleared = batch.then(step)
     await Recorder(services, tenant_id, conversation_id).write(batch)
-    return cleared[0]
+    return cleared.value
 
 
 async def carry(

@@ -91,7 +91,6 @@ def _summarize_if_due(ctx: TurnContext, batch: Batch, conn: Connection) -> None:
     queue.enqueue(
         conn, ctx.tenant_id, job.JobKind.CONVERSATION_SUMMARY, job.payload(work), now, key=key
     )
-    batch.after_commit(ctx.services.wake_worker)
 
 
 def _close(ctx: TurnContext, conn: Connection, status: turn.TurnStatus, error: str | None) -> None:
