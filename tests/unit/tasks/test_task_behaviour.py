@@ -1,0 +1,122 @@
+"""What the run machinery does with a task beyond executing it is said on its type: a graph
+node's task type, its hold, settle and flow, the changes it asks for (typed), and the
+timeline's sentence for what it did."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from hansa import errors
+from hansa.domain.conversation import State
+from hansa.tasks.base import (
+    Flow,
+    MergeContext,
+    MoveConversation,
+    OpenHandoff,
+    TaskContext,
+    TaskFailed,
+)
+from hansa.tasks.registry import default_registry
+
+REGISTRY = default_registry()
+
+
+def _ctx(changes: list[Any] | None) -> TaskContext:
+    return TaskContext(
+        tenant_id="t", project_id=None, task_id="k", idempotency_key="i", changes=changes
+    )
+
+
+async def _execute(name: str, config: dict[str, Any], ctx: TaskContext) -> dict[str, Any]:
+    kind = REGISTRY.get(name)
+    return await kind.executor(kind.params.model_validate(config), ctx)
+
+
+def test_a_graph_node_runs_the_task_type_that_names_it() -> None:
+    assert REGISTRY.for_node("wait").name == "wait.durable", "the plain wait sleeps"
+    assert REGISTRY.for_node("condition").name == "condition"
+    with pytest.raises(errors.InvalidInput):
+        REGISTRY.for_node("teleport")
+
+
+def test_only_graph_nodes_are_held_settled_or_govern_the_tasks_after_them() -> None:
+    special = [t for t in REGISTRY.all() if t.hold or t.settle or t.flow or t.answers]
+
+    assert {t.name: t.flow for t in special if t.flow} == {
+        "parallel": Flow.FORK,
+        "loop": Flow.LOOP,
+    }
+    assert sorted(t.name for t in special if t.settle) == ["condition", "parallel"]
+    assert [t.name for t in special if t.hold] == ["wait.durable"]
+    assert all(t.graph_node for t in special), "a plan's step is never held or settled"
+
+
+def test_a_wait_is_held_for_its_seconds() -> None:
+    kind = REGISTRY.get("wait.durable")
+    assert kind.hold is not None
+    assert kind.hold(kind.params.model_validate({"seconds": 90})) == timedelta(seconds=90)
+
+
+@pytest.mark.anyio
+async def test_the_conversation_changes_a_node_asks_for_are_typed() -> None:
+    asked: list[Any] = []
+    ctx = _ctx(asked)
+
+    await _execute("context.update", {"set": {"stage": "triaged"}}, ctx)
+    await _execute("state.transition", {"to": "resolved"}, ctx)
+    await _execute("handoff.create", {"priority": "high"}, ctx)
+
+    assert asked == [
+        MergeContext({"stage": "triaged"}),
+        MoveConversation(State.RESOLVED),
+        OpenHandoff("the graph asks for a person", "high"),
+    ]
+
+
+@pytest.mark.anyio
+async def test_a_change_where_the_conversation_may_not_change_fails_the_step() -> None:
+    with pytest.raises(TaskFailed) as failed:
+        await _execute("context.update", {"set": {"a": 1}}, _ctx(None))
+    assert failed.value.code == "no_conversation"
+
+
+@pytest.mark.parametrize(
+    ("name", "result", "told"),
+    [
+        (
+            "create_page",
+            {"url": "/api/workspace/pages/p1", "status": "draft"},
+            "Page created in the Hansa workspace at /api/workspace/pages/p1 as a draft",
+        ),
+        (
+            "update_content_block",
+            {"url": "https://shop.example/about"},
+            "Page updated in WordPress at https://shop.example/about",
+        ),
+        ("delete_page", {"title": "About"}, "Page “About” deleted"),
+        (
+            "create_product",
+            {"url": "https://shop.example/p/9"},
+            "Product created in WooCommerce at https://shop.example/p/9",
+        ),
+        ("run_audit", {"score": 80, "findings": ["x"]}, "Audit: score 80/100, 1 finding"),
+        ("create_ticket", {"ticketId": "T1"}, "Ticket T1 created"),
+        ("webhook.call", {"statusCode": 204}, "webhook.call answered HTTP 204"),
+        ("service.call", {"statusCode": 200}, "service.call answered HTTP 200"),
+    ],
+)
+def test_a_completed_task_is_told_as_its_type_describes_it(
+    name: str, result: dict[str, Any], told: str
+) -> None:
+    describe = REGISTRY.get(name).describe
+    assert describe is not None
+    assert describe(result) == told
+
+
+def test_a_result_without_what_the_sentence_needs_is_not_described() -> None:
+    describe = REGISTRY.get("create_page").describe
+    assert describe is not None
+    assert describe({}) is None, "the timeline says the generic sentence instead"
