@@ -1,4 +1,4 @@
-"""Request and response bodies of API.md (camelCase on the wire)."""
+"""Request bodies of API.md (camelCase on the wire); the answers are ``api/models``."""
 
 from __future__ import annotations
 
@@ -6,8 +6,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
-
-from hansa.domain import agent, conversation, llm_call, message, project, run, secrets
 
 Id = Annotated[str, Field(min_length=1, max_length=36)]
 """A stored id (its column is 36 characters wide: a ULID or a UUID fits)."""
@@ -97,71 +95,6 @@ class ChatRequest(Body):
     project_context: dict[str, Any] | None = None
 
 
-def project_out(p: project.Project) -> dict[str, Any]:
-    """A project as JSON; its secrets are write-only (``***``)."""
-    return {
-        "id": p.id,
-        "name": p.name,
-        "domain": p.domain,
-        "cmsPlatform": p.cms_platform,
-        "allowedTaskTypes": None if p.allowed_task_types is None else list(p.allowed_task_types),
-        "config": secrets.mask(p.config),
-        "createdAt": p.created_at.isoformat(),
-    }
-
-
-def conversation_out(c: conversation.Conversation) -> dict[str, Any]:
-    """A conversation as JSON; the secrets in its metadata (the planning state) masked."""
-    return {
-        "id": c.id,
-        "state": c.state.value,
-        "currentAgent": c.current_agent,
-        "projectId": c.project_id,
-        "title": c.title,
-        "lastSeq": c.last_seq,
-        "createdAt": c.created_at.isoformat(),
-        "updatedAt": c.updated_at.isoformat(),
-        "context": secrets.mask(c.context),
-        "metadata": secrets.mask(c.metadata),  # the plan in progress, its steps' parameters
-    }
-
-
-def message_out(m: message.Message) -> dict[str, Any]:
-    """A message as JSON."""
-    return {
-        "id": m.id,
-        "kind": m.kind.value,
-        "author": m.author.value,
-        "agentId": m.agent_id,
-        "content": m.content,
-        "runId": m.run_id,
-        "turnId": m.turn_id,
-        "createdAt": m.created_at.isoformat(),
-        "metadata": secrets.mask(m.metadata),
-    }
-
-
-def agent_out(a: agent.AgentDefinition) -> dict[str, Any]:
-    """An agent as JSON."""
-    return {
-        "id": a.id,
-        "displayName": a.display_name,
-        "role": a.role,
-        "roleSummary": a.role_summary,
-        "category": a.category.value,
-        "visible": a.visible,
-        "ordering": a.ordering,
-        "capabilities": list(a.capabilities),
-        "examplePrompts": list(a.example_prompts),
-        "avatar": {"initials": a.initials, "color": a.color},
-    }
-
-
-def llm_call_out(c: llm_call.LlmCall) -> dict[str, Any]:
-    """A model call record as JSON."""
-    return c.model_dump(mode="json", by_alias=True, exclude={"tenant_id"})
-
-
 class TaskIn(Body):
     """One task of ``POST /api/runs``."""
 
@@ -215,79 +148,3 @@ class ExecuteRequest(Body):
     task_type: str = Field(min_length=1, max_length=64)
     parameters: dict[str, Any] = Field(default_factory=dict)
     summary: str = Field(default="", max_length=500)
-
-
-def task_out(t: run.Task) -> dict[str, Any]:
-    """A task with every seed 000 §8.1 field, plus its parameters hash; secrets masked."""
-    return {
-        "id": t.id,
-        "runId": t.run_id,
-        "conversationId": t.conversation_id,
-        "projectId": t.project_id,
-        "parentTaskId": t.parent_task_id,
-        "stepGroup": t.step_group,
-        "sequenceOrder": t.sequence_order,
-        "nodeId": t.node_id,
-        "dependsOn": t.depends_on,
-        "createdByAgentId": t.created_by,
-        "status": t.status.value,
-        "taskType": t.task_type,
-        "parameters": secrets.mask(t.parameters),
-        "parametersHash": t.parameters_hash,
-        "summary": secrets.mask_text(t.summary),
-        "isReversibleBySystem": t.is_reversible_by_system,
-        "irreversibleConfirmedAt": (
-            t.irreversible_confirmed_at.isoformat() if t.irreversible_confirmed_at else None
-        ),
-        "attempts": t.attempts,
-        "scheduledAt": t.scheduled_at.isoformat() if t.scheduled_at else None,
-        "result": secrets.mask(t.result),
-        "error": secrets.mask(t.error),
-        "createdAt": t.created_at.isoformat(),
-        "updatedAt": t.updated_at.isoformat(),
-        "metadata": secrets.mask(t.metadata),
-    }
-
-
-def run_card(
-    r: run.Run,
-    tasks: list[run.Task],
-    thinking: list[message.Message],
-    names: dict[str, str],
-) -> dict[str, Any]:
-    """``GET /api/runs/{id}``: the run, its agents, tasks grouped with their thinking."""
-    groups = sorted({t.step_group for t in tasks})
-    agents = sorted({t.created_by for t in tasks}, key=lambda a: (a != "chief", a))
-    return {
-        "id": r.id,
-        "conversationId": r.conversation_id,
-        "projectId": r.project_id,
-        "title": r.title,
-        "status": r.status.value,
-        "createdByAgentId": r.created_by,
-        "createdAt": r.created_at.isoformat(),
-        "updatedAt": r.updated_at.isoformat(),
-        "agents": [{"id": a, "displayName": names.get(a, a)} for a in agents],
-        "groups": [
-            {
-                "stepGroup": g,
-                "tasks": [task_out(t) for t in tasks if t.step_group == g],
-                "thinking": [
-                    {
-                        "agentId": m.agent_id,
-                        "summary": m.content,
-                        "createdAt": m.created_at.isoformat(),
-                    }
-                    for m in thinking
-                    if m.metadata.get("group") == g
-                ],
-            }
-            for g in groups
-        ],
-        "thinking": [
-            {"agentId": m.agent_id, "summary": m.content, "createdAt": m.created_at.isoformat()}
-            for m in thinking
-            if not m.metadata.get("group")
-        ],
-        "metadata": secrets.mask(r.metadata),
-    }

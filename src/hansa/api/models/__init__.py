@@ -1,9 +1,12 @@
-"""What the API answers, as typed models for its OpenAPI description.
+"""What the API answers, as typed models: one model per answer, for the route and its reader.
 
-The routes build their JSON themselves (as they always have); these models describe it,
-route by route, and ``api/openapi.py`` puts them in ``/openapi.json``. Where a route dumps
-a domain model as it is (a handoff, a graph, a rule's firing), the description names that
-model. ``tests/e2e/test_openapi.py`` checks real answers against the description.
+A route returns its model (an ``Out`` built from the domain object, ``base.Out``), and
+FastAPI writes the JSON, checks it and describes it in ``/openapi.json`` from that one
+model; ``hansa.client`` reads the same models back. Secrets are masked in the models
+(``base.Masked``), nowhere else. Where a route returns a domain model as it is (a handoff,
+a graph, a rule's firing, a log entry), that model is the answer. Routes that still build a
+dict name their model in ``responses=`` (``base.answers``) for the description only;
+``tests/e2e/test_openapi.py`` checks real answers against the description.
 
 - ``base``: the shared error body and ``answers``, the ``responses`` of a route.
 - ``identity``: health, the caller, keys.

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from hansa.domain.agent import Category
+from pydantic import model_validator
+
+from hansa.api.models.base import Masked, Out, Time
+from hansa.domain.agent import AgentDefinition, Category
 from hansa.domain.base import Wire
 
 
@@ -17,7 +19,7 @@ class Avatar(Wire):
     """``#rrggbb``."""
 
 
-class AgentOut(Wire):
+class AgentOut(Out):
     """An agent of the roster or one the tenant registered (``visible`` false)."""
 
     id: str
@@ -32,8 +34,17 @@ class AgentOut(Wire):
     example_prompts: list[str]
     avatar: Avatar
 
+    @model_validator(mode="before")
+    @classmethod
+    def _drawn(cls, data: Any) -> Any:
+        """An agent's ``avatar`` is its initials and colour, drawn together."""
+        if isinstance(data, AgentDefinition):
+            avatar = {"initials": data.initials, "color": data.color}
+            return {**data.model_dump(), "avatar": avatar}
+        return data
 
-class ProjectOut(Wire):
+
+class ProjectOut(Out):
     """A project; the secrets in its ``config`` show as ``***``."""
 
     id: str
@@ -42,5 +53,5 @@ class ProjectOut(Wire):
     cms_platform: str | None
     allowed_task_types: list[str] | None
     """None: every registered task type (law of allowed scope)."""
-    config: dict[str, Any]
-    created_at: datetime
+    config: Masked
+    created_at: Time

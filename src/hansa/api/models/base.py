@@ -3,11 +3,50 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from datetime import datetime
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import AfterValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
+from hansa.domain import secrets
 from hansa.domain.base import Wire
+
+
+class Out(Wire):
+    """An answer of the API: built from the domain object it shows (``Out.model_validate(
+    obj)`` reads its attributes), returned by the route, which FastAPI documents, checks and
+    writes from this one model; the Python client reads the same model back from the JSON.
+
+    ``answer["createdAt"]`` reads a field by its wire name (or its Python name), as
+    ``hansa.client``'s answers were read when they were plain dicts."""
+
+    model_config = ConfigDict(from_attributes=True)
+
+    def __getitem__(self, key: str) -> Any:
+        fields = type(self).model_fields
+        if key in fields:
+            return getattr(self, key)
+        for name, field in fields.items():
+            if field.alias == key:
+                return getattr(self, name)
+        raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        fields = type(self).model_fields
+        return key in fields or any(f.alias == key for f in fields.values())
+
+
+Time = Annotated[
+    datetime,
+    PlainSerializer(datetime.isoformat, return_type=str, when_used="json"),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+"""A time as these answers have always written it (``isoformat``: ``+00:00``, not ``Z``)."""
+Masked = Annotated[dict[str, Any], AfterValidator(secrets.mask)]
+"""A config, parameters, a result or metadata: every secret in it shows as ``***``. The
+one place an answer masks them (``domain/secrets.py``; masking twice changes nothing)."""
+MaskedText = Annotated[str, AfterValidator(secrets.mask_text)]
+"""A summary or an error: the credentials it carries show as ``***``."""
 
 
 class ErrorInfo(Wire):

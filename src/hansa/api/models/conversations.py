@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
+from hansa.api.models.base import Masked, Out, Time
 from hansa.domain.agent_state import AgentState
 from hansa.domain.base import Wire
 from hansa.domain.claims import Claim
@@ -16,7 +17,7 @@ from hansa.domain.run import RunStatus, TaskStatus
 from hansa.domain.turn import TurnStatus
 
 
-class ConversationOut(Wire):
+class ConversationOut(Out):
     """A conversation; the secrets in its ``context`` and ``metadata`` show as ``***``."""
 
     id: str
@@ -26,14 +27,15 @@ class ConversationOut(Wire):
     title: str | None
     last_seq: int
     """The seq of its last event (0: none yet)."""
-    created_at: datetime
-    updated_at: datetime
-    context: dict[str, Any]
-    metadata: dict[str, Any]
-    """The planning state, the focus (``focus.entityId``), the claim window…"""
+    created_at: Time
+    updated_at: Time
+    context: Masked
+    metadata: Masked
+    """The planning state (its steps' parameters), the focus (``focus.entityId``), the claim
+    window…"""
 
 
-class MessageOut(Wire):
+class MessageOut(Out):
     """A message of a conversation."""
 
     id: str
@@ -43,11 +45,11 @@ class MessageOut(Wire):
     content: str
     run_id: str | None
     turn_id: str | None
-    created_at: datetime
-    metadata: dict[str, Any]
+    created_at: Time
+    metadata: Masked
 
 
-class Posted(Wire):
+class Posted(Out):
     """``POST /api/conversations/{id}/messages``: the message stored, its turn started
     (``turnId`` null: an agent's own message, which starts none)."""
 

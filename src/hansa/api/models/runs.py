@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Iterable
 from typing import Any, Literal
 
+from pydantic import AliasChoices, Field
+
+from hansa.api.models.base import Masked, MaskedText, Out, Time
 from hansa.domain.base import Wire
-from hansa.domain.message import Phase
-from hansa.domain.run import RunStatus, TaskStatus
+from hansa.domain.message import Message, Phase
+from hansa.domain.run import Run, RunStatus, Task, TaskStatus
 from hansa.domain.run_log import LogEntry
 
+_CREATED_BY = Field(validation_alias=AliasChoices("createdByAgentId", "created_by"))
+"""``createdByAgentId`` on the wire, ``created_by`` on a run or task."""
 
-class TaskOut(Wire):
+
+class TaskOut(Out):
     """A task with every seed 000 §8.1 field and its ``parametersHash``; secrets as ``***``."""
 
     id: str
@@ -25,25 +31,25 @@ class TaskOut(Wire):
     """The graph node it runs (a graph's run), else null."""
     depends_on: list[str] | None
     """The tasks it waits for (a graph's run), else null: its step group's order."""
-    created_by_agent_id: str
+    created_by_agent_id: str = _CREATED_BY
     status: TaskStatus
     task_type: str
-    parameters: dict[str, Any]
+    parameters: Masked
     parameters_hash: str
     """SHA-256 of the canonical JSON of ``parameters``: what ``confirm`` consents to."""
-    summary: str
+    summary: MaskedText
     is_reversible_by_system: bool
-    irreversible_confirmed_at: datetime | None
+    irreversible_confirmed_at: Time | None
     attempts: int
-    scheduled_at: datetime | None
-    result: dict[str, Any] | None
-    error: str | None
-    created_at: datetime
-    updated_at: datetime
-    metadata: dict[str, Any]
+    scheduled_at: Time | None
+    result: Masked | None
+    error: MaskedText | None
+    created_at: Time
+    updated_at: Time
+    metadata: Masked
 
 
-class RunSummary(Wire):
+class RunSummary(Out):
     """A run as ``GET /api/runs`` lists it: its card without its tasks."""
 
     id: str
@@ -51,29 +57,30 @@ class RunSummary(Wire):
     project_id: str | None
     title: str
     status: RunStatus
-    created_by_agent_id: str
-    created_at: datetime
-    updated_at: datetime
-    metadata: dict[str, Any]
+    created_by_agent_id: str = _CREATED_BY
+    created_at: Time
+    updated_at: Time
+    metadata: Masked
     """The plan, ``validation`` (Hans's read-back of the completed steps)…"""
 
 
-class RunAgent(Wire):
+class RunAgent(Out):
     """An agent with a step in the run."""
 
     id: str
     display_name: str
 
 
-class ThinkingEntry(Wire):
+class ThinkingEntry(Out):
     """A thinking entry of the run (a step group's, or the run's own)."""
 
     agent_id: str | None
-    summary: str
-    created_at: datetime
+    summary: str = Field(validation_alias=AliasChoices("summary", "content"))
+    """What the agent thought (a thinking message's ``content``)."""
+    created_at: Time
 
 
-class StepGroup(Wire):
+class StepGroup(Out):
     """The tasks of one step group (``A``, ``B``…) and the thinking about them."""
 
     step_group: str
@@ -90,8 +97,42 @@ class RunCard(RunSummary):
     undoable_task_ids: list[str]
     """The completed steps a rollback would undo, newest first."""
 
+    @classmethod
+    def of(
+        cls,
+        r: Run,
+        tasks: list[Task],
+        thinking: list[Message],
+        names: dict[str, str],
+        undoable: Iterable[str],
+    ) -> RunCard:
+        """The card of run ``r``: its agents (the chief first, named by ``names``), its tasks
+        by step group with each group's thinking, the run's own thinking."""
+        agents = sorted({t.created_by for t in tasks}, key=lambda a: (a != "chief", a))
+        groups = sorted({t.step_group for t in tasks})
+        return cls.model_construct(
+            **dict(RunSummary.model_validate(r)),
+            agents=[RunAgent(id=a, display_name=names.get(a, a)) for a in agents],
+            groups=[
+                StepGroup(
+                    step_group=g,
+                    tasks=[TaskOut.model_validate(t) for t in tasks if t.step_group == g],
+                    thinking=[
+                        ThinkingEntry.model_validate(m)
+                        for m in thinking
+                        if m.metadata.get("group") == g
+                    ],
+                )
+                for g in groups
+            ],
+            thinking=[
+                ThinkingEntry.model_validate(m) for m in thinking if not m.metadata.get("group")
+            ],
+            undoable_task_ids=list(undoable),
+        )
 
-class TaskType(Wire):
+
+class TaskType(Out):
     """A registered task type."""
 
     name: str
@@ -105,7 +146,7 @@ class TaskType(Wire):
     """A prompt graph's node type: never offered to agents or the planner."""
 
 
-class Executed(Wire):
+class Executed(Out):
     """``POST /api/assistant/execute`` (seed 000 §12.2): 200 when the task is final, 202 while
     it awaits confirmation or is still running."""
 
@@ -115,7 +156,7 @@ class Executed(Wire):
     details: dict[str, Any]
     """The task's result, secrets as ``***``; a page's id also as ``cmsId``."""
     parameters_hash: str
-    error: str | None = None
+    error: MaskedText | None = None
     """Why it failed (only when it did)."""
 
 

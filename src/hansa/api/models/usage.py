@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from hansa.api.models.base import Out
 from hansa.domain.base import Wire
 from hansa.domain.usage import Usage
 
 
-class LlmCallOut(Wire):
+class LlmCallOut(Out):
     """One model call, successful or not."""
 
     id: str

@@ -14,7 +14,6 @@ from hansa.api.models.agents import AgentOut
 from hansa.api.models.base import answers, never_null
 from hansa.api.models.identity import KeyCreated
 from hansa.api.routes.keys import key_out
-from hansa.api.schemas import agent_out
 from hansa.domain.agent import AgentDefinition, Category
 from hansa.domain.base import Wire, new_id
 from hansa.domain.principal import ApiKey, Role
@@ -72,16 +71,16 @@ class TokenCreate(Wire):
     name: str = Field(default="", max_length=200)
 
 
-@router.get("", response_model=None, responses=answers(list[AgentOut]))
-async def list_agents(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
+@router.get("")
+async def list_agents(services: ServicesDep, tenant: TenantDep) -> list[AgentOut]:
     """The roster, Hans first, then the agents the tenant registered."""
-    return [agent_out(a) for a in await services.agents.listing(tenant)]
+    return [AgentOut.model_validate(a) for a in await services.agents.listing(tenant)]
 
 
-@router.post("", status_code=201, response_model=None, responses=answers(AgentOut, 409, status=201))
+@router.post("", status_code=201, responses=answers(None, 409))
 async def register_agent(
     body: AgentRegistration, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> AgentOut:
     """Register an agent of the tenant (409 for an id of the roster or one taken)."""
     if services.agents.built_in(body.id) is not None:
         raise errors.Conflict(f"{body.id!r} is an agent of the roster", details={"id": body.id})
@@ -97,7 +96,7 @@ async def register_agent(
         color=body.color,
     )
     await services.db.write(lambda conn: principals.register(conn, tenant, agent))
-    return agent_out(agent)
+    return AgentOut.model_validate(agent)
 
 
 @router.post(
@@ -130,10 +129,10 @@ def _roster_is_read_only(services: Services, agent_id: str) -> None:
         )
 
 
-@router.patch("/{agent_id}", response_model=None, responses=answers(AgentOut, 409))
+@router.patch("/{agent_id}", responses=answers(None, 409))
 async def update_agent(
     agent_id: str, body: AgentUpdate, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> AgentOut:
     """Change the fields given of a registered agent (404 for another tenant's, 409 for the
     roster's); its tokens act with its new capabilities from their next request."""
     _roster_is_read_only(services, agent_id)
@@ -150,7 +149,7 @@ async def update_agent(
         principals.update(conn, tenant, updated)
         return updated
 
-    return agent_out(await services.db.write(change))
+    return AgentOut.model_validate(await services.db.write(change))
 
 
 @router.delete("/{agent_id}", status_code=204, responses=answers(None, 409))

@@ -10,12 +10,7 @@ from pydantic import ConfigDict, Field
 from hansa.api.deps import PrincipalDep, ServicesDep, TenantDep
 from hansa.api.models.base import answers
 from hansa.api.models.conversations import ConversationOut, MessageOut, Posted, TimelineEntry
-from hansa.api.schemas import (
-    ConversationCreate,
-    MessageCreate,
-    conversation_out,
-    message_out,
-)
+from hansa.api.schemas import ConversationCreate, MessageCreate
 from hansa.domain.base import Wire
 from hansa.domain.principal import Kind
 from hansa.engine.turns import agent_message, chat, timeline
@@ -24,12 +19,10 @@ from hansa.store import conversations, events, messages
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
 
 
-@router.post(
-    "", status_code=201, response_model=None, responses=answers(ConversationOut, 404, status=201)
-)
+@router.post("", status_code=201, responses=answers(None, 404))
 async def create_conversation(
     body: ConversationCreate, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> ConversationOut:
     """Start a conversation."""
     convo = await chat.create_conversation(
         services,
@@ -38,43 +31,42 @@ async def create_conversation(
         title=body.title,
         active_agent_id=body.active_agent_id,
     )
-    return conversation_out(convo)
+    return ConversationOut.model_validate(convo)
 
 
-@router.get("", response_model=None, responses=answers(list[ConversationOut]))
-async def list_conversations(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
+@router.get("")
+async def list_conversations(services: ServicesDep, tenant: TenantDep) -> list[ConversationOut]:
     """The newest conversations."""
     found = await services.db.read(conversations.list_recent, tenant)
-    return [conversation_out(c) for c in found]
+    return [ConversationOut.model_validate(c) for c in found]
 
 
-@router.get("/{conversation_id}", response_model=None, responses=answers(ConversationOut))
+@router.get("/{conversation_id}")
 async def get_conversation(
     conversation_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> ConversationOut:
     """One conversation."""
     found = await services.db.read(lambda conn: conversations.get(conn, tenant, conversation_id))
-    return conversation_out(found)
+    return ConversationOut.model_validate(found)
 
 
-@router.get("/{conversation_id}/messages", response_model=None, responses=answers(list[MessageOut]))
+@router.get("/{conversation_id}/messages")
 async def list_messages(
     conversation_id: str, services: ServicesDep, tenant: TenantDep
-) -> list[dict[str, Any]]:
+) -> list[MessageOut]:
     """Every message, in order."""
     found = await services.db.read(messages.all_of, tenant, conversation_id)
-    return [message_out(m) for m in found]
+    return [MessageOut.model_validate(m) for m in found]
 
 
 @router.post(
     "/{conversation_id}/messages",
     status_code=202,
-    response_model=None,
-    responses=answers(Posted, 409, status=202),
+    responses=answers(None, 409),
 )
 async def post_message(
     conversation_id: str, body: MessageCreate, services: ServicesDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> Posted:
     """Store the message and start its turn in the background (an agent's token: the
     agent's own message, which starts no turn)."""
     tenant = principal.tenant_id
@@ -82,7 +74,7 @@ async def post_message(
         said = await agent_message.post_as_agent(
             services, tenant, conversation_id, principal.id, body.content
         )
-        return {"messageId": said.message_id, "turnId": None, "seq": said.seq}
+        return Posted(message_id=said.message_id, turn_id=None, seq=said.seq)
     posted = await chat.post_message(
         services,
         tenant,
@@ -92,7 +84,7 @@ async def post_message(
         project_context=body.project_context,
         strategy=body.multitask_strategy,
     )
-    return {"messageId": posted.message_id, "turnId": posted.turn_id, "seq": posted.seq}
+    return Posted(message_id=posted.message_id, turn_id=posted.turn_id, seq=posted.seq)
 
 
 @router.get(
@@ -128,12 +120,11 @@ class ConversationPatch(Wire):
 @router.patch(
     "/{conversation_id}",
     operation_id="updateConversation",
-    response_model=None,
-    responses=answers(ConversationOut, 409),
+    responses=answers(None, 409),
 )
 async def patch_conversation(
     conversation_id: str, body: ConversationPatch, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> ConversationOut:
     """Change the context, title, participants or focus; a context change fires
     ``context.updated``."""
     focus = body.focus_entity_id
@@ -148,4 +139,4 @@ async def patch_conversation(
         participants=body.participants,
         focus_entity_id=focus,
     )
-    return conversation_out(changed)
+    return ConversationOut.model_validate(changed)

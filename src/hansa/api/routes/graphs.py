@@ -143,12 +143,10 @@ class GraphRunBody(Body):
 @router.post(
     "/{graph_id}/runs",
     status_code=201,
-    response_model=None,
-    responses=answers(RunCard, status=201),
 )
 async def run_graph(
     graph_id: str, body: GraphRunBody, services: ServicesDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> RunCard:
     """Start a run of the graph in a conversation, at once (an irreversible node still
     waits for the user's confirmation); the run's card."""
     tenant = principal.tenant_id

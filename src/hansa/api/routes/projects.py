@@ -17,8 +17,7 @@ from fastapi import APIRouter
 from hansa import errors
 from hansa.api.deps import PrincipalDep, ServicesDep, TenantDep
 from hansa.api.models.agents import ProjectOut
-from hansa.api.models.base import answers
-from hansa.api.schemas import ProjectCreate, ProjectPatch, project_out
+from hansa.api.schemas import ProjectCreate, ProjectPatch
 from hansa.domain.base import new_id
 from hansa.domain.principal import Kind, Principal
 from hansa.domain.project import Project
@@ -59,10 +58,10 @@ def _check_mcp(services: Services, principal: Principal, config: dict[str, Any])
         )
 
 
-@router.post("", status_code=201, response_model=None, responses=answers(ProjectOut, status=201))
+@router.post("", status_code=201)
 async def create_project(
     body: ProjectCreate, services: ServicesDep, tenant: TenantDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> ProjectOut:
     """Create a project."""
     check_config(body.config)
     _check_model(services, principal, body.config)
@@ -81,27 +80,26 @@ async def create_project(
     )
     box = secrets.box(services.settings.secret_keys())
     await services.db.write(lambda conn: projects.create(conn, proj, box))
-    return project_out(proj)
+    return ProjectOut.model_validate(proj)
 
 
-@router.get("", response_model=None, responses=answers(list[ProjectOut]))
-async def list_projects(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
+@router.get("")
+async def list_projects(services: ServicesDep, tenant: TenantDep) -> list[ProjectOut]:
     """The tenant's projects."""
     found = await services.db.read(projects.list_all, tenant)
-    return [project_out(p) for p in found]
+    return [ProjectOut.model_validate(p) for p in found]
 
 
-@router.get("/{project_id}", response_model=None, responses=answers(ProjectOut))
-async def get_project(project_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+@router.get("/{project_id}")
+async def get_project(project_id: str, services: ServicesDep, tenant: TenantDep) -> ProjectOut:
     """One project."""
-    return project_out(await services.db.read(lambda conn: projects.get(conn, tenant, project_id)))
+    found = await services.db.read(lambda conn: projects.get(conn, tenant, project_id))
+    return ProjectOut.model_validate(found)
 
 
 @router.patch(
     "/{project_id}",
     operation_id="updateProject",
-    response_model=None,
-    responses=answers(ProjectOut),
 )
 async def patch_project(
     project_id: str,
@@ -109,7 +107,7 @@ async def patch_project(
     services: ServicesDep,
     tenant: TenantDep,
     principal: PrincipalDep,
-) -> dict[str, Any]:
+) -> ProjectOut:
     """Change the fields given."""
     changes = body.model_dump(exclude_unset=True)
     if changes.get("config") is not None:
@@ -121,4 +119,4 @@ async def patch_project(
     proj = await services.db.write(
         lambda conn: projects.update(conn, tenant, project_id, changes, now, box)
     )
-    return project_out(proj)
+    return ProjectOut.model_validate(proj)

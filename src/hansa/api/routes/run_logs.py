@@ -10,18 +10,14 @@ from fastapi import APIRouter, Query
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models import runs as models
-from hansa.api.models.base import answers, stated
+from hansa.api.models.base import stated
 from hansa.api.routes.stream import MAX_SEQ
-from hansa.api.schemas import run_card
 from hansa.domain import run, run_log
 from hansa.store import run_logs
 
 router = APIRouter()
 
 _E = TypeVar("_E", bound=StrEnum)
-
-_PER_TASK = frozenset({"agents", "groups", "thinking"})
-"""Run card fields made of its tasks: a listed run is the card without them."""
 
 
 def _choice(field: str, value: str | None, allowed: type[_E]) -> _E | None:
@@ -55,9 +51,7 @@ _LOG_LIMIT = stated(type="integer", minimum=1, maximum=run_logs.LOG_PAGE_MAX)
 """Checked by ``_choice`` and ``_page`` (422 ``invalid_input``); stated for the description."""
 
 
-@router.get(
-    "/api/runs", tags=["runs"], response_model=None, responses=answers(list[models.RunSummary])
-)
+@router.get("/api/runs", tags=["runs"])
 async def list_runs(
     services: ServicesDep,
     tenant: TenantDep,
@@ -65,7 +59,7 @@ async def list_runs(
     status: Annotated[str | None, Query(json_schema_extra=_one_of(run.RunStatus))] = None,
     limit: Annotated[int | None, Query(json_schema_extra=_RUNS_LIMIT)] = None,
     before: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[models.RunSummary]:
     """The tenant's runs, newest first, as run cards without their tasks; ``before`` (the
     last run id of the previous page) pages on."""
     runs = await services.db.read(
@@ -76,15 +70,13 @@ async def list_runs(
         before=before,
         limit=_page("limit", limit, run_logs.RUNS_PAGE, run_logs.RUNS_PAGE_MAX),
     )
-    return [{k: v for k, v in run_card(r, [], [], {}).items() if k not in _PER_TASK} for r in runs]
+    return [models.RunSummary.model_validate(r) for r in runs]
 
 
 @router.get(
     "/api/runs/{run_id}/logs",
     tags=["runs"],
     operation_id="listRunLogs",
-    response_model=None,
-    responses=answers(list[models.LogEntry]),
 )
 async def run_log_entries(
     run_id: str,
@@ -94,7 +86,7 @@ async def run_log_entries(
     nodeId: str | None = None,  # noqa: N803
     after: Annotated[int, Query(ge=0, le=MAX_SEQ)] = 0,
     limit: Annotated[int | None, Query(json_schema_extra=_LOG_LIMIT)] = None,
-) -> list[dict[str, Any]]:
+) -> list[models.LogEntry]:
     """The run's events in order as log entries ``{seq, at, level, type, taskId, nodeId,
     agentId, message, data}``; ``level`` is a minimum, ``after`` a seq cursor."""
     entries = await services.db.read(
@@ -106,4 +98,4 @@ async def run_log_entries(
         after=after,
         limit=_page("limit", limit, run_logs.LOG_PAGE, run_logs.LOG_PAGE_MAX),
     )
-    return [e.model_dump(mode="json", by_alias=True) for e in entries]
+    return entries

@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi import APIRouter, Response
 
 from hansa.api.deps import PrincipalDep, ServicesDep, TenantDep
 from hansa.api.models import runs as models
 from hansa.api.models.base import answers
-from hansa.api.schemas import (
-    ExecuteRequest,
-    RunApprove,
-    RunCreate,
-    TaskConfirm,
-    run_card,
-    task_out,
-)
-from hansa.domain import run, secrets
+from hansa.api.schemas import ExecuteRequest, RunApprove, RunCreate, TaskConfirm
+from hansa.domain import run
 from hansa.domain.principal import Forbidden
 from hansa.engine import runs
 from hansa.engine.runs.one_shot import details, execute
@@ -27,34 +17,31 @@ from hansa.engine.runtime.services import Services
 router = APIRouter()
 
 
-async def card(services: Services, tenant: str, run_id: str) -> dict[str, Any]:
-    """The run as its card shows it: its tasks, thinking, and what Undo offers."""
+async def card(services: Services, tenant: str, run_id: str) -> models.RunCard:
+    """The run as its card shows it: its tasks, thinking, and what Undo offers (the steps a
+    rollback would undo, newest first)."""
     shown = await runs.view(services, tenant, run_id)
     names = await services.agents.display_names(tenant, (t.created_by for t in shown.tasks))
-    out = run_card(shown.current, shown.tasks, shown.thinking, names)
-    # what the panel's Undo offers: the steps a rollback would undo, newest first
-    out["undoableTaskIds"] = [t.id for t in runs.undoable(services.registry, shown.tasks)]
-    return out
+    undoable = [t.id for t in runs.undoable(services.registry, shown.tasks)]
+    return models.RunCard.of(shown.current, shown.tasks, shown.thinking, names, undoable)
 
 
 @router.get(
     "/api/task-types",
     tags=["tasks"],
     operation_id="listTaskTypes",
-    response_model=None,
-    responses=answers(list[models.TaskType]),
 )
-async def task_types(services: ServicesDep) -> list[dict[str, Any]]:
+async def task_types(services: ServicesDep) -> list[models.TaskType]:
     """The registry: names, parameter schemas, reversibility, capability."""
     return [
-        {
-            "name": t.name,
-            "description": t.description,
-            "parametersSchema": t.schema(),
-            "isReversibleBySystem": t.is_reversible_by_system,
-            "capability": t.capability,
-            "graphNode": t.graph_node,
-        }
+        models.TaskType(
+            name=t.name,
+            description=t.description,
+            parameters_schema=t.schema(),
+            is_reversible_by_system=t.is_reversible_by_system,
+            capability=t.capability,
+            graph_node=t.graph_node,
+        )
         for t in services.registry.all()
     ]
 
@@ -63,10 +50,9 @@ async def task_types(services: ServicesDep) -> list[dict[str, Any]]:
     "/api/runs",
     status_code=201,
     tags=["runs"],
-    response_model=None,
-    responses=answers(models.RunCard, 404, status=201),
+    responses=answers(None, 404),
 )
-async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) -> models.RunCard:
     """A programmatic plan: checked by the same laws, stored awaiting approval."""
     drafts = [
         runs.TaskDraft(
@@ -86,10 +72,8 @@ async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) 
     return await card(services, tenant, run_id)
 
 
-@router.get(
-    "/api/runs/{run_id}", tags=["runs"], response_model=None, responses=answers(models.RunCard)
-)
-async def get_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+@router.get("/api/runs/{run_id}", tags=["runs"])
+async def get_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> models.RunCard:
     """The run card."""
     return await card(services, tenant, run_id)
 
@@ -97,12 +81,11 @@ async def get_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict
 @router.post(
     "/api/runs/{run_id}/approve",
     tags=["runs"],
-    response_model=None,
-    responses=answers(models.RunCard, 409),
+    responses=answers(None, 409),
 )
 async def approve_run(
     run_id: str, services: ServicesDep, tenant: TenantDep, body: RunApprove | None = None
-) -> dict[str, Any]:
+) -> models.RunCard:
     """Approve (optionally editing steps first); execution starts in the background."""
     edits = [e.model_dump(by_alias=True, exclude_none=True) for e in (body.edits if body else [])]
     await runs.approve(services, tenant, run_id, edits)
@@ -112,10 +95,9 @@ async def approve_run(
 @router.post(
     "/api/runs/{run_id}/cancel",
     tags=["runs"],
-    response_model=None,
-    responses=answers(models.RunCard, 409),
+    responses=answers(None, 409),
 )
-async def cancel_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def cancel_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> models.RunCard:
     """Cancel the run (a repeated cancel changes nothing)."""
     await runs.cancel(services, tenant, run_id)
     return await card(services, tenant, run_id)
@@ -124,10 +106,9 @@ async def cancel_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> d
 @router.post(
     "/api/runs/{run_id}/pause",
     tags=["runs"],
-    response_model=None,
-    responses=answers(models.RunCard, 409),
+    responses=answers(None, 409),
 )
-async def pause_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def pause_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> models.RunCard:
     """No new task starts; running ones finish."""
     await runs.pause(services, tenant, run_id)
     return await card(services, tenant, run_id)
@@ -136,10 +117,9 @@ async def pause_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> di
 @router.post(
     "/api/runs/{run_id}/resume",
     tags=["runs"],
-    response_model=None,
-    responses=answers(models.RunCard, 409),
+    responses=answers(None, 409),
 )
-async def resume_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def resume_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> models.RunCard:
     """Continue a paused run."""
     await runs.resume(services, tenant, run_id)
     return await card(services, tenant, run_id)
@@ -148,10 +128,9 @@ async def resume_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> d
 @router.post(
     "/api/runs/{run_id}/rollback",
     tags=["runs"],
-    response_model=None,
-    responses=answers(models.RunCard, 409),
+    responses=answers(None, 409),
 )
-async def rollback_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def rollback_run(run_id: str, services: ServicesDep, tenant: TenantDep) -> models.RunCard:
     """Undo every completed step of an ended run that can be undone, newest first (law of no
     return); the run becomes ``rolled_back``. 409 ``not_undoable`` when nothing can be undone
     or the run has not ended; 409 ``undo_failed`` when an undo failed (recorded)."""
@@ -162,59 +141,57 @@ async def rollback_run(run_id: str, services: ServicesDep, tenant: TenantDep) ->
 @router.post(
     "/api/tasks/{task_id}/undo",
     tags=["tasks"],
-    response_model=None,
-    responses=answers(models.TaskOut, 409),
+    responses=answers(None, 409),
 )
-async def undo_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def undo_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> models.TaskOut:
     """Undo one completed step of an ended run with its task type's undo; the task, now
     ``undone``. 409 ``not_undoable`` for an irreversible step or one that changed nothing."""
-    return task_out(await runs.undo_task(services, tenant, task_id))
+    return models.TaskOut.model_validate(await runs.undo_task(services, tenant, task_id))
 
 
 @router.post(
     "/api/tasks/{task_id}/preempt",
     tags=["tasks"],
-    response_model=None,
-    responses=answers(models.TaskOut, 409),
+    responses=answers(None, 409),
 )
-async def preempt_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def preempt_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> models.TaskOut:
     """Cancel this task only; the run continues."""
-    return task_out(await runs.preempt(services, tenant, task_id))
+    return models.TaskOut.model_validate(await runs.preempt(services, tenant, task_id))
 
 
-@router.get(
-    "/api/tasks/{task_id}", tags=["tasks"], response_model=None, responses=answers(models.TaskOut)
-)
-async def get_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+@router.get("/api/tasks/{task_id}", tags=["tasks"])
+async def get_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> models.TaskOut:
     """One task."""
-    return task_out(await runs.get_task(services, tenant, task_id))
+    return models.TaskOut.model_validate(await runs.get_task(services, tenant, task_id))
 
 
 @router.post(
     "/api/tasks/{task_id}/confirm",
     tags=["tasks"],
-    response_model=None,
-    responses=answers(models.TaskOut, 409),
+    responses=answers(None, 409),
 )
 async def confirm_task(
     task_id: str, body: TaskConfirm, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> models.TaskOut:
     """Consent to an irreversible task for exactly the parameters with this hash."""
-    return task_out(await runs.confirm(services, tenant, task_id, body.parameters_hash))
+    return models.TaskOut.model_validate(
+        await runs.confirm(services, tenant, task_id, body.parameters_hash)
+    )
 
 
 @router.post(
     "/api/assistant/execute",
     tags=["chat"],
-    response_model=None,
+    response_model_exclude_unset=True,  # ``error`` only when the task failed
     responses={
-        **answers(models.Executed, 404, 409, description="The task is final"),
+        **answers(None, 404, 409),
+        200: {"description": "The task is final"},
         **answers(models.Executed, status=202, description="Awaiting confirmation, or running"),
     },
 )
 async def assistant_execute(
-    body: ExecuteRequest, services: ServicesDep, principal: PrincipalDep
-) -> JSONResponse:
+    body: ExecuteRequest, services: ServicesDep, principal: PrincipalDep, response: Response
+) -> models.Executed:
     """Run one task under the laws, on its own or (``runId``) as the next step of that run;
     202 with ``awaiting_confirmation`` for an irreversible one (or its current status for one
     still running after ``execute_timeout_seconds``, or added to a run that is not running).
@@ -234,14 +211,14 @@ async def assistant_execute(
         summary=body.summary,
         run_id=body.run_id,
     )
-    payload = {
-        "taskId": task.id,
-        "runId": task.run_id,
-        "status": task.status.value,
-        "details": details(task),
-        "parametersHash": task.parameters_hash,
-    }
-    if task.error:
-        payload["error"] = secrets.mask_text(task.error)
     # not final: awaiting confirmation, or still running past execute_timeout_seconds
-    return JSONResponse(payload, status_code=200 if task.status in run.TASK_FINAL else 202)
+    response.status_code = 200 if task.status in run.TASK_FINAL else 202
+    failed = {"error": task.error} if task.error else {}
+    return models.Executed(
+        task_id=task.id,
+        run_id=task.run_id,
+        status=task.status,
+        details=details(task),
+        parameters_hash=task.parameters_hash,
+        **failed,
+    )

@@ -11,24 +11,23 @@ from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models import usage as models
 from hansa.api.models.base import answers, stated
-from hansa.api.schemas import llm_call_out
 from hansa.store import llm_calls
 
 router = APIRouter(tags=["usage"])
 
 
-@router.get("/api/llm-calls", response_model=None, responses=answers(list[models.LlmCallOut]))
+@router.get("/api/llm-calls")
 async def list_llm_calls(
     services: ServicesDep,
     tenant: TenantDep,
     conversationId: str | None = None,  # noqa: N803 - query names of API.md
     runId: str | None = None,  # noqa: N803
-) -> list[dict[str, Any]]:
+) -> list[models.LlmCallOut]:
     """One row per model call."""
     calls = await services.db.read(
         llm_calls.list_for, tenant, conversation_id=conversationId, run_id=runId
     )
-    return [llm_call_out(c) for c in calls]
+    return [models.LlmCallOut.model_validate(c) for c in calls]
 
 
 @router.get(
