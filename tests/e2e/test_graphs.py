@@ -21,10 +21,18 @@ TRIAGE: dict[str, Any] = {
         {
             "id": "check",
             "type": "condition",
-            "config": {"value": "{{context.tier}}", "in": ["gold"]},
+            "config": {"condition": {"field": "context.tier", "operator": "in", "value": ["gold"]}},
         },
-        {"id": "vip", "type": "message.send", "config": {"text": "A specialist will call you."}},
-        {"id": "usual", "type": "llm.invoke", "config": {"prompt": "{{message.content}}"}},
+        {
+            "id": "vip",
+            "type": "message.send",
+            "config": {"content": "A specialist will call you."},
+        },
+        {
+            "id": "usual",
+            "type": "llm.invoke",
+            "config": {"promptTemplate": "{{message.content}}"},
+        },
         {"id": "pause", "type": "wait", "config": {"seconds": 1}},
     ],
     "edges": [
@@ -157,7 +165,7 @@ def test_an_invalid_graph_is_refused_with_every_problem_and_nothing_is_written(
     cycle = next(p for p in created if p["code"] == "cycle")
     assert cycle["nodes"] == ["a", "b"]
     assert {p["node"] for p in created if p["code"] == "unreachable"} == {"a", "b"}
-    assert any(p.get("field") == "components[3].config.prompt" for p in created)
+    assert any(p.get("field") == "components[3].config.promptTemplate" for p in created)
     assert [p["field"] for p in not_a_graph] == ["nodes", "name", "components"]
     assert after == before and newest["version"] == 1
     assert _sqlite_rows(server) == rows

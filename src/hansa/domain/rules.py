@@ -35,15 +35,10 @@ TRIGGERS: tuple[Trigger, ...] = get_args(Trigger)
 FACT_ROOTS = ("message", "conversation", "context", "user", "project", "handoff", "timer")
 """Where a condition's field path may start (``message.content``, ``context.plan`` …)."""
 
-ENGINE_ACTIONS = (
-    "route",
-    "message.send",
-    "context.update",
-    "state.transition",
-    "handoff.create",
-    "graph.run",
-)
-"""Actions the engine itself performs; any registered task type is an action too."""
+ENGINE_ACTIONS = ("route", "graph.run")
+"""Actions that are the trigger's own decisions (who answers, which graph starts); every
+other action is a node of the rule's chain: a graph node type (``message.send``,
+``llm.invoke``…) or any registered task type."""
 
 
 class Operator(StrEnum):

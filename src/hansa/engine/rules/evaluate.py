@@ -1,4 +1,5 @@
-"""Evaluate rules for a trigger, and check a rule before it is stored."""
+"""Evaluate rules for a trigger, and check a rule before it is stored (its actions as the
+chain of graph nodes they run as: ``engine/triggers/actions.py``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,10 @@ from typing import Any
 import regex
 
 from hansa import errors
-from hansa.domain.conversation import State
+from hansa.domain import action_lists, graph
+from hansa.domain.conditions import Evaluator, compile_pattern
+from hansa.domain.node_configs import NODE_CONFIGS
+from hansa.domain.node_configs import Condition as Condition_
 from hansa.domain.rules import (
     ENGINE_ACTIONS,
     Action,
@@ -20,7 +24,9 @@ from hansa.domain.rules import (
     RuleSpec,
     Trigger,
 )
-from hansa.domain.conditions import Evaluator, compile_pattern
+from hansa.engine import templates
+
+TRIGGER_MESSAGE: Trigger = "message.received"
 
 
 def evaluate(
@@ -49,15 +55,20 @@ def evaluate(
 
 
 def check(spec: RuleSpec, task_types: set[str], agent_ids: set[str]) -> None:
-    """Refuse (422, saying what is wrong) a rule whose actions or values cannot work."""
+    """Refuse (422, saying what is wrong) a rule whose actions or values cannot work: an
+    unknown action type, an agent that is not there, a node's parameters its node type
+    refuses, a template naming what the chain will not have."""
+    known = {*ENGINE_ACTIONS, *NODE_CONFIGS, *task_types}
     for action in spec.actions:
-        if action.type not in ENGINE_ACTIONS and action.type not in task_types:
-            known = ", ".join(sorted({*ENGINE_ACTIONS, *task_types}))
+        if action.type not in known:
             raise errors.InvalidInput(
-                f"unknown action type {action.type!r}; known: {known}",
+                f"unknown action type {action.type!r}; known: {', '.join(sorted(known))}",
                 details={"field": "actions.type"},
             )
         _check_params(action, agent_ids)
+    nodes = [(i, a) for i, a in enumerate(spec.actions) if a.type not in ENGINE_ACTIONS]
+    if nodes:
+        _check_chain(spec.trigger, nodes, task_types)
     for condition in _leaves(spec.conditions):
         _check_value(condition)
 
@@ -72,14 +83,6 @@ def _check_params(action: Action, agent_ids: set[str]) -> None:
         raise bad(f"unknown agent {agent!r}")
     if action.type == "route" and agent is None:
         raise bad("needs agentId")
-    if action.type == "message.send" and not (
-        isinstance(params.get("content"), str) and params["content"].strip()
-    ):
-        raise bad("needs content")
-    if action.type == "context.update" and not isinstance(params.get("set"), dict):
-        raise bad("needs set: an object of context values")
-    if action.type == "state.transition" and params.get("to") not in {s.value for s in State}:
-        raise bad(f"needs to: one of {', '.join(s.value for s in State)}")
     if action.type == "graph.run" and not (
         isinstance(params.get("graphId"), str) and params["graphId"].strip()
     ):
@@ -93,6 +96,64 @@ def _check_params(action: Action, agent_ids: set[str]) -> None:
         and not (isinstance(version, int) and not isinstance(version, bool) and version >= 1)
     ):
         raise bad("version must be a whole number from 1")
+
+
+def _check_chain(trigger: Trigger, nodes: list[tuple[int, Action]], task_types: set[str]) -> None:
+    """The rule's chain checked as the graph it runs as (``domain/graph.py``): every problem
+    of its nodes, then every template reference, in order, against what the chain will
+    hold when that node starts."""
+    actions = [a.model_dump() for _, a in nodes]
+    compiled = action_lists.chain(actions)
+    where = [_in_rule(path, nodes) for path in compiled.paths]
+    for path, message in compiled.problems:
+        _refuse(_in_rule(path, nodes), message)
+    body = {"name": "rule", "components": compiled.components, "edges": compiled.edges}
+    for problem in graph.problems(body, task_types, action_lists.MAX_ACTIONS):
+        path = problem.field or ""
+        for i, origin in reversed(list(enumerate(where))):
+            path = path.replace(f"components[{i}].config", f"{origin}.params")
+            path = path.replace(f"components[{i}]", origin)
+        _refuse(path or "actions", problem.message.replace(problem.field or "\0", path))
+    _check_references(trigger, compiled, where)
+
+
+def _in_rule(path: str, nodes: list[tuple[int, Action]]) -> str:
+    """``actions[2]…`` of the chain as the index of the rule's own ``actions``."""
+    head, _, rest = path.partition("]")
+    index = head.removeprefix("actions[")
+    if not index.isdigit() or int(index) >= len(nodes):
+        return path
+    return f"actions[{nodes[int(index)][0]}]{rest}"
+
+
+def _check_references(trigger: Trigger, compiled: action_lists.Compiled, where: list[str]) -> None:
+    namespaces = {"user", "context", "project"} | (
+        {"message"} if trigger == TRIGGER_MESSAGE else set()
+    )
+    known: set[str] = set(namespaces)
+    loops: set[str] = set()
+    for component, path in zip(compiled.components, where, strict=True):
+        config = component["config"]
+        if component["type"] == "loop":
+            loops |= {str(config.get(k)) for k in ("itemKey", "indexKey") if config.get(k)}
+        names = list(templates.references(config, loop_keys=known | loops))
+        if component["type"] == "condition":
+            names += [leaf.field for leaf in Condition_.model_validate(config).group().tests()]
+        for name in names:
+            head = name.split(".", 1)[0]
+            if head not in known | loops:
+                _refuse(
+                    f"{path}.params",
+                    f"{path}: {{{{{name}}}}} names nothing this rule's actions have here; "
+                    f"they have {', '.join(sorted(known | loops))}",
+                )
+        known.add(str(component["id"]))
+        if component["type"] == "llm.invoke":
+            known.add(templates.LLM_RESPONSE)
+
+
+def _refuse(path: str, message: str) -> None:
+    raise errors.InvalidInput(message, details={"field": path})
 
 
 def _leaves(group: ConditionGroup) -> Iterable[Condition]:

@@ -1,18 +1,19 @@
-"""What matched rules do, as steps of the trigger's transaction."""
+"""What matched rules do, as steps of the trigger's transaction: a ``route`` and a
+``graph.run`` are the trigger's own decisions; every other action of a rule is a node of
+the rule's one chain (the same node types as a graph's)."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Connection
 
-from hansa import errors
-from hansa.domain import conversation, event, handoff, message
-from hansa.domain.base import new_id
+from hansa.domain import action_lists, conversation, event, handoff, message
 from hansa.domain.graph import Graph
 from hansa.domain.rules import Action, Firing, Trigger
-from hansa.engine import laws, runs
+from hansa.engine import laws, templates
 from hansa.engine.graphs import start
 from hansa.engine.handoffs import service
 from hansa.engine.runtime.recorder import Batch
@@ -20,6 +21,7 @@ from hansa.engine.runtime.services import Services
 from hansa.store import conversations
 from hansa.store import graphs as graph_rows
 from hansa.store import rules as rule_rows
+from hansa.tasks.base import Change, MergeContext, MoveConversation, OpenHandoff, TaskContext
 
 MAX_ACTIONS_PER_TRIGGER = 20
 """How many actions one trigger may run in all; the rest are skipped and said so. Actions
@@ -29,6 +31,10 @@ ENDS_THE_TURN = frozenset(
     {conversation.State.HANDOFF_PENDING, conversation.State.RESOLVED, conversation.State.ARCHIVED}
 )
 """States after which no assistant answers the message."""
+AT_ONCE = ("message.send", "context.update", "state.transition", "handoff.create")
+"""Node types whose executors only say something or ask for a change of the
+conversation: at the head of a rule's chain they take effect in the trigger's
+transaction."""
 
 
 @dataclass(frozen=True)
@@ -83,18 +89,32 @@ def record(scene: Scene, trigger: Trigger, firings: list[Firing]) -> None:
 
 
 def apply(scene: Scene, firings: list[Firing]) -> Applied:
-    """Apply the matched rules' actions in order (priority order), up to the limit."""
+    """Apply the matched rules' actions (priority order), up to the limit: ``route`` and
+    ``graph.run`` as the trigger's own decisions, every other action as a node of its
+    rule's chain (:func:`_chain`)."""
     applied = Applied()
     done = 0
     for firing in firings:
         if not firing.matched:
             continue
+        nodes: list[Action] = []
         for action in firing.actions:
             if done == MAX_ACTIONS_PER_TRIGGER:
                 applied.skipped += 1
                 continue
             done += 1
-            _one(scene, firing.rule_id, action, applied)
+            if action.type == "route":
+                agent = str(action.params.get("agentId", ""))
+                # checked when the rule was saved; an agent removed since is the route
+                # stage's to notice (Hans answers and says why)
+                reason = str(action.params.get("reason") or f"rule {firing.rule_id}")
+                applied.route = applied.route or RouteTo(firing.rule_id, agent, reason)
+            elif action.type == "graph.run":
+                applied.runs.append(_start_graph(scene, action))
+            else:
+                nodes.append(action)
+        if nodes:
+            _chain(scene, firing.rule_id, nodes, applied)
     if applied.skipped:
         hans = scene.services.supervisor
         scene.batch.thinking(
@@ -106,44 +126,134 @@ def apply(scene: Scene, firings: list[Firing]) -> Applied:
     return applied
 
 
-def _one(scene: Scene, rule_id: str, action: Action, applied: Applied) -> None:
-    services, batch, params = scene.services, scene.batch, action.params
+def _chain(scene: Scene, rule_id: str, nodes: list[Action], applied: Applied) -> None:
+    """A rule's actions as one chain of graph nodes (decision 0027): the same task types,
+    executors and parameters as a graph's, in order, each result open to the next through
+    templates, the trigger's facts in scope. The chain's first nodes that only change the
+    conversation take effect here, in the trigger's transaction, as the turn needs them (a
+    handoff ends it before any answer); from the first node that must be executed (a model,
+    an outside call, a task, a branch), the rest is a run of the chain, started at once."""
+    scope = _scope(scene.facts)
+    settled = 0
+    for n, action in enumerate(nodes):
+        if action.type not in AT_ONCE:
+            break
+        _at_once(scene, rule_id, n, action, scope)
+        settled += 1
+    rest = nodes[settled:]
+    if rest:
+        applied.runs.append(_start_chain(scene, rule_id, rest))
+    applied.ends_turn = applied.ends_turn or any(_ends_turn(a) for a in nodes)
+
+
+def _scope(facts: dict[str, Any]) -> templates.Scope:
+    def mapping(name: str) -> dict[str, Any]:
+        value = facts.get(name)
+        return value if isinstance(value, dict) else {}
+
+    return templates.Scope(
+        message=mapping("message"),
+        user=mapping("user"),
+        context=mapping("context"),
+        project=mapping("project"),
+    )
+
+
+def _ends_turn(action: Action) -> bool:
+    if action.type == "handoff.create":
+        return True
+    return action.type == "state.transition" and action.params.get("to") in ENDS_THE_TURN
+
+
+def _at_once(scene: Scene, rule_id: str, n: int, action: Action, scope: templates.Scope) -> None:
+    """Run a node whose executor only asks for conversation changes (or says something)
+    here: its parameters filled from the facts and validated by its task type, its
+    executor called, what it asked for made in the trigger's transaction."""
+    services, batch = scene.services, scene.batch
+    task_type = services.registry.for_node(action.type)
+    params = task_type.params.model_validate(templates.render_value(action.params, scope))
     hans = services.supervisor
-    match action.type:
-        case "route":
-            agent = str(params.get("agentId", ""))
-            if not services.has_agent(agent):
-                raise errors.InvalidInput(f"rule {rule_id} routes to unknown agent {agent!r}")
-            reason = str(params.get("reason") or f"rule {rule_id}")
-            applied.route = applied.route or RouteTo(rule_id, agent, reason)
-        case "message.send":
-            author = services.agent(str(params.get("agentId") or hans.id))
-            batch.message(
-                message.Kind.ASSISTANT,
-                message.Author.ASSISTANT,
-                str(params.get("content", "")),
-                agent_id=author.id,
-                metadata={"ruleId": rule_id},
-            )
-        case "context.update":
-            batch.then(lambda conn: _update_context(scene, conn, dict(params.get("set") or {})))
-        case "state.transition":
-            target = conversation.State(str(params.get("to")))
+
+    def say(text: str) -> None:
+        batch.message(
+            message.Kind.ASSISTANT,
+            message.Author.ASSISTANT,
+            text,
+            agent_id=hans.id,
+            metadata={"ruleId": rule_id},
+        )
+
+    changes: list[Change] = []
+    ctx = TaskContext(
+        scene.tenant_id,
+        scene.project_id,
+        f"rule:{rule_id}:{n}",
+        f"rule:{rule_id}:{scene.conversation_id}:{n}",
+        say=say,
+        changes=changes,
+    )
+    _finished(task_type.executor(params, ctx))
+    for change in changes:
+        _change(scene, rule_id, change)
+
+
+def _finished(work: Awaitable[Any]) -> None:
+    """Complete an executor that never waits (the nodes of :data:`AT_ONCE`) in place: it
+    runs inside the trigger's transaction, where nothing may be awaited."""
+    steps = work.__await__()
+    try:
+        next(steps)
+    except StopIteration:
+        return
+    raise RuntimeError("an executor of a node run at once waited for something")
+
+
+def _change(scene: Scene, rule_id: str, change: Change) -> None:
+    batch = scene.batch
+    match change:
+        case MergeContext(values=values):
+            batch.then(lambda conn: _update_context(scene, conn, dict(values)))
+        case MoveConversation(to=target):
             batch.then(lambda conn: _move(scene, conn, target))
-            applied.ends_turn = applied.ends_turn or target in ENDS_THE_TURN
-        case "handoff.create":
+        case OpenHandoff(reason=reason, priority=priority):
             ask = service.Ask(
-                reason=str(params.get("reason") or f"rule {rule_id}"),
-                priority=params.get("priority", "normal"),
+                reason=reason,
+                priority=priority,
                 requested_by=handoff.RequestedBy(kind="rule", id=rule_id),
             )
-            opening = service.opening(services, scene.tenant_id, scene.conversation_id, ask, batch)
-            batch.then(opening)
-            applied.ends_turn = True
-        case "graph.run":
-            applied.runs.append(_start_graph(scene, action))
-        case _:
-            applied.runs.append(_start_run(scene, rule_id, action))
+            batch.then(
+                service.opening(scene.services, scene.tenant_id, scene.conversation_id, ask, batch)
+            )
+
+
+def _start_chain(scene: Scene, rule_id: str, nodes: list[Action]) -> str:
+    """The rest of a rule's chain as a graph's run, started in the trigger's transaction,
+    its templates given the trigger's facts; owned by the agent a node names, else the
+    first agent of the roster allowed its task types, else Hans."""
+    services = scene.services
+    compiled = action_lists.chain([a.model_dump() for a in nodes])
+    chain = Graph.model_validate(
+        {
+            "id": rule_id,
+            "tenantId": scene.tenant_id,
+            "version": 1,
+            "name": f"Rule {rule_id}",
+            "components": compiled.components,
+            "edges": compiled.edges,
+            "createdAt": services.clock(),
+            "createdBy": f"rule:{rule_id}",
+        }
+    )
+    kinds = [services.registry.for_node(a.type) for a in nodes]
+    named = next((str(a.params["agentId"]) for a in nodes if a.params.get("agentId")), None)
+    owner = named or next(
+        (a.id for a in services.roster if all(laws.holds(a, k) for k in kinds)),
+        services.supervisor.id,
+    )
+    request = start.GraphRunRequest(scene.conversation_id, owner, dict(scene.facts))
+    return start.starting(
+        services, scene.tenant_id, lambda conn: chain, request, scene.project_id, scene.batch
+    )
 
 
 def _start_graph(scene: Scene, action: Action) -> str:
@@ -174,32 +284,3 @@ def _update_context(scene: Scene, conn: Connection, changes: dict[str, Any]) -> 
 def _move(scene: Scene, conn: Connection, target: conversation.State) -> None:
     now = scene.services.clock()
     conversations.move(conn, scene.tenant_id, scene.conversation_id, target, now)
-
-
-def _start_run(scene: Scene, rule_id: str, action: Action) -> str:
-    """A task-type action: a one-step run, checked by the laws, started at once."""
-    services = scene.services
-    task_type = services.registry.get(action.type)
-    params = {k: v for k, v in action.params.items() if k != "agentId"}
-    owner = action.params.get("agentId") or next(
-        (a.id for a in services.roster if laws.holds(a, task_type)),
-        services.supervisor.id,
-    )
-    draft = runs.TaskDraft(
-        "A",
-        action.type,
-        params,
-        str(owner),
-        runs.default_summary(action.type, params),
-        project_id=scene.project_id,
-    )
-    title = f"Rule {rule_id}: {draft.summary}"[:200]
-    new = runs.NewRun(scene.conversation_id, title, scene.project_id, [draft])
-    run_id = new_id()
-    batch = scene.batch
-    batch.then(
-        runs.on_run(services, scene.tenant_id, run_id, batch, lambda c: runs.store_run(c, new))
-    )
-    batch.then(runs.approving(services, scene.tenant_id, run_id, batch))
-    batch.after_commit(services.wake_worker)
-    return run_id

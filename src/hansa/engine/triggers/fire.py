@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from hansa.domain.conditions import Evaluator
 from hansa.domain.conversation import Conversation
 from hansa.domain.rules import Firing, Rule, Trigger
-from hansa.domain.conditions import Evaluator
 from hansa.engine.rules.evaluate import evaluate
 from hansa.engine.triggers import actions
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from hansa import errors
 from hansa.domain.base import new_id
-from hansa.domain.rules import Firing, RecordedFiring, Rule, RuleSpec, Trigger
 from hansa.domain.conditions import Evaluator
+from hansa.domain.rules import Firing, RecordedFiring, Rule, RuleSpec, Trigger
 from hansa.engine.rules.evaluate import check, evaluate
 from hansa.engine.runtime.services import Services
 from hansa.engine.triggers import jobs
