@@ -54,6 +54,7 @@ def scope(
         message=_mapping(inputs.get("message")),
         user=_mapping(inputs.get("user")),
         context=_mapping(inputs.get("context")),
+        project=_mapping(inputs.get("project")),
         results={**outputs, **forks.results(book.forks_now())},
         llm_response=(done[-1].result or {}).get("text") if done else None,
         loop=task.metadata.get("loop") or {},
