@@ -126,8 +126,12 @@ class Settings(BaseSettings):
     ws_send_timeout_seconds: float = Field(default=30.0, gt=0)
     """A WebSocket client that takes longer to accept one frame is disconnected."""
     rate_limit_per_minute: int = Field(default=600, ge=0)
-    """Requests to ``/api`` one key (or, without one, one address) may make per minute,
-    in bursts of up to as many; 0 turns the limit off. Local mode (no keys) is exempt."""
+    """Requests to ``/api``, ``/ap``, ``/v1``, ``/ag-ui`` and ``/mcp`` one key (or, without
+    one, one address) may make per minute, in bursts of up to as many; 0 turns the limit off.
+    Local mode (no keys) is exempt."""
+    max_waits_per_principal: int = Field(default=10, ge=1, le=10_000)
+    """Requests that wait for work (chat, execute, ``/mcp``, ``/v1`` and ``/ag-ui`` turns, the
+    Agent Protocol's waits, joins and streams) one key may have open at once (429)."""
     execute_timeout_seconds: float = Field(default=120.0, gt=0)
     """How long ``POST /api/assistant/execute`` waits for its task before answering 202
     with the task id to follow."""

@@ -4,7 +4,7 @@ Pure ASGI middleware, outermost but for the access log (``api/access.py``), for 
 WebSocket alike. It puts the request's principal in ``scope["state"]["principal"]``
 (``api/deps.py`` hands it to routes) and refuses, in the API error shape:
 
-- 401 ``unauthenticated``: a path under ``/api/`` with no principal, or a bad key;
+- 401 ``unauthenticated``: a ``KEYED`` path with no principal, or a bad key;
 - 403 ``origin_denied``: in local mode a ``Host`` that is not a loopback name (DNS
   rebinding); in local mode, with the session cookie, and at ``/api/session``, a
   state-changing request or a WebSocket whose ``Origin`` is another site (with the
@@ -23,16 +23,15 @@ from hansa.api import auth
 from hansa.api.errors import refuse
 from hansa.domain.principal import Kind, Principal, Unauthenticated
 
-KEYED = ("/api/", "/ap/", "/v1/", "/ag-ui/")
+KEYED = ("/api/", "/ap/", "/v1/", "/ag-ui/", "/mcp")
 """Where every request needs a principal (and counts against its rate, ``api/limits.py``):
-Hansa's API, the Agent Protocol, OpenAI-compatible chat and AG-UI."""
+Hansa's API, the Agent Protocol, OpenAI-compatible chat, AG-UI and the MCP server."""
 SESSION_PATH = "/api/session"
 """Signing in and out: open to callers without a principal."""
 
 
 def is_public(path: str) -> bool:
-    """Paths that answer without a principal: the panel, health, the API's description.
-    (``/mcp`` asks for one in its own route.)"""
+    """Paths that answer without a principal: the panel, health, the API's description."""
     return not path.startswith(KEYED) or path == SESSION_PATH
 
 

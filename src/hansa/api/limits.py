@@ -1,14 +1,17 @@
 """Limits this process keeps per caller: requests per minute, live event streams.
 
 - ``RequestRate``: each key (a principal; without one, the client's address) may make
-  ``rate_limit_per_minute`` requests to ``/api``, ``/ap``, ``/v1`` and ``/ag-ui``, in
+  ``rate_limit_per_minute`` requests to ``/api``, ``/ap``, ``/v1``, ``/ag-ui`` and ``/mcp``, in
   bursts of up to as many (a token bucket refilled at that rate). Local mode (no keys) is
   exempt: its only caller owns the machine. Past it: 429 ``rate_limited`` with ``Retry-After``.
 - ``Subscribers``: live SSE and WebSocket streams per conversation and per tenant.
+- ``Waits``: requests that wait for work (a turn, a task, a run's stream: ``waits_long``)
+  each key may have open at once, ``max_waits_per_principal``; one more gets 429. The rate
+  bounds how many a key starts, not how many it holds: each may stay open for minutes.
 
-``install`` hangs one ``Limits`` off the app and adds the ``RateLimit`` middleware,
-which must sit inside ``api/guard.py`` (it reads the principal the guard found) and
-outside everything that reads a body. The counts are this process's: with several
+``install`` hangs one ``Limits`` off the app and adds the ``RateLimit`` and ``WaitCap``
+middleware, which must sit inside ``api/guard.py`` (they read the principal the guard
+found) and outside everything that reads a body. The counts are this process's: with several
 API processes, each allows as much.
 """
 
@@ -32,6 +35,8 @@ K = TypeVar("K", bound=Hashable)
 
 SUBSCRIBER_RETRY_SECONDS = 10
 """The ``Retry-After`` of a stream refused because too many are open."""
+WAIT_RETRY_SECONDS = 5
+"""The ``Retry-After`` of a waiting request refused because its key has too many open."""
 _MAX_BUCKETS = 10_000
 """Past this many keys, the buckets that have refilled (idle keys) are forgotten."""
 
@@ -129,6 +134,40 @@ def _decrement(counts: dict[K, int], key: K) -> None:
         del counts[key]  # no entry left behind for a conversation nobody follows
 
 
+class Waits:
+    """Requests of each key that wait for work, open at once."""
+
+    def __init__(self, per_principal: int) -> None:
+        self.per_principal = per_principal
+        self._open: dict[str, int] = {}
+
+    def hold(self, key: str) -> Slot:
+        """Count one more waiting request of ``key`` (429 past the limit)."""
+        if self._open.get(key, 0) >= self.per_principal:
+            raise errors.RateLimited(
+                f"this key already has {self.per_principal} requests waiting for work; "
+                "follow them on the event stream, or try again when one answers",
+                retry_after=WAIT_RETRY_SECONDS,
+            )
+        self._open[key] = self._open.get(key, 0) + 1
+        return Slot(lambda: _decrement(self._open, key))
+
+    def count(self, key: str) -> int:
+        """Waiting requests of ``key`` open now."""
+        return self._open.get(key, 0)
+
+
+_WAITING = frozenset({"/mcp", "/api/assistant/chat", "/api/assistant/execute"})
+
+
+def waits_long(method: str, path: str) -> bool:
+    """Whether a request may hold its answer open while work goes on: a chat, an execute, an
+    MCP call, an OpenAI or AG-UI turn, an Agent Protocol wait, join or stream."""
+    if path.startswith("/ap/"):
+        return path.endswith(("/wait", "/stream", "/join"))
+    return method == "POST" and (path in _WAITING or path.startswith(("/v1/chat/", "/ag-ui/")))
+
+
 class Limits:
     """This process's limits, built once from the settings."""
 
@@ -137,11 +176,14 @@ class Limits:
         self.subscribers = Subscribers(
             settings.max_subscribers_per_conversation, settings.max_subscribers_per_tenant
         )
+        self.waits = Waits(settings.max_waits_per_principal)
 
 
 def install(app: FastAPI, settings: Settings) -> None:
-    """Hang ``Limits`` off ``app.state.limits`` and add the ``RateLimit`` middleware."""
+    """Hang ``Limits`` off ``app.state.limits`` and add the ``WaitCap`` and ``RateLimit``
+    middleware (the rate outside: a request refused for it holds no wait)."""
     app.state.limits = Limits(settings)
+    app.add_middleware(WaitCap, waits=app.state.limits.waits)
     app.add_middleware(RateLimit, rate=app.state.limits.requests)
 
 
@@ -169,6 +211,30 @@ class RateLimit:
         message = f"more than {self.rate.per_minute} requests a minute; try again later"
         exc = errors.RateLimited(message, retry_after=retry_after)
         await api_errors.refuse(scope, receive, send, exc)
+
+
+class WaitCap:
+    """Pure ASGI middleware: a key's request that waits for work (``waits_long``) holds one
+    of its ``Waits`` until it has answered; past the limit, 429."""
+
+    def __init__(self, app: ASGIApp, *, waits: Waits) -> None:
+        self.app = app
+        self.waits = waits
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        key = _key(scope) if scope["type"] == "http" else None
+        if key is None or not waits_long(scope["method"], scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        try:
+            slot = self.waits.hold(key)
+        except errors.RateLimited as exc:
+            await api_errors.refuse(scope, receive, send, exc)
+            return
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            slot.release()
 
 
 def _key(scope: Scope) -> str | None:
