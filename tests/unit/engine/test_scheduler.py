@@ -460,7 +460,7 @@ async def test_a_parallel_timeout_is_held_until_due_then_fails_what_still_runs(
         status=S.COMPLETED,
         attempts=1,
         task_type="parallel",
-        parameters={"strategy": "all", "timeoutMs": 60_000},
+        parameters={"strategy": "all", "timeout": 60_000},
         updated_at=forked,
     )
     slow = _node(r, "slow", 1, (fan,), status=S.IN_PROGRESS, attempts=1)
@@ -469,7 +469,7 @@ async def test_a_parallel_timeout_is_held_until_due_then_fails_what_still_runs(
     held = await services.db.read(lambda conn: _held(_book(services, conn, r)[0]))
     await services.db.write(
         lambda conn: runs.update_task(
-            conn, fan.id, forked, parameters={"strategy": "all", "timeoutMs": 5_000}
+            conn, fan.id, forked, parameters={"strategy": "all", "timeout": 5_000}
         )
     )
     expired = await _decide(services, r, busy=1)
