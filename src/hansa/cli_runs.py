@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.console import Console
 
-from hansa.client import Client, HansaAPIError
+from hansa.client import Client, HansaAPIError, RunCard
 
 runs_app = typer.Typer(help="Runs: list them, show one, approve or cancel it, follow it.")
 console = Console(highlight=False)
@@ -55,7 +55,7 @@ def list_runs(
     except HansaAPIError as exc:
         raise _fail(exc) from exc
     if as_json:
-        typer.echo(json.dumps(found, indent=2))
+        typer.echo(json.dumps([r.model_dump(mode="json", by_alias=True) for r in found], indent=2))
         return
     for r in found:
         console.print(f"{r['id']}  {r['status']:<18} {r['title']}", markup=False, soft_wrap=True)
@@ -75,12 +75,12 @@ def show_run(
     except HansaAPIError as exc:
         raise _fail(exc) from exc
     if as_json:
-        typer.echo(json.dumps(card, indent=2))
+        typer.echo(card.model_dump_json(by_alias=True, indent=2))
         return
     _print_card(card)
 
 
-def _print_card(card: dict[str, Any]) -> None:
+def _print_card(card: RunCard) -> None:
     tasks = [t for g in card["groups"] for t in g["tasks"]]
     done = sum(t["status"] in FINAL for t in tasks)
     console.print(f"run {card['id']}: {card['title']}", markup=False)

@@ -1,6 +1,7 @@
 """A Python client for Hansa's HTTP API: sync (:class:`Client`) and async (:class:`AsyncClient`).
 
-It speaks only the public contract (docs/api.md): JSON in, JSON out, errors raised as
+It speaks only the public contract (docs/api.md): JSON in, the API's own answer models out
+(the ones the routes return and ``/openapi.json`` describes), errors raised as
 :class:`HansaAPIError` with the API's ``code``, ``message`` and ``details``. Event streams
 are iterators that reconnect after a dropped connection and resume with ``Last-Event-ID``,
 so no event is missed or seen twice.
@@ -8,18 +9,19 @@ so no event is missed or seen twice.
     from hansa.client import Client
 
     with Client("http://127.0.0.1:8000", api_key="hk_…") as hansa:
-        cid = hansa.create_conversation()["id"]
+        cid = hansa.create_conversation().id
         posted = hansa.post_message(cid, "Create a Services page")
-        for event in hansa.events(cid, after=posted["seq"] - 1, until_done=posted["turnId"]):
+        for event in hansa.events(cid, after=posted.seq - 1, until_done=posted.turn_id):
             print(event["type"], event["data"])
 
-Answers are plain JSON (``dict``); :func:`parsed` reads one into the API's typed model, the
-same models ``/openapi.json`` describes (:class:`RunCard`, :class:`TaskOut`,
-:class:`ConversationOut`, :class:`MessageOut`, :class:`Posted`, :class:`RunSummary`, and
-every event as :data:`Event`)::
+        card = hansa.run(run_id)
+        print(card.status, [t.status for g in card.groups for t in g.tasks])
 
-    card = parsed(RunCard, hansa.run(run_id))
-    print(card.status, [t.status for g in card.groups for t in g.tasks])
+Answers are typed (:class:`ConversationOut`, :class:`MessageOut`, :class:`Posted`,
+:class:`RunCard`, :class:`RunSummary`, :class:`TaskOut`, :class:`AgentOut`,
+:class:`SessionOut`…) and can still be read by their wire names (``card["status"]``), as
+when they were dicts. Events are the stream's JSON (a ``dict``); :func:`parsed_event` reads
+one as the typed :data:`Event`; :meth:`Client.request` answers any route with its JSON.
 """
 
 from __future__ import annotations
@@ -35,33 +37,45 @@ import httpx
 from httpx_sse import aconnect_sse, connect_sse
 from pydantic import BaseModel
 
+from hansa.api.models.agents import AgentOut
+from hansa.api.models.automation import SessionOut
 from hansa.api.models.conversations import ConversationOut, MessageOut, Posted
+from hansa.api.models.identity import Me
 from hansa.api.models.runs import RunCard, RunSummary, TaskOut
 from hansa.domain.event import Event, payload_from_stored
+from hansa.domain.session import SessionStep
 
 Json = dict[str, Any]
 M = TypeVar("M", bound=BaseModel)
 
 __all__ = [
+    "AgentOut",
     "AsyncClient",
     "Client",
     "ConversationOut",
     "Event",
     "HansaAPIError",
+    "Me",
     "MessageOut",
     "Posted",
     "RunCard",
     "RunSummary",
+    "SessionOut",
+    "SessionStep",
     "TaskOut",
     "parsed",
     "parsed_event",
 ]
 
 
-def parsed(model: type[M], data: Json) -> M:
-    """An answer of this client as the API's typed ``model`` (pydantic: ``ValidationError``
-    when it does not fit)."""
+def parsed(model: type[M], data: Any) -> M:
+    """JSON (or an answer of this client, as it is) as the API's typed ``model`` (pydantic:
+    ``ValidationError`` when it does not fit): for :meth:`Client.request`'s answers."""
     return model.model_validate(data)
+
+
+def _many(model: type[M], data: Any) -> list[M]:
+    return [model.model_validate(item) for item in data]
 
 
 def parsed_event(data: Json) -> Event:
@@ -71,6 +85,8 @@ def parsed_event(data: Json) -> Event:
     return Event.model_validate({**data, "payload": payload})
 
 
+_GOING = frozenset({"running", "planning"})
+"""A run's statuses while it goes on by itself (``wait_for_run`` polls through them)."""
 RECONNECT_SECONDS = 1.0
 """How long an event stream waits before it reconnects after its connection dropped."""
 MAX_RECONNECTS = 30
@@ -185,31 +201,33 @@ class Client:
         return _json(self._http.request(method, path, json=body, params=query))
 
     # identity and agents
-    def me(self) -> Json:
+    def me(self) -> Me:
         """Who the key is: ``{tenantId, principal}``."""
-        return dict(self.request("GET", "/api/me"))
+        return Me.model_validate(self.request("GET", "/api/me"))
 
-    def agents(self) -> list[Json]:
+    def agents(self) -> list[AgentOut]:
         """The tenant's agents."""
-        return list(self.request("GET", "/api/agents"))
+        return _many(AgentOut, self.request("GET", "/api/agents"))
 
     # conversations
-    def create_conversation(self, **body: Any) -> Json:
+    def create_conversation(self, **body: Any) -> ConversationOut:
         """A new conversation (``projectId``, ``title``, ``activeAgentId`` optional)."""
-        return dict(self.request("POST", "/api/conversations", body))
+        return ConversationOut.model_validate(self.request("POST", "/api/conversations", body))
 
-    def conversation(self, conversation_id: str) -> Json:
+    def conversation(self, conversation_id: str) -> ConversationOut:
         """One conversation."""
-        return dict(self.request("GET", f"/api/conversations/{conversation_id}"))
+        path = f"/api/conversations/{conversation_id}"
+        return ConversationOut.model_validate(self.request("GET", path))
 
-    def messages(self, conversation_id: str) -> list[Json]:
+    def messages(self, conversation_id: str) -> list[MessageOut]:
         """A conversation's messages, oldest first."""
-        return list(self.request("GET", f"/api/conversations/{conversation_id}/messages"))
+        path = f"/api/conversations/{conversation_id}/messages"
+        return _many(MessageOut, self.request("GET", path))
 
-    def post_message(self, conversation_id: str, content: str, **extra: Any) -> Json:
+    def post_message(self, conversation_id: str, content: str, **extra: Any) -> Posted:
         """Post a user message: ``{messageId, turnId, seq}``; its turn runs in the background."""
         path = f"/api/conversations/{conversation_id}/messages"
-        return dict(self.request("POST", path, {"content": content, **extra}))
+        return Posted.model_validate(self.request("POST", path, {"content": content, **extra}))
 
     def events(
         self, conversation_id: str, *, after: int = 0, until_done: str | bool | None = None
@@ -237,63 +255,62 @@ class Client:
                 time.sleep(RECONNECT_SECONDS)
 
     # runs and tasks
-    def create_run(self, conversation_id: str, title: str, tasks: list[Json]) -> Json:
+    def create_run(self, conversation_id: str, title: str, tasks: list[Json]) -> RunCard:
         """A run awaiting approval, with its tasks."""
-        return dict(self.request("POST", "/api/runs", _run_body(conversation_id, title, tasks)))
+        body = _run_body(conversation_id, title, tasks)
+        return RunCard.model_validate(self.request("POST", "/api/runs", body))
 
-    def run(self, run_id: str) -> Json:
+    def run(self, run_id: str) -> RunCard:
         """A run's card: its groups and tasks."""
-        return dict(self.request("GET", f"/api/runs/{run_id}"))
+        return RunCard.model_validate(self.request("GET", f"/api/runs/{run_id}"))
 
     def runs(
         self, *, conversation_id: str | None = None, status: str | None = None, limit: int = 50
-    ) -> list[Json]:
+    ) -> list[RunSummary]:
         """The tenant's runs, newest first (cards without their tasks)."""
-        return list(
-            self.request(
-                "GET", "/api/runs", None, conversationId=conversation_id, status=status, limit=limit
-            )
-        )
+        query = {"conversationId": conversation_id, "status": status, "limit": limit}
+        return _many(RunSummary, self.request("GET", "/api/runs", None, **query))
 
-    def approve(self, run_id: str) -> Json:
+    def approve(self, run_id: str) -> RunCard:
         """Approve a run (its first tasks start)."""
-        return dict(self.request("POST", f"/api/runs/{run_id}/approve"))
+        return RunCard.model_validate(self.request("POST", f"/api/runs/{run_id}/approve"))
 
-    def control_run(self, run_id: str, action: str) -> Json:
+    def control_run(self, run_id: str, action: str) -> RunCard:
         """``pause``, ``resume``, ``cancel`` or ``rollback`` a run."""
-        return dict(self.request("POST", f"/api/runs/{run_id}/{action}"))
+        return RunCard.model_validate(self.request("POST", f"/api/runs/{run_id}/{action}"))
 
-    def task(self, task_id: str) -> Json:
+    def task(self, task_id: str) -> TaskOut:
         """One task."""
-        return dict(self.request("GET", f"/api/tasks/{task_id}"))
+        return TaskOut.model_validate(self.request("GET", f"/api/tasks/{task_id}"))
 
-    def confirm(self, task_id: str, parameters_hash: str) -> Json:
+    def confirm(self, task_id: str, parameters_hash: str) -> TaskOut:
         """Confirm an irreversible task, for exactly the parameters it was shown with."""
         body = {"parametersHash": parameters_hash}
-        return dict(self.request("POST", f"/api/tasks/{task_id}/confirm", body))
+        return TaskOut.model_validate(self.request("POST", f"/api/tasks/{task_id}/confirm", body))
 
-    def wait_for_run(self, run_id: str, *, timeout: float = 300.0, every: float = 0.2) -> Json:
+    def wait_for_run(self, run_id: str, *, timeout: float = 300.0, every: float = 0.2) -> RunCard:
         """Poll a run until it is final (or waits on a person): its card."""
         deadline = time.monotonic() + timeout
         while True:
             card = self.run(run_id)
-            if card["status"] not in ("running", "planning") or time.monotonic() > deadline:
+            if card.status not in _GOING or time.monotonic() > deadline:
                 return card
             time.sleep(every)
 
     # agent sessions
-    def start_session(self, agent_id: str, goal: str, **body: Any) -> Json:
+    def start_session(self, agent_id: str, goal: str, **body: Any) -> SessionOut:
         """Start an agent session (``maxSteps``, ``conversationId``… optional)."""
         payload = {"agentId": agent_id, "goal": goal, **body}
-        return dict(self.request("POST", "/api/agent-sessions", payload))
+        return SessionOut.model_validate(self.request("POST", "/api/agent-sessions", payload))
 
-    def session(self, session_id: str) -> Json:
+    def session(self, session_id: str) -> SessionOut:
         """One agent session."""
-        return dict(self.request("GET", f"/api/agent-sessions/{session_id}"))
+        return SessionOut.model_validate(self.request("GET", f"/api/agent-sessions/{session_id}"))
 
-    def session_steps(self, session_id: str, after: int = 0) -> list[Json]:
+    def session_steps(self, session_id: str, after: int = 0) -> list[SessionStep]:
         """A page of a session's steps after iteration ``after``."""
-        return list(self.request("GET", f"/api/agent-sessions/{session_id}/steps", after=after))
+        path = f"/api/agent-sessions/{session_id}/steps"
+        return _many(SessionStep, self.request("GET", path, after=after))
 
 
 class AsyncClient:
@@ -331,14 +348,17 @@ class AsyncClient:
         query = {k: v for k, v in params.items() if v is not None}
         return _json(await self._http.request(method, path, json=body, params=query))
 
-    async def create_conversation(self, **body: Any) -> Json:
+    async def create_conversation(self, **body: Any) -> ConversationOut:
         """A new conversation."""
-        return dict(await self.request("POST", "/api/conversations", body))
+        found = await self.request("POST", "/api/conversations", body)
+        return ConversationOut.model_validate(found)
 
-    async def post_message(self, conversation_id: str, content: str, **extra: Any) -> Json:
+    async def post_message(self, conversation_id: str, content: str, **extra: Any) -> Posted:
         """Post a user message: ``{messageId, turnId, seq}``."""
         path = f"/api/conversations/{conversation_id}/messages"
-        return dict(await self.request("POST", path, {"content": content, **extra}))
+        return Posted.model_validate(
+            await self.request("POST", path, {"content": content, **extra})
+        )
 
     async def events(
         self, conversation_id: str, *, after: int = 0, until_done: str | bool | None = None
@@ -363,30 +383,28 @@ class AsyncClient:
                 stream.dropped(exc)
                 await asyncio.sleep(RECONNECT_SECONDS)
 
-    async def create_run(self, conversation_id: str, title: str, tasks: list[Json]) -> Json:
+    async def create_run(self, conversation_id: str, title: str, tasks: list[Json]) -> RunCard:
         """A run awaiting approval."""
         body = _run_body(conversation_id, title, tasks)
-        return dict(await self.request("POST", "/api/runs", body))
+        return RunCard.model_validate(await self.request("POST", "/api/runs", body))
 
-    async def run(self, run_id: str) -> Json:
+    async def run(self, run_id: str) -> RunCard:
         """A run's card."""
-        return dict(await self.request("GET", f"/api/runs/{run_id}"))
+        return RunCard.model_validate(await self.request("GET", f"/api/runs/{run_id}"))
 
     async def runs(
         self, *, conversation_id: str | None = None, status: str | None = None, limit: int = 50
-    ) -> list[Json]:
+    ) -> list[RunSummary]:
         """The tenant's runs, newest first (cards without their tasks)."""
-        return list(
-            await self.request(
-                "GET", "/api/runs", None, conversationId=conversation_id, status=status, limit=limit
-            )
-        )
+        query = {"conversationId": conversation_id, "status": status, "limit": limit}
+        return _many(RunSummary, await self.request("GET", "/api/runs", None, **query))
 
-    async def approve(self, run_id: str) -> Json:
+    async def approve(self, run_id: str) -> RunCard:
         """Approve a run."""
-        return dict(await self.request("POST", f"/api/runs/{run_id}/approve"))
+        return RunCard.model_validate(await self.request("POST", f"/api/runs/{run_id}/approve"))
 
-    async def confirm(self, task_id: str, parameters_hash: str) -> Json:
+    async def confirm(self, task_id: str, parameters_hash: str) -> TaskOut:
         """Confirm an irreversible task."""
         body = {"parametersHash": parameters_hash}
-        return dict(await self.request("POST", f"/api/tasks/{task_id}/confirm", body))
+        found = await self.request("POST", f"/api/tasks/{task_id}/confirm", body)
+        return TaskOut.model_validate(found)

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 from httpx_sse import connect_sse
 
-from hansa.client import Client
+from hansa.client import Client, Posted
 
 TABLES = (
     "tenants",
@@ -162,7 +162,7 @@ def execute_task(
     return dict(body["details"])
 
 
-def post(client: httpx.Client, cid: str, content: str, **extra: Any) -> dict[str, Any]:
+def post(client: httpx.Client, cid: str, content: str, **extra: Any) -> Posted:
     return api(client).post_message(cid, content, **extra)
 
 

@@ -8,12 +8,17 @@ from collections.abc import Iterator
 import pytest
 
 from hansa.client import (
+    AgentOut,
     AsyncClient,
     Client,
     ConversationOut,
     HansaAPIError,
+    Me,
+    MessageOut,
     Posted,
     RunCard,
+    RunSummary,
+    TaskOut,
     parsed,
     parsed_event,
 )
@@ -82,3 +87,29 @@ def test_the_async_client_posts_and_follows(server: Server) -> None:
     kinds, approved = asyncio.run(go())
     assert kinds[0] == "message" and kinds[-1] == "done" and "text_delta" in kinds
     assert approved["status"] in ("running", "completed")
+
+
+def test_the_clients_answers_are_the_models_the_routes_return(server: Server) -> None:
+    with Client(server.url) as hansa:
+        me = hansa.me()
+        agents = hansa.agents()
+        convo = hansa.create_conversation(title="Models")
+        posted = hansa.post_message(convo.id, "Hello models")
+        list(hansa.events(convo.id, after=posted.seq - 1, until_done=posted.turn_id))
+        said = hansa.messages(convo.id)
+        run = hansa.create_run(convo.id, "One wait", waits("A"))
+        task = hansa.task(run.groups[0].tasks[0].id)
+        listed = hansa.runs(conversation_id=convo.id)
+        again = hansa.conversation(convo.id)
+
+    assert isinstance(me, Me) and me.tenant_id == me["tenantId"] == "default"
+    assert all(isinstance(a, AgentOut) for a in agents) and agents[0].avatar.initials
+    assert isinstance(convo, ConversationOut) and convo["title"] == convo.title == "Models"
+    assert isinstance(posted, Posted) and posted["turnId"] == posted.turn_id
+    assert all(isinstance(m, MessageOut) for m in said) and said[0].content == "Hello models"
+    assert isinstance(run, RunCard) and run["groups"][0]["tasks"][0]["taskType"] == "wait"
+    assert isinstance(task, TaskOut) and task.created_by_agent_id == "schedulerAgent"
+    assert [r.id for r in listed] == [run.id] and isinstance(listed[0], RunSummary)
+    assert again.last_seq >= posted.seq and "lastSeq" in again and "nope" not in again
+    with pytest.raises(KeyError):
+        again["nope"]

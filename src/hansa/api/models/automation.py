@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from hansa.api.models.base import Out
 from hansa.domain.base import Wire
 from hansa.domain.graph import Graph
 from hansa.domain.rules import Firing, RecordedFiring, Rule
@@ -24,7 +25,7 @@ class RuleTestResult(Wire):
     firings: list[Firing]
 
 
-class SessionOut(Wire):
+class SessionOut(Out):
     """An agent session (seed 004); its ``state`` masked where it names a secret."""
 
     id: str

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from hansa.api.models.base import Out
 from hansa.domain.base import Wire
 from hansa.domain.principal import ApiKey, Role
 
@@ -27,7 +28,7 @@ class TenantOut(Wire):
     name: str
 
 
-class PrincipalOut(Wire):
+class PrincipalOut(Out):
     """Who calls: a person's or a script's key (``user``), an agent's token, or local mode."""
 
     kind: Literal["user", "agent", "local"]
@@ -37,7 +38,7 @@ class PrincipalOut(Wire):
     role: Role
 
 
-class Me(Wire):
+class Me(Out):
     """``GET /api/me``, ``POST /api/session``."""
 
     tenant_id: str
