@@ -66,6 +66,10 @@ class Operator(StrEnum):
 
 _STRICT = ConfigDict(extra="forbid")
 """Rule parts refuse unknown keys: a typo is an error, not a condition that never holds."""
+READ_ONLY = frozenset(
+    {"id", "tenantId", "source", "version", "createdAt", "updatedAt", "lastFiredAt"}
+)
+"""Fields of a rule as read, which the server sets."""
 
 
 class Condition(Wire):
@@ -147,6 +151,15 @@ class RuleSpec(Wire):
     """No rule of lower priority is evaluated after this one matched."""
     project_id: str | None = Field(default=None, max_length=36)
     schedule: Schedule | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_only(cls, data: Any) -> Any:
+        """A rule as read (or the seed's, with its ``id``) may be sent as it is: the fields
+        the server sets are ignored, as a graph's are."""
+        if cls is RuleSpec and isinstance(data, dict):
+            return {k: v for k, v in data.items() if k not in READ_ONLY}
+        return data
 
     @model_validator(mode="after")
     def _bounded(self) -> RuleSpec:
