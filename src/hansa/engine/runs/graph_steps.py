@@ -82,8 +82,6 @@ def change_conversation(book: Book, changes: list[Change]) -> str | None:
     """Make the changes a step asked for in the transaction that records its result; why
     not, when one cannot be made (the changes before it stand: the transaction fails the
     step with its result, and rolls back nothing of the run)."""
-    if not changes:
-        return None
     cid = runs.get(book.change.conn, book.change.tenant_id, book.change.run_id).conversation_id
     for asked in changes:  # one node asks for one change
         refused = _make(book, cid, asked)

@@ -24,12 +24,14 @@ import asyncio
 import random
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.bus.base import Subscription
 from hansa.domain import event, message, run
+from hansa.domain.agent import AgentDefinition
 from hansa.domain.job import Job, JobKind, RunJob, payload
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws, templates
@@ -290,6 +292,8 @@ class RunDriver:
     def _start(
         self, book: Book, r: run.Run, task: run.Task, project: ProjectContext
     ) -> Started | None:
+        """Start a task the scheduler chose: judged again with its parameters filled in,
+        then held, settled or moved to ``in_progress``, as its type says (never its name)."""
         agent = self.services.agents.get(book.change.conn, self.tenant_id, task.created_by)
         if agent is None:  # a registered agent removed meanwhile: nobody may act for it
             self._fail(book, task, f"the agent {task.created_by!r} is not registered")
@@ -300,23 +304,13 @@ class RunDriver:
             book.move(task.id, run.TaskStatus.COMPLETED, result=looped, announce=True)
             return None
         outputs = book.outputs()
-        registry = self.services.registry
-        try:
-            opened = secret_box(self.services).open(task.parameters)
-            if task.node_id is None:
-                params = laws.resolve_refs(opened, outputs)
-            else:
-                params = templates.render_value(opened, graph_steps.scope(book, r, task, outputs))
-            trusted = trusted_targets(self.services)
-            verdict = laws.judge(registry, task.task_type, params, agent, project, trusted=trusted)
-            verdict.raise_for_refusal()
-        except errors.UserError as exc:
-            self._fail(book, task, exc.message)
+        verdict = self._judge(book, r, task, agent, project, outputs)
+        if verdict is None:
             return None
         if not verdict.reversible and task.confirmed_hash != task.parameters_hash:
             book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, announce=True)
             return None
-        checked, kind = verdict.params, registry.get(task.task_type)
+        checked, kind = verdict.params, self.services.registry.get(task.task_type)
         assert checked is not None
         if kind.hold is not None and not task.attempts:  # held first, durably; then it runs
             graph_steps.hold(book, task, kind.hold(checked))
@@ -328,6 +322,33 @@ class RunDriver:
         if task.node_id is None:  # a plan's step (a graph's node has its task_status per node)
             _think(book, task, f"{agent.display_name} is working on: {_what(task)}")
         return Started(moved, kind, checked, project, outputs)
+
+    def _judge(
+        self,
+        book: Book,
+        r: run.Run,
+        task: run.Task,
+        agent: AgentDefinition,
+        project: ProjectContext,
+        outputs: dict[str, dict[str, Any]],
+    ) -> laws.Verdict | None:
+        """The laws' verdict on the task with its parameters filled in (a plan's step refs
+        from earlier results, a graph's node templates from its scope); None when refused
+        (the task failed)."""
+        try:
+            opened = secret_box(self.services).open(task.parameters)
+            if task.node_id is None:
+                params = laws.resolve_refs(opened, outputs)
+            else:
+                params = templates.render_value(opened, graph_steps.scope(book, r, task, outputs))
+            trusted = trusted_targets(self.services)
+            registry = self.services.registry
+            verdict = laws.judge(registry, task.task_type, params, agent, project, trusted=trusted)
+            verdict.raise_for_refusal()
+        except errors.UserError as exc:
+            self._fail(book, task, exc.message)
+            return None
+        return verdict
 
     def _record(self, book: Book, outcome: Outcome) -> None:
         change = book.change
@@ -342,10 +363,11 @@ class RunDriver:
         if failure is not None and failure.code == CUT:  # its run was cancelled meanwhile
             book.move(task.id, run.TaskStatus.CANCELLED, error=failure.message, announce=True)
             return
-        refused = graph_steps.change_conversation(book, outcome.changes) if not failure else None
-        if refused is not None:
-            self._fail(book, task, refused, code="invalid_transition")
-            return
+        if failure is None and outcome.changes:  # what it asked of the conversation
+            refused = graph_steps.change_conversation(book, outcome.changes)
+            if refused is not None:
+                self._fail(book, task, refused, code="invalid_transition")
+                return
         if failure is None:
             book.move(task.id, run.TaskStatus.COMPLETED, result=outcome.result, announce=True)
             return
