@@ -135,6 +135,30 @@ def test_a_refused_run_is_recorded_and_the_cron_goes_on(quick: Server) -> None:
         client.delete(f"/api/schedules/{sid}")
 
 
+def test_a_schedules_message_is_posted_as_a_clients(quick: Server) -> None:
+    # chat's one step posts it: an agent removed since the schedule was saved is refused at
+    # the firing, and nothing of it (not even the conversation it would open) is stored
+    with quick.client() as client:
+        agent = {"id": "nightOwl", "displayName": "Night Owl", "capabilities": ["tickets"]}
+        assert client.post("/api/agents", json=agent).status_code == 201
+        action = {**_message(None, "Anything new?"), "agentId": "nightOwl"}
+        made = client.post(
+            "/api/schedules", json={"name": "Owl", "cron": "0 3 * * *", "action": action}
+        )
+        assert made.status_code == 201, made.text
+        sid = made.json()["id"]
+        assert client.delete("/api/agents/nightOwl").status_code == 204
+        client.post(f"/api/schedules/{sid}/fire")
+        done = poll_until(client, f"/api/schedules/{sid}", lambda s: s["lastError"] is not None)
+        assert done["lastError"].startswith("invalid_input") and done["fired"] == 0
+        opened = [
+            c for c in client.get("/api/conversations").json()
+            if (c.get("metadata") or {}).get("scheduleId") == sid
+        ]  # fmt: skip
+        assert opened == []
+        client.delete(f"/api/schedules/{sid}")
+
+
 def test_the_tenant_limit(quick: Server) -> None:
     with quick.client() as client:
         body = {"name": "n", "cron": "0 3 * * *", "action": _message(None)}

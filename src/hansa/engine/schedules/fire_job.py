@@ -19,17 +19,17 @@ from datetime import datetime
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import conversation, job, message, turn
+from hansa.domain import job
 from hansa.domain.base import new_id
 from hansa.domain.schedule import MessageAction, RunAction, RunTask, Schedule
 from hansa.engine import runs
-from hansa.engine.rules.enqueue import enqueue_if_ruled
 from hansa.engine.runs.drafts import TaskDraft, default_summary
+from hansa.engine.runtime.opening import NewConversation, opening_conversation
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.engine.schedules import cron, service
-from hansa.engine.sessions import service as sessions
-from hansa.store import conversations, queue, turns
+from hansa.engine.turns import chat
+from hansa.store import queue
 from hansa.store import schedules as rows
 
 log = logging.getLogger(__name__)
@@ -53,13 +53,13 @@ async def run_schedule_job(services: Services, claimed: job.Job) -> None:
     due = (
         None if work.now else cron.next_after(schedule.cron, schedule.timezone, max(now, work.due))
     )
-    batch = _firing(services, schedule, now)
 
     def bookkeeping(conn: Connection) -> None:
         _close(conn, services, claimed, schedule, now, due, error=None)
 
-    batch.then(bookkeeping)
     try:
+        batch = _firing(services, schedule)
+        batch.then(bookkeeping)
         await Recorder(services, tenant_id, batch.conversation_id, claimed).write(batch)
     except errors.UserError as exc:  # the action cannot happen now: say why, keep the cron
         log.info("schedule %s did not fire: %s", schedule.id, exc)
@@ -96,86 +96,37 @@ def _close(
         service.queue_firing(conn, services, schedule, due, now)
 
 
-def _firing(services: Services, schedule: Schedule, now: datetime) -> Batch:
+def _firing(services: Services, schedule: Schedule) -> Batch:
     action = schedule.action
     if isinstance(action, MessageAction):
-        return _message(services, schedule, action, now)
+        return _message(services, schedule, action)
     return _run(services, schedule, action)
 
 
-def _message(services: Services, schedule: Schedule, action: MessageAction, now: datetime) -> Batch:
+def _message(services: Services, schedule: Schedule, action: MessageAction) -> Batch:
+    """The schedule's message, posted as a user's is (``chat.posting``: the same limits,
+    checks and turn), to a conversation opened for it unless the action names one."""
     tenant_id = schedule.tenant_id
-    conversation_id = action.conversation_id or new_id()
-    turn_id = new_id()
-    batch = Batch(conversation_id, turn_id)
-    text = action.content.strip()
-    meta = {"scheduleId": schedule.id, "firing": schedule.fired + 1}
-    message_id = batch.message(
-        message.Kind.USER, message.Author.USER, text, agent_id=None, metadata=meta
-    )
-    work = job.TurnJob(
-        turn_id=turn_id,
-        conversation_id=conversation_id,
-        message_id=message_id,
+    batch = Batch(action.conversation_id or new_id(), new_id())
+    if action.conversation_id is None:
+        new = NewConversation(
+            batch.conversation_id,
+            project_id=action.project_id,
+            title=schedule.name[:TITLE_CHARS],
+            agent_id=action.agent_id,
+            metadata={"scheduleId": schedule.id},
+            agent_field="action.agentId",
+        )
+        batch.then(opening_conversation(services, tenant_id, new))
+    chat.posting(
+        services,
+        tenant_id,
+        batch,
+        action.content,
         active_agent_id=action.agent_id,
+        metadata={"scheduleId": schedule.id, "firing": schedule.fired + 1},
     )
-
-    def store(conn: Connection) -> None:
-        if action.conversation_id is None:
-            _open_conversation(conn, services, schedule, action, conversation_id, now)
-        convo = conversations.get(conn, tenant_id, conversation_id)
-        if convo.state is conversation.State.ARCHIVED:
-            raise errors.Conflict(f"conversation {conversation_id} is archived")
-        busy = turns.unfinished(conn, tenant_id, conversation_id)
-        if len(busy) >= services.settings.max_queued_turns:
-            raise errors.RateLimited(
-                f"conversation {conversation_id} already has {len(busy)} messages waiting",
-                retry_after=60,
-            )
-        new_turn = turn.Turn(
-            id=turn_id,
-            conversation_id=conversation_id,
-            message_id=message_id,
-            status=turn.TurnStatus.QUEUED,
-            agent_id=None,
-            created_at=now,
-            finished_at=None,
-            error=None,
-        )
-        turns.create(conn, tenant_id, new_turn)
-        queue.enqueue(
-            conn, tenant_id, job.JobKind.TURN, job.payload(work), now, key=conversation_id
-        )
-        sessions.guide_from_message(conn, tenant_id, conversation_id, text, now)
-
-    batch.then(store)
     return batch
-
-
-def _open_conversation(
-    conn: Connection,
-    services: Services,
-    schedule: Schedule,
-    action: MessageAction,
-    conversation_id: str,
-    now: datetime,
-) -> None:
-    convo = conversation.Conversation(
-        id=conversation_id,
-        tenant_id=schedule.tenant_id,
-        project_id=action.project_id,
-        title=schedule.name[:TITLE_CHARS],
-        state=conversation.State.IDLE,
-        current_agent=action.agent_id or services.supervisor.id,
-        last_seq=0,
-        created_at=now,
-        updated_at=now,
-        metadata={"scheduleId": schedule.id},
-    )
-    conversations.create(conn, convo)
-    enqueue_if_ruled(
-        conn, schedule.tenant_id, "conversation.created", conversation_id, action.project_id, now
-    )
 
 
 def _run(services: Services, schedule: Schedule, action: RunAction) -> Batch:

@@ -16,7 +16,7 @@ from pydantic import Field
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import conversation, event, job
+from hansa.domain import event, job
 from hansa.domain.base import Wire, new_id
 from hansa.domain.session import (
     DEFAULT_MAX_STEPS,
@@ -28,7 +28,7 @@ from hansa.domain.session import (
     SessionStatus,
     state_too_large,
 )
-from hansa.engine.rules.enqueue import enqueue_if_ruled
+from hansa.engine.runtime.opening import NewConversation, opening_conversation
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations, queue
@@ -117,24 +117,15 @@ def opening(
         updated_at=now,
     )
 
+    new_conversation = NewConversation(
+        conversation_id, title=new.goal[:80], agent_id=new.agent_id, agent_field="agentId"
+    )
+
     def store(conn: Connection) -> None:
-        services.agents.addressable(conn, tenant_id, new.agent_id, field="agentId")
         if new.conversation_id is None:
-            convo = conversation.Conversation(
-                id=conversation_id,
-                tenant_id=tenant_id,
-                project_id=None,
-                title=new.goal[:80],
-                state=conversation.State.IDLE,
-                current_agent=new.agent_id,
-                last_seq=0,
-                created_at=now,
-                updated_at=now,
-                metadata={},
-            )
-            conversations.create(conn, convo)
-            enqueue_if_ruled(conn, tenant_id, "conversation.created", convo.id, None, now)
+            opening_conversation(services, tenant_id, new_conversation)(conn)  # and its agent
         else:
+            services.agents.addressable(conn, tenant_id, new.agent_id, field="agentId")
             conversations.get(conn, tenant_id, conversation_id)  # 404 for another tenant's
         rows.create(conn, session)
         queue_step(conn, session, now)

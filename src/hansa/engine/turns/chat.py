@@ -1,4 +1,7 @@
-"""What callers do with conversations: create one, post a message, wait for its turn."""
+"""What callers do with conversations: create one, post a message, wait for its turn.
+
+``posting`` is the one way a user message enters a conversation (a client's, a bridge's,
+a schedule's); ``runtime/opening`` is the one way a conversation is opened."""
 
 from __future__ import annotations
 
@@ -17,10 +20,11 @@ from hansa.domain.base import new_id
 from hansa.engine.rules.enqueue import enqueue_if_ruled
 from hansa.engine.runtime import interrupt
 from hansa.engine.runtime.follow import follow
+from hansa.engine.runtime.opening import NewConversation, opening_conversation
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.engine.sessions import service as sessions
-from hansa.store import conversations, projects, queue, turns, workspace
+from hansa.store import conversations, queue, turns, workspace
 
 
 async def create_conversation(
@@ -35,32 +39,14 @@ async def create_conversation(
 ) -> conversation.Conversation:
     """A new idle conversation, optionally in a project, with a chosen agent, id (a
     client's: 409 when it is taken) or metadata."""
-    agent_id = active_agent_id or services.supervisor.id
-    now = services.clock()
-    convo = conversation.Conversation(
+    new = NewConversation(
         id=conversation_id or new_id(),
-        tenant_id=tenant_id,
         project_id=project_id,
         title=title,
-        state=conversation.State.IDLE,
-        current_agent=agent_id,
-        last_seq=0,
-        created_at=now,
-        updated_at=now,
+        agent_id=active_agent_id,
         metadata=metadata or {},
     )
-
-    def create(conn: Connection) -> None:
-        services.agents.addressable(conn, tenant_id, agent_id, field="activeAgentId")
-        if project_id is not None:
-            projects.get(conn, tenant_id, project_id)
-        if conversation_id is not None and conversations.taken(conn, conversation_id):
-            raise errors.Conflict(f"id {conversation_id} is taken", details={"id": conversation_id})
-        conversations.create(conn, convo)
-        enqueue_if_ruled(conn, tenant_id, "conversation.created", convo.id, project_id, now)
-
-    await services.db.write(create)
-    return convo
+    return await services.db.write(opening_conversation(services, tenant_id, new))
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,13 +68,46 @@ async def post_message(
     project_context: dict[str, Any] | None = None,
     strategy: str = "enqueue",
 ) -> Posted:
-    """Store the user's message, its turn and the turn's job in one transaction.
+    """Store the user's message, its turn and the turn's job in one transaction (see
+    :func:`posting`)."""
+    batch = Batch(conversation_id, new_id())
+    message_id = posting(
+        services,
+        tenant_id,
+        batch,
+        content,
+        active_agent_id=active_agent_id,
+        project_context=project_context,
+        strategy=strategy,
+    )
+    stored = await Recorder(services, tenant_id, conversation_id).write(batch)
+    assert batch.turn_id is not None
+    return Posted(message_id=message_id, turn_id=batch.turn_id, seq=stored[-1].seq)
+
+
+def posting(
+    services: Services,
+    tenant_id: str,
+    batch: Batch,
+    content: str,
+    *,
+    active_agent_id: str | None = None,
+    project_context: dict[str, Any] | None = None,
+    strategy: str = "enqueue",
+    metadata: dict[str, Any] | None = None,
+) -> str:
+    """Add to ``batch`` the user's message and the step that stores its turn (the batch's
+    ``turn_id``) and the turn's job; the message's id. The one way a user message enters
+    a conversation: a client's, a bridge's, a schedule's.
 
     ``strategy`` decides what happens while another turn of the conversation is queued
     or running: ``enqueue`` waits for it (429 once ``max_queued_turns`` wait already),
     ``reject`` refuses (409), ``interrupt`` cancels it (it ends with ``done``
-    ``cancelled``; its worker's later writes are refused) and runs this one.
+    ``cancelled``; its worker's later writes are refused) and runs this one. Raises
+    InvalidInput at once for a message or context the limits refuse.
     """
+    conversation_id, turn_id = batch.conversation_id, batch.turn_id
+    assert turn_id is not None, "a user message starts a turn: the batch names it"
     if strategy not in STRATEGIES:
         raise errors.InvalidInput(
             f"multitaskStrategy must be one of {', '.join(STRATEGIES)}",
@@ -104,9 +123,9 @@ async def post_message(
         )
     _check_context(services, project_context)
     now = services.clock()
-    turn_id = new_id()
-    batch = Batch(conversation_id, turn_id)
-    message_id = batch.message(message.Kind.USER, message.Author.USER, text, agent_id=None)
+    message_id = batch.message(
+        message.Kind.USER, message.Author.USER, text, agent_id=None, metadata=metadata
+    )
     work = job.TurnJob(
         turn_id=turn_id,
         conversation_id=conversation_id,
@@ -168,8 +187,7 @@ async def post_message(
         sessions.guide_from_message(conn, tenant_id, conversation_id, text, now)
 
     batch.then(store)
-    stored = await Recorder(services, tenant_id, conversation_id).write(batch)
-    return Posted(message_id=message_id, turn_id=turn_id, seq=stored[-1].seq)
+    return message_id
 
 
 @dataclass(frozen=True, slots=True)
