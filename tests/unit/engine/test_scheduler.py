@@ -29,6 +29,7 @@ from hansa.engine.runtime.setup import build_services
 from hansa.models.function import FunctionModel
 from hansa.settings import Settings
 from hansa.store import conversations, runs
+from hansa.tasks.base import Flow
 
 pytestmark = pytest.mark.anyio
 
@@ -331,6 +332,22 @@ def _node(
         depends_on=[t.id for t in after],
         **kw,
     )
+
+
+async def test_the_book_knows_once_which_flows_a_run_has(services: Services) -> None:
+    plan = make_run()
+    graph = make_run()
+    step = make_task(plan)
+    fork = _node(graph, "race", 0, task_type="parallel", parameters={"strategy": "any"})
+    each = _node(graph, "each", 1, (fork,), task_type="loop")
+    await _stored(services, step, r=plan)
+    await _stored(services, fork, each, r=graph)
+
+    plan_flows = await services.db.read(lambda conn: _book(services, conn, plan)[0].flows)
+    graph_flows = await services.db.read(lambda conn: _book(services, conn, graph)[0].flows)
+
+    assert plan_flows == frozenset(), "a plan's run never enters the fork and loop passes"
+    assert graph_flows == {Flow.FORK, Flow.LOOP}
 
 
 async def test_a_graph_task_starts_when_its_own_dependencies_are_done(services: Services) -> None:
