@@ -120,8 +120,9 @@ def _list(actions: Any, parent: str, where: str, out: Compiled, start: list[Tail
         if len(out.components) >= MAX_ACTIONS:
             out.problems.append((here, f"a body holds at most {MAX_ACTIONS} actions"))
             return tails
+        mark = len(out.edges)
         node, ends = _expand(action, None, _name(action, i + 1, parent), here, out)
-        out.edges += [_edge(tail, node) for tail in tails]
+        out.edges[mark:mark] = [_edge(tail, node) for tail in tails]  # into it, then inside it
         tails = ends
     return tails
 

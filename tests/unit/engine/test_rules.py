@@ -9,6 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from hansa import errors
+from hansa.domain.conditions import Evaluator
 from hansa.domain.rules import (
     MAX_DEPTH,
     Action,
@@ -18,7 +19,6 @@ from hansa.domain.rules import (
     Rule,
     RuleSpec,
 )
-from hansa.domain.conditions import Evaluator
 from hansa.engine.rules.evaluate import check, evaluate
 
 FACTS: dict[str, Any] = {
@@ -177,3 +177,31 @@ def test_a_rule_is_refused_when_it_cannot_work() -> None:
     with pytest.raises(errors.InvalidInput, match="unknown action type 'launch'"):
         check(RuleSpec.model_validate(_spec(actions=[{"type": "launch"}])), {"create_page"}, set())
     check(RuleSpec.model_validate(_spec(actions=[{"type": "create_page"}])), {"create_page"}, set())
+
+
+def test_a_rules_actions_are_checked_as_the_chain_they_run_as() -> None:
+    def refused(actions: list[dict[str, Any]], trigger: str = "message.received") -> str:
+        spec = RuleSpec.model_validate(_spec(actions=actions, trigger=trigger))
+        with pytest.raises(errors.InvalidInput) as caught:
+            check(spec, {"create_page"}, {"chief"})
+        return f"{caught.value.message} {caught.value.details}"
+
+    ask = {"type": "llm.invoke", "params": {"promptTemplate": "Asked: {{message.content}}"}}
+    tell = {"type": "message.send", "params": {"content": "{{llmResponse}}"}}
+    fetch = {"type": "service.call", "params": {"service": "logs", "resultKey": "found"}}
+    total = {"type": "message.send", "params": {"content": "{{found.total}} in all"}}
+    check(RuleSpec.model_validate(_spec(actions=[ask, tell])), set(), set())
+    check(RuleSpec.model_validate(_spec(actions=[fetch, total])), set(), set())
+    assert "llmResponse" in refused([tell, ask])
+    assert "found.total" in refused([total, fetch])
+    assert "message.content" in refused([ask], trigger="conversation.created")
+    assert "actions[1].params" in refused([ask, {"type": "message.send", "params": {}}])
+    assert "temperature" in refused([{**ask, "params": {"promptTemplate": "x", "temperature": 5}}])
+    nested = {
+        "type": "condition",
+        "params": {
+            "condition": {"field": "nowhere.x", "operator": "exists"},
+            "ifTrue": [tell],
+        },
+    }
+    assert "nowhere.x" in refused([nested])
