@@ -252,7 +252,8 @@ def test_the_service_call_condition_and_loop_examples_run_as_the_seed_says(
     service = [r for r in stand.requests[before:] if r[1] == "/api/logs/query"]
     assert service == [("POST", "/api/logs/query", {"level": "error", "limit": 10})]
     (prompt,) = stand.prompts()[-1:]
-    assert prompt["model"] == "gpt-4o-mini"
+    assert prompt["model"] == "gpt-4o-mini" and prompt["temperature"] == 0.7
+    assert 1024 in (prompt.get("max_tokens"), prompt.get("max_completion_tokens"))
     assert prompt["messages"][0] == {"role": "system", "content": "You are a helpful assistant."}
     assert prompt["messages"][-1]["content"].startswith("User asked: any errors today?")
     said = _said(client, cid)

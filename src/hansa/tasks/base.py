@@ -72,10 +72,17 @@ async def _no_report(
 
 class Complete(Protocol):
     """A model call of an executor: ``prompt`` as the user's message after ``system``, by
-    ``model`` (a ``provider:model`` spec) or the acting agent's; the answer's text."""
+    ``model`` (a ``provider:model`` spec) or the acting agent's, at ``temperature`` and
+    ``max_tokens`` or the agent's; the answer's text."""
 
     async def __call__(
-        self, prompt: str, *, system: str | None = None, model: str | None = None
+        self,
+        prompt: str,
+        *,
+        system: str | None = None,
+        model: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
     ) -> str: ...
 
 

@@ -47,15 +47,24 @@ def generator(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCal
 
 
 def completer(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Complete:
-    """``complete(prompt, system=, model=)``: the caller's own prompt, by the model named
-    (a ``provider:model`` spec) or the acting agent's, at the agent's settings."""
+    """``complete(prompt, system=, model=, temperature=, max_tokens=)``: the caller's own
+    prompt, by the model named (a ``provider:model`` spec) or the acting agent's, at the
+    agent's settings where the caller gives none."""
 
-    async def complete(prompt: str, *, system: str | None = None, model: str | None = None) -> str:
+    async def complete(
+        prompt: str,
+        *,
+        system: str | None = None,
+        model: str | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
         agent = await _acting(services, tenant_id, doer)
         messages = [ChatMessage("system", system or persona(agent)), ChatMessage("user", prompt)]
+        own = agent.model_settings
         settings = ModelSettings(
-            temperature=agent.model_settings.temperature,
-            max_tokens=agent.model_settings.max_tokens,
+            temperature=own.temperature if temperature is None else temperature,
+            max_tokens=own.max_tokens if max_tokens is None else max_tokens,
         )
         if model is not None and not services.may_name_model(model):
             raise TaskFailed(

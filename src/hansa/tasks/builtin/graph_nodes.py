@@ -51,7 +51,13 @@ async def _invoke(p: graph.LlmInvoke, ctx: TaskContext) -> Result:
     if p.context_fields:  # the seed's contextFields: those namespaces, after the prompt
         given = {name: (p.facts or {}).get(name, {}) for name in p.context_fields}
         prompt += "\n\nContext:\n" + json.dumps(given, ensure_ascii=False, default=str)
-    text = await ctx.complete(prompt, system=p.system_prompt, model=p.spec())
+    text = await ctx.complete(
+        prompt,
+        system=p.system_prompt,
+        model=p.spec(),
+        temperature=p.temperature,
+        max_tokens=p.max_tokens,
+    )
     return {"text": text[:MAX_ANSWER_CHARS]}
 
 
