@@ -45,6 +45,10 @@ class Settings(BaseSettings):
     """Comma-separated ``host:port`` targets that connectors and webhooks may reach on private
     networks; credentials may go to them over plain http, and a GET webhook to one needs no
     confirmation."""
+    outbound_max_response_bytes: int = Field(default=1024 * 1024, ge=1024, le=1024**3)
+    """The largest response any outside system's answer may decompress to (webhooks,
+    ``service.call``, WordPress, WooCommerce, MCP servers over HTTP); past it the call fails
+    with ``response_too_large``."""
     mcp_stdio: bool = False
     """Whether tenants may configure stdio MCP servers (``config.mcpServers``): each starts a
     process on this machine, so only local mode (the operator) may, unless this is set."""

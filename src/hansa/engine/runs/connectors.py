@@ -24,13 +24,16 @@ SITE_SECTIONS = ("wordpress", "woocommerce")
 
 
 def outbound_policy(services: Services) -> OutboundPolicy:
-    """The outbound guard's policy from settings (``HANSA_OUTBOUND_ALLOW``)."""
-    return _parsed(services.settings.outbound_allow)
+    """The outbound guard's policy from settings (``HANSA_OUTBOUND_ALLOW``,
+    ``HANSA_OUTBOUND_MAX_RESPONSE_BYTES``)."""
+    settings = services.settings
+    return _parsed(settings.outbound_allow, settings.outbound_max_response_bytes)
 
 
 @functools.lru_cache(maxsize=8)
-def _parsed(allow: str) -> OutboundPolicy:
-    return OutboundPolicy.parse(allow)  # a frozen value: one per setting is enough
+def _parsed(allow: str, max_response_bytes: int) -> OutboundPolicy:
+    # a frozen value: one per setting is enough
+    return OutboundPolicy.parse(allow, max_response_bytes=max_response_bytes)
 
 
 def check_config(config: Mapping[str, Any]) -> None:

@@ -3,8 +3,9 @@
 A server is reached over stdio (a process started for the session) or streamable HTTP
 through the outbound guard (every connection to a vetted address, credentials over https
 only unless ``HANSA_OUTBOUND_ALLOW`` lists the target, no redirects off the endpoint's
-origin). Each listing or call opens one session and closes it; failures become
-``TaskFailed`` a user can read (``mcp_unreachable``, ``outbound_denied``…).
+origin, every response read within ``HANSA_OUTBOUND_MAX_RESPONSE_BYTES`` decompressed).
+Each listing or call opens one session and closes it; failures become ``TaskFailed`` a
+user can read (``mcp_unreachable``, ``outbound_denied``…).
 
 What a server says of its tools is kept in a :class:`ToolCatalog`, by the server's stored
 config entry, so that the laws, which judge without waiting on the network, can read a
@@ -31,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 
 from hansa.domain.secrets import is_secret_name, mask_text, mask_url
 from hansa.tasks.base import TaskFailed
-from hansa.tasks.connectors import mcp_config, outbound
+from hansa.tasks.connectors import bounded, mcp_config, outbound
 from hansa.tasks.connectors.mcp_config import HttpServer, StdioServer
 
 LISTING_SECONDS = 30.0
@@ -160,13 +161,53 @@ class _VettingBackend(httpcore2.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+class _BoundedStream(httpx2.AsyncByteStream):
+    """A response body decoded by ``bounded.BoundedBody`` as it arrives: the SDK reads
+    whatever it is given, so the cap is kept below it."""
+
+    def __init__(self, raw: httpx2.AsyncByteStream, body: bounded.BoundedBody) -> None:
+        self._raw = raw
+        self._body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._raw:
+            if decoded := self._body.feed(chunk):
+                yield decoded
+        if tail := self._body.flush():
+            yield tail
+
+    async def aclose(self) -> None:
+        await self._raw.aclose()
+
+
 class _VettedTransport(httpx2.AsyncHTTPTransport):
     def __init__(self, policy: outbound.OutboundPolicy) -> None:
         super().__init__(trust_env=False)
+        self._limit = policy.max_response_bytes
         # as outbound._VettedTransport: the pool is rebuilt around the vetting backend
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=httpx2.create_ssl_context(trust_env=False),
             network_backend=_VettingBackend(policy),
+        )
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        """The answer with its body decoded here, within the cap (``bounded.py``)."""
+        request.headers["Accept-Encoding"] = "identity"
+        response = await super().handle_async_request(request)
+        assert isinstance(response.stream, httpx2.AsyncByteStream)
+        try:
+            body = bounded.BoundedBody(
+                response.headers.get("content-encoding"), self._limit, request.url.host
+            )
+        except TaskFailed:
+            await response.aclose()
+            raise
+        return httpx2.Response(
+            response.status_code,
+            headers=bounded.plain_headers(response.headers.raw),
+            stream=_BoundedStream(response.stream, body),
+            extensions=response.extensions,
+            request=request,
         )
 
 

@@ -6,7 +6,8 @@ itself, checks every address, and connects to a checked address (never re-resolv
 rebinding cannot swap in another one). The URL, Host header and TLS server name stay the
 original ones. Loopback, private, link-local (cloud metadata) and other non-public targets are
 refused unless ``HANSA_OUTBOUND_ALLOW`` lists them; credentials go only over https unless it
-does; proxies and ``.netrc`` from the environment are ignored; bodies are capped both ways.
+does; proxies and ``.netrc`` from the environment are ignored; bodies are capped both ways,
+a response by the bytes it decompresses to (``bounded.py``).
 Webhook redirects are followed here, one hop at a time, so each hop is checked too; connectors
 follow none.
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import socket
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -28,7 +29,7 @@ import httpx
 
 from hansa.domain.secrets import is_secret_name, mask_url
 from hansa.tasks.base import Result, TaskFailed
-from hansa.tasks.connectors import addresses
+from hansa.tasks.connectors import addresses, bounded
 
 _METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 _UNSENT_HEADERS = ("host", "content-length", "transfer-encoding", "connection")
@@ -46,7 +47,8 @@ class OutboundPolicy:
     timeout_seconds: float = 10
     """Deadline for a whole webhook call, redirects included (connectors set their own)."""
     max_response_bytes: int = 1_048_576
-    """Largest response body read; more fails with ``response_too_large``."""
+    """Largest response body read, decompressed (``HANSA_OUTBOUND_MAX_RESPONSE_BYTES``);
+    more fails with ``response_too_large``."""
     max_request_bytes: int = 1_048_576
     """Largest request body sent; more fails with ``request_too_large``."""
     max_redirects: int = 5
@@ -60,14 +62,16 @@ class OutboundPolicy:
         object.__setattr__(self, "allow", canonical)
 
     @classmethod
-    def parse(cls, text: str) -> OutboundPolicy:
+    def parse(cls, text: str, *, max_response_bytes: int = 1_048_576) -> OutboundPolicy:
         """Build a policy from ``HANSA_OUTBOUND_ALLOW``, e.g. ``"127.0.0.1:8080,localhost:9000"``.
 
         Args:
             text: Comma-separated ``host:port`` entries; IPv6 hosts in brackets (``[::1]:80``).
+            max_response_bytes: ``HANSA_OUTBOUND_MAX_RESPONSE_BYTES``.
 
         Returns:
-            A policy admitting exactly those targets, with default limits.
+            A policy admitting exactly those targets, with default limits but the
+            response's.
 
         Raises:
             ValueError: An entry is not ``host:port`` with a valid host and a port 1-65535.
@@ -86,7 +90,7 @@ class OutboundPolicy:
             if addresses.literal_ip(name) is None and not addresses.HOSTNAME.fullmatch(name):
                 raise ValueError(f"{bad} does not name a valid host")
             allow.add((name, int(port_text)))
-        return cls(allow=frozenset(allow))
+        return cls(allow=frozenset(allow), max_response_bytes=max_response_bytes)
 
 
 async def _vet(policy: OutboundPolicy, host: str, port: int) -> list[addresses.IPAddress]:
@@ -142,14 +146,52 @@ class _VettingBackend(httpcore.AsyncNetworkBackend):
         await self._inner.sleep(seconds)
 
 
+class _BoundedStream(httpx.AsyncByteStream):
+    """A response body decoded by ``bounded.BoundedBody`` as it arrives."""
+
+    def __init__(self, raw: httpx.AsyncByteStream, body: bounded.BoundedBody) -> None:
+        self._raw = raw
+        self._body = body
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._raw:
+            if decoded := self._body.feed(chunk):
+                yield decoded
+        if tail := self._body.flush():
+            yield tail
+
+    async def aclose(self) -> None:
+        await self._raw.aclose()
+
+
 class _VettedTransport(httpx.AsyncHTTPTransport):
     def __init__(self, policy: OutboundPolicy) -> None:
         super().__init__(trust_env=False)
+        self._limit = policy.max_response_bytes
         # httpx 0.28 has no public hook for the network backend, so the pool its methods use
         # is replaced by one built with public httpcore options (tests prove it is used).
         self._pool = httpcore.AsyncConnectionPool(
             ssl_context=httpx.create_ssl_context(trust_env=False),
             network_backend=_VettingBackend(policy),
+        )
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """The answer with its body decoded here, within the cap (``bounded.py``)."""
+        response = await super().handle_async_request(request)
+        assert isinstance(response.stream, httpx.AsyncByteStream)
+        try:
+            body = bounded.BoundedBody(
+                response.headers.get("content-encoding"), self._limit, request.url.host
+            )
+        except TaskFailed:
+            await response.aclose()
+            raise
+        return httpx.Response(
+            response.status_code,
+            headers=bounded.plain_headers(response.headers.raw),
+            stream=_BoundedStream(response.stream, body),
+            extensions=response.extensions,
+            request=request,
         )
 
 
