@@ -10,13 +10,11 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from hansa import errors
 from hansa.domain import run, secrets
 from hansa.domain.base import new_id
 from hansa.domain.plan import Plan
 from hansa.engine import laws
-from hansa.engine.project_context import build_project_context
-from hansa.engine.runs.connectors import trusted_targets
+from hansa.engine.runs.judge import Judge
 from hansa.engine.runtime.services import Services
 from hansa.store.secrets import SecretBox
 
@@ -71,25 +69,11 @@ def judge_drafts(
     services: Services, conn: Connection, tenant_id: str, drafts: list[TaskDraft]
 ) -> list[laws.Verdict]:
     """The laws' verdict on each draft, at plan time (step references allowed)."""
-    verdicts = []
-    for draft in drafts:
-        agent = services.agents.get(conn, tenant_id, draft.created_by)
-        if agent is None:
-            raise errors.InvalidInput(
-                f"unknown agent {draft.created_by!r}", details={"field": "createdByAgentId"}
-            )
-        project = build_project_context(conn, tenant_id, draft.project_id)
-        verdict = laws.judge(
-            services.registry,
-            draft.task_type,
-            draft.parameters,
-            agent,
-            project,
-            resolved=False,
-            trusted=trusted_targets(services),
-        )
-        verdicts.append(verdict)
-    return verdicts
+    judge = Judge(services, conn, tenant_id)
+    return [
+        judge.task(d.task_type, d.parameters, d.created_by, d.project_id, resolved=False).verdict
+        for d in drafts
+    ]
 
 
 def new_task(

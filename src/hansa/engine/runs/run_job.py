@@ -31,15 +31,13 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.bus.base import Subscription
 from hansa.domain import event, message, run
-from hansa.domain.agent import AgentDefinition
 from hansa.domain.job import Job, JobKind, RunJob, payload
-from hansa.domain.project import ProjectContext
 from hansa.engine import laws, templates
-from hansa.engine.project_context import build_project_context
 from hansa.engine.runs import graph_steps, loops, scheduler
 from hansa.engine.runs.change import RunChange
-from hansa.engine.runs.connectors import secret_box, trusted_targets
+from hansa.engine.runs.connectors import secret_box
 from hansa.engine.runs.invoke import Outcome, Started, invoke
+from hansa.engine.runs.judge import Judge, Judged, UnknownAgent
 from hansa.engine.runs.scheduler import Book
 from hansa.engine.runtime.faults import crash_point
 from hansa.engine.runtime.recorder import Batch, Recorder
@@ -269,19 +267,14 @@ class RunDriver:
 
     def _start_next(self, book: Book, r: run.Run) -> list[Started]:
         started: list[Started] = []
-        projects: dict[str | None, ProjectContext] = {}
-        conn = book.change.conn
+        judge = Judge(self.services, book.change.conn, self.tenant_id)
         # a task refused at the last check fails, which may end its group: decide again
         for _ in range(len(book.tasks) + 1):
             busy = len(self.running) + len(started)
             chosen = scheduler.next_tasks(book, r, busy=busy)
             refused = False
             for task in chosen:
-                if task.project_id not in projects:
-                    projects[task.project_id] = build_project_context(
-                        conn, self.tenant_id, task.project_id
-                    )
-                s = self._start(book, r, task, projects[task.project_id])
+                s = self._start(book, r, task, judge)
                 refused = refused or s is None
                 if s is not None:
                     started.append(s)
@@ -289,14 +282,13 @@ class RunDriver:
                 break
         return started
 
-    def _start(
-        self, book: Book, r: run.Run, task: run.Task, project: ProjectContext
-    ) -> Started | None:
+    def _start(self, book: Book, r: run.Run, task: run.Task, judge: Judge) -> Started | None:
         """Start a task the scheduler chose: judged again with its parameters filled in,
         then held, settled or moved to ``in_progress``, as its type says (never its name)."""
-        agent = self.services.agents.get(book.change.conn, self.tenant_id, task.created_by)
-        if agent is None:  # a registered agent removed meanwhile: nobody may act for it
-            self._fail(book, task, f"the agent {task.created_by!r} is not registered")
+        try:
+            judge.agent(task.created_by)
+        except UnknownAgent as exc:  # a registered agent removed meanwhile
+            self._fail(book, task, exc.message)
             return None
         looped = loops.body_result(book, task) if Flow.LOOP in book.flows else None
         if looped is not None:  # a loop's body: done once its copies are
@@ -304,9 +296,10 @@ class RunDriver:
             book.move(task.id, run.TaskStatus.COMPLETED, result=looped, announce=True)
             return None
         outputs = book.outputs()
-        verdict = self._judge(book, r, task, agent, project, outputs)
-        if verdict is None:
+        judged = self._judge(book, r, task, judge, outputs)
+        if judged is None:
             return None
+        verdict = judged.verdict
         if not verdict.reversible and task.confirmed_hash != task.parameters_hash:
             book.move(task.id, run.TaskStatus.AWAITING_CONFIRMATION, announce=True)
             return None
@@ -320,18 +313,17 @@ class RunDriver:
             graph_steps.settle(book, task, kind.settle, checked)
             return None
         if task.node_id is None:  # a plan's step (a graph's node has its task_status per node)
-            _think(book, task, f"{agent.display_name} is working on: {_what(task)}")
-        return Started(moved, kind, checked, project, outputs)
+            _think(book, task, f"{judged.agent.display_name} is working on: {_what(task)}")
+        return Started(moved, kind, checked, judged.project, outputs)
 
     def _judge(
         self,
         book: Book,
         r: run.Run,
         task: run.Task,
-        agent: AgentDefinition,
-        project: ProjectContext,
+        judge: Judge,
         outputs: dict[str, dict[str, Any]],
-    ) -> laws.Verdict | None:
+    ) -> Judged | None:
         """The laws' verdict on the task with its parameters filled in (a plan's step refs
         from earlier results, a graph's node templates from its scope); None when refused
         (the task failed)."""
@@ -341,14 +333,12 @@ class RunDriver:
                 params = laws.resolve_refs(opened, outputs)
             else:
                 params = templates.render_value(opened, graph_steps.scope(book, r, task, outputs))
-            trusted = trusted_targets(self.services)
-            registry = self.services.registry
-            verdict = laws.judge(registry, task.task_type, params, agent, project, trusted=trusted)
-            verdict.raise_for_refusal()
+            judged = judge.task(task.task_type, params, task.created_by, task.project_id)
+            judged.verdict.raise_for_refusal()
         except errors.UserError as exc:
             self._fail(book, task, exc.message)
             return None
-        return verdict
+        return judged
 
     def _record(self, book: Book, outcome: Outcome) -> None:
         change = book.change

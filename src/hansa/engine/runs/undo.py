@@ -23,13 +23,12 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import event, message, run, secrets
-from hansa.domain.project import ProjectContext
 from hansa.engine import laws
-from hansa.engine.project_context import build_project_context
 from hansa.engine.runs.asking import Doer
 from hansa.engine.runs.change import RunChange
-from hansa.engine.runs.connectors import secret_box, trusted_targets
+from hansa.engine.runs.connectors import secret_box
 from hansa.engine.runs.invoke import Execution, perform
+from hansa.engine.runs.judge import Judge, UnknownAgent
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.store import llm_calls, runs
@@ -189,8 +188,8 @@ def _prepare(change: RunChange, only: str | None) -> list[_Undo]:
             outputs[t.id] = t.result
             if t.metadata.get("ref"):
                 outputs[str(t.metadata["ref"])] = t.result
-    projects: dict[str | None, ProjectContext] = {}
-    return [_prepare_one(change, t, outputs, projects) for t in chosen]
+    judge = Judge(change.services, change.conn, change.tenant_id)
+    return [_prepare_one(change, t, outputs, judge) for t in chosen]
 
 
 def _under_way(task: run.Task, change: RunChange) -> bool:
@@ -206,20 +205,17 @@ def _prepare_one(
     change: RunChange,
     task: run.Task,
     outputs: dict[str, Any],
-    projects: dict[str | None, ProjectContext],
+    judge: Judge,
 ) -> _Undo:
     services, conn = change.services, change.conn
-    agent = services.agents.get(conn, change.tenant_id, task.created_by)
-    if agent is None:
-        raise NotUndoable(f"the agent {task.created_by!r} is not registered any more")
-    if task.project_id not in projects:
-        projects[task.project_id] = build_project_context(conn, change.tenant_id, task.project_id)
-    project = projects[task.project_id]
     params = laws.resolve_refs(secret_box(services).open(task.parameters), outputs)
-    registry = services.registry
-    trusted = trusted_targets(services)
-    verdict = laws.judge(registry, task.task_type, params, agent, project, trusted=trusted)
+    try:
+        judged = judge.task(task.task_type, params, task.created_by, task.project_id)
+    except UnknownAgent as exc:  # removed since: nobody may undo in its name
+        raise NotUndoable(exc.message) from exc
+    agent, project, verdict = judged.agent, judged.project, judged.verdict
     verdict.raise_for_refusal()
+    registry = services.registry
     assert verdict.params is not None
     mark = {"startedAt": change.now.isoformat(), "lawChecks": verdict.checks}
     runs.update_task(conn, task.id, change.now, metadata={**task.metadata, UNDO: mark})
