@@ -19,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+import httpx
 from apikeys import create_key
 
 from harness import running_server
@@ -35,6 +36,8 @@ BUDGET_SECONDS = 110
 def test_schemathesis_finds_nothing_wrong(tmp_path: Path) -> None:
     with running_server(tmp_path, env=FAST) as server:
         key = create_key(server, "fuzz")
+        # a key exists, so local mode is over: every request is the key's, none the operator's
+        assert httpx.get(f"{server.url}/api/me").status_code == 401
         started = time.monotonic()
         result = subprocess.run(
             [
