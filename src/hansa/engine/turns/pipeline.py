@@ -120,9 +120,14 @@ class TurnContext:
         return self.pending
 
     async def flush(self) -> None:
-        """Commit the pending batch (its steps, messages and events) in one transaction."""
-        batch, self.pending = self.batch(), None
+        """Commit the pending batch (its steps, messages and events) in one transaction.
+
+        The batch stays the turn's, emptied: what holds it (a rule's ``Scene``, a
+        ``PlanningRequest``) goes on adding to the turn's next transaction, never to a
+        batch already written."""
+        batch = self.batch()
         await self.recorder.write(batch)
+        batch.items.clear()
 
 
 Stage = Callable[[TurnContext], Awaitable[Then]]
