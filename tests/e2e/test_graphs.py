@@ -165,7 +165,7 @@ def test_an_invalid_graph_is_refused_with_every_problem_and_nothing_is_written(
     cycle = next(p for p in created if p["code"] == "cycle")
     assert cycle["nodes"] == ["a", "b"]
     assert {p["node"] for p in created if p["code"] == "unreachable"} == {"a", "b"}
-    assert any(p.get("field") == "components[3].config.promptTemplate" for p in created)
+    assert any(p.get("field") == "components[3].config.promt" for p in created)
     assert [p["field"] for p in not_a_graph] == ["nodes", "name", "components"]
     assert after == before and newest["version"] == 1
     assert _sqlite_rows(server) == rows

@@ -226,6 +226,35 @@ def test_each_graph_example_is_accepted_and_reads_back_in_one_form(client: httpx
     }
 
 
+def test_the_prompt_graph_structure_runs_as_written(
+    client: httpx.Client, stand: Stand, project: str
+) -> None:
+    """The seed's "Prompt Graphs" structure: its types spelled with dashes, configs left
+    to their defaults (a model's prompt is the message; the reply is its answer)."""
+    shape = example("graph_structure")
+    graph = _graph(client, shape["components"], shape["edges"])
+    cid = new_conversation(client, projectId=project)
+    before = len(stand.requests)
+    run_id = _run(client, graph["id"], cid, {"message": {"content": "why did the build fail?"}})
+    card = _confirm_and_finish(client, run_id)
+
+    assert [c["type"] for c in graph["components"]] == [
+        "message.trigger",
+        "service.call",
+        "llm.invoke",
+        "message.send",
+    ]
+    assert card["status"] == "completed", card
+    tasks = _tasks(card)
+    assert tasks["trigger"]["result"] == {"content": "why did the build fail?"}
+    assert tasks["query"]["result"]["statusCode"] == 200
+    assert [r[:2] for r in stand.requests[before:]][0] == ("GET", "/")
+    prompt = stand.prompts()[-1]
+    assert prompt["model"] == "gpt-4o-mini"
+    assert prompt["messages"][-1]["content"] == "why did the build fail?"
+    assert _said(client, cid)[-1] == ANSWER
+
+
 def test_the_service_call_condition_and_loop_examples_run_as_the_seed_says(
     client: httpx.Client, stand: Stand, project: str
 ) -> None:
@@ -321,7 +350,7 @@ def test_the_seed_rule_calls_the_service_asks_the_model_and_sends_its_answer(
     [
         ([{"type": "message.send", "params": {"content": "{{llmResponse}}"}}], "llmResponse"),
         ([{"type": "message.send", "params": {"content": "{{summary.text}}"}}], "summary.text"),
-        ([{"type": "message.send", "params": {}}], "content"),
+        ([{"type": "message.send", "params": {"content": ""}}], "content"),
         (
             [{"type": "llm.invoke", "params": {"promptTemplate": "x", "temperature": 9}}],
             "temperature",

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hansa.domain.node_configs import canonical
+from hansa.domain.node_configs import TYPE_NAMES, canonical
 
 NESTED = {"condition": ("ifTrue", "ifFalse"), "parallel": ("actions",), "loop": ("actions",)}
 """The params of a node type that hold lists of actions."""
@@ -93,7 +93,8 @@ def _name(action: Mapping[str, Any], n: int, parent: str = "") -> str:
         return key
     if parent:
         return f"{parent}_{n}"
-    return f"{str(action.get('type')).replace('.', '_').replace('-', '_')}_{n}"
+    kind = str(action.get("type"))
+    return f"{TYPE_NAMES.get(kind, kind).replace('.', '_').replace('-', '_')}_{n}"
 
 
 def _config(action: Mapping[str, Any]) -> dict[str, Any]:
@@ -131,7 +132,7 @@ def _expand(
     action: Mapping[str, Any], node: str | None, wanted: str, where: str, out: Compiled
 ) -> tuple[str, list[Tail]]:
     """Add ``action`` (and the lists it holds) as nodes; its id, and where it ends."""
-    kind = str(action["type"])
+    kind = TYPE_NAMES.get(str(action["type"]), str(action["type"]))
     node_id = node if node is not None else out._fresh(wanted)
     if "config" in action and "params" in action:
         out.problems.append((where, f"{where}: give config or params, not both"))

@@ -30,7 +30,14 @@ from pydantic import (
 from hansa import errors
 from hansa.domain import action_lists, secrets
 from hansa.domain.base import Wire
-from hansa.domain.node_configs import FACTS, ID_PATTERN, NODE_CONFIGS, RESERVED_IDS, canonical
+from hansa.domain.node_configs import (
+    FACTS,
+    ID_PATTERN,
+    NODE_CONFIGS,
+    RESERVED_IDS,
+    TYPE_NAMES,
+    canonical,
+)
 
 MAX_NAME = 200
 """The longest graph name."""
@@ -57,7 +64,9 @@ class Component(Wire):
     def _canonical(cls, data: Any) -> Any:
         """A node stored with the names of Hansa's first graphs reads in the one form."""
         if isinstance(data, Mapping) and isinstance(data.get("config"), Mapping):
-            return {**data, "config": canonical(str(data.get("type")), data["config"])}
+            kind = str(data.get("type"))
+            kind = TYPE_NAMES.get(kind, kind)
+            return {**data, "type": kind, "config": canonical(kind, data["config"])}
         return data
 
 

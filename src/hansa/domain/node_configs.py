@@ -46,6 +46,18 @@ FACTS = "facts"
 """The parameter the engine fills as a task starts with the values a node names by path
 (a condition's fields, an ``llm.invoke``'s ``contextFields``); never written by a caller."""
 NAMESPACES = ("message", "user", "context", "project")
+DEFAULT_PROVIDER = "openai"
+"""The seed's default provider: an ``llm.invoke``'s bare ``model`` is one of its models."""
+OWN_SPECS = frozenset({"local", "scripted"})
+"""Model specs of Hansa's own that need no provider."""
+TYPE_NAMES = {
+    "message-trigger": "message.trigger",
+    "service-call": "service.call",
+    "llm-invoke": "llm.invoke",
+    "message-send": "message.send",
+}
+"""The seed's graph component types as its "Prompt Graphs" section spells them, and the
+node types (the action names) they are."""
 
 
 class _Config(Wire):
@@ -60,8 +72,8 @@ _Facts = dict[str, Any] | None
 
 
 class LlmInvoke(_Config):
-    """``llm.invoke``: a templated prompt to a model; its result is ``{text}``, and the
-    latest answer is ``{{llmResponse}}``."""
+    """``llm.invoke``: a templated prompt to a model (none: the user's message); its result
+    is ``{text}``, and the latest answer is ``{{llmResponse}}``."""
 
     prompt_template: _Text
     system_prompt: _Text | None = None
@@ -78,10 +90,14 @@ class LlmInvoke(_Config):
     facts: _Facts = None
 
     def spec(self) -> str | None:
-        """The model spec the node asks for (``provider:model``), or None: the agent's."""
-        if self.model is None or self.provider is None or ":" in self.model:
+        """The model spec the node asks for (``provider:model``; a bare model name is the
+        seed's default provider's, unless it is a spec of Hansa's own), or None: the
+        agent's."""
+        if self.model is None or ":" in self.model:
             return self.model
-        return f"{self.provider}:{self.model}"
+        if self.provider is None and self.model in OWN_SPECS:
+            return self.model
+        return f"{self.provider or DEFAULT_PROVIDER}:{self.model}"
 
 
 class ServiceCall(_Config):
@@ -109,9 +125,17 @@ class ServiceCall(_Config):
 
 
 class MessageSend(_Config):
-    """``message.send``: a templated message in the conversation."""
+    """``message.send``: a templated message in the conversation (none: the last model
+    answer)."""
 
     content: _Text
+
+
+class MessageTrigger(_Config):
+    """``message.trigger``: where a graph starts on a message; its result is the message
+    (``{{trigger.content}}`` for a node of id ``trigger``)."""
+
+    facts: _Facts = None
 
 
 class Condition(_Config):
@@ -184,6 +208,7 @@ class StateTransition(_Config):
 
 
 NODE_CONFIGS: dict[str, type[_Config]] = {
+    "message.trigger": MessageTrigger,
     "llm.invoke": LlmInvoke,
     "service.call": ServiceCall,
     "message.send": MessageSend,
@@ -205,6 +230,12 @@ _RENAMED: dict[str, dict[str, str]] = {
     "parallel": {"timeoutMs": "timeout"},
 }
 """Names of Hansa's first graph configs, and the seed's names that replaced them."""
+_DEFAULTS: dict[str, dict[str, str]] = {
+    "llm.invoke": {"promptTemplate": "{{message.content}}"},
+    "message.send": {"content": "{{llmResponse}}"},
+}
+"""What a node the seed's graph leaves without a prompt or a text means: a model asked the
+user's message, a reply of its answer. Written into the config, so the graph says it."""
 _OPERATORS = {
     "equals": "eq",
     "notEquals": "neq",
@@ -217,14 +248,15 @@ _WHOLE = re.compile(r"^\s*\{\{\s*([A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\s*\
 
 
 def canonical(kind: str, config: Mapping[str, Any]) -> dict[str, Any]:
-    """``config`` in the one form: the seed's names for Hansa's earlier ones, and the
-    earlier condition (``{value: "{{x.y}}", equals: 1}``) as ``{condition: {field: "x.y",
-    operator: "eq", value: 1}}``. Anything else is left for the config's checks to judge."""
+    """``config`` in the one form: the seed's names for Hansa's earlier ones, a prompt or a
+    text left out filled in (:data:`_DEFAULTS`), and the earlier condition (``{value:
+    "{{x.y}}", equals: 1}``) as ``{condition: {field: "x.y", operator: "eq", value: 1}}``.
+    Anything else is left for the config's checks to judge."""
     renamed = _RENAMED.get(kind, {})
     out = {(k if renamed.get(k, k) in config else renamed[k]): v for k, v in config.items()}
     if kind == "condition" and "condition" not in out:
         return _old_condition(out)
-    return out
+    return {**_DEFAULTS.get(kind, {}), **out}
 
 
 def _old_condition(config: dict[str, Any]) -> dict[str, Any]:

@@ -159,7 +159,7 @@ def test_a_duplicate_id_and_malformed_ids() -> None:
 @pytest.mark.parametrize(
     ("type", "config", "field"),
     [
-        ("llm.invoke", {}, "promptTemplate"),
+        ("llm.invoke", {"promptTemplate": 3}, "promptTemplate"),
         ("llm.invoke", {"promptTemplate": "hi", "temperature": 3}, "temperature"),
         ("llm.invoke", {"prompt": ""}, "promptTemplate"),
         ("llm.invoke", {"promptTemplate": "hi", "contextFields": ["secrets"]}, "contextFields"),
@@ -278,7 +278,7 @@ def test_every_problem_is_listed_at_once() -> None:
         "components": [
             node("start"),
             node("start"),
-            {"id": "loop1", "type": "llm.invoke", "config": {}},
+            {"id": "loop1", "type": "llm.invoke", "config": {"promptTemplate": ""}},
             node("odd", "teleport"),
             node("a"),
             node("b"),
@@ -290,7 +290,7 @@ def test_every_problem_is_listed_at_once() -> None:
     assert [p.code.value for p in found] == [
         "invalid_field",  # name
         "duplicate_id",
-        "bad_config",  # llm.invoke without a prompt
+        "bad_config",  # llm.invoke with an empty prompt
         "unknown_type",
         "bad_config",  # wait -1
         "unknown_edge_end",

@@ -195,7 +195,10 @@ def test_a_rules_actions_are_checked_as_the_chain_they_run_as() -> None:
     assert "llmResponse" in refused([tell, ask])
     assert "found.total" in refused([total, fetch])
     assert "message.content" in refused([ask], trigger="conversation.created")
-    assert "actions[1].params" in refused([ask, {"type": "message.send", "params": {}}])
+    assert "actions[1].params" in refused(
+        [ask, {"type": "message.send", "params": {"content": ""}}]
+    )
+    assert "llmResponse" in refused([{"type": "message.send", "params": {}}])  # its default
     assert "temperature" in refused([{**ask, "params": {"promptTemplate": "x", "temperature": 5}}])
     nested = {
         "type": "condition",

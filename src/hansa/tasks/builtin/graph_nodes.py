@@ -178,6 +178,22 @@ def _due(p: graph.Wait) -> timedelta:
     return timedelta(seconds=p.seconds)
 
 
+async def _trigger(p: graph.MessageTrigger, ctx: TaskContext) -> Result:
+    del ctx
+    return heard(p)
+
+
+def heard(p: graph.MessageTrigger) -> Result:
+    """A ``message.trigger``'s result: the message the graph started on (none: ``{}``)."""
+    message = (p.facts or {}).get("message")
+    return dict(message) if isinstance(message, dict) else {}
+
+
+def _message(p: graph.MessageTrigger) -> list[str]:
+    del p
+    return ["message"]
+
+
 def _fields(p: graph.Condition) -> list[str]:
     return [t.field for t in p.group().tests()]
 
@@ -188,6 +204,18 @@ def _namespaces(p: graph.LlmInvoke) -> list[str]:
 
 def register(add: Register) -> None:
     """Register the graph node types."""
+    add(
+        TaskType(
+            "message.trigger",
+            "Start on the message.",
+            graph.MessageTrigger,
+            _trigger,
+            ANY_AGENT,
+            graph_node=True,
+            settle=heard,
+            reads=_message,
+        )
+    )
     add(
         TaskType(
             "llm.invoke",
