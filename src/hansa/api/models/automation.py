@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from hansa.api.models.base import Out
+from pydantic import model_validator
+
+from hansa.api.models.base import Masked, Out
 from hansa.domain.base import Wire
 from hansa.domain.graph import Graph
 from hansa.domain.rules import Firing, RecordedFiring, Rule
-from hansa.domain.session import SessionStatus, SessionStep
+from hansa.domain.session import AgentSession, SessionStatus, SessionStep
 
 
 class RuleOut(Rule):
@@ -38,7 +40,8 @@ class SessionOut(Out):
     """The steps recorded (as ``iteration``)."""
     next_step: str
     """The cursor the next step starts from."""
-    state: dict[str, Any]
+    state: Masked
+    """The agent's own state."""
     guidance: str | None
     max_steps: int
     max_runtime_seconds: float | None
@@ -47,6 +50,15 @@ class SessionOut(Out):
     reason: str | None
     created_at: datetime
     updated_at: datetime
+
+    @model_validator(mode="before")
+    @classmethod
+    def _counted(cls, data: Any) -> Any:
+        """API.md's ``step`` counts the steps recorded (a session's ``iteration``);
+        ``nextStep`` is the session's ``step``, where the next one starts."""
+        if isinstance(data, AgentSession):
+            return {**data.model_dump(), "step": data.iteration, "next_step": data.step}
+        return data
 
 
 __all__ = ["Graph", "RecordedFiring", "RuleOut", "RuleTestResult", "SessionOut", "SessionStep"]

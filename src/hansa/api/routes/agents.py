@@ -103,12 +103,10 @@ async def register_agent(
     "/{agent_id}/tokens",
     status_code=201,
     operation_id="createAgentToken",
-    response_model=None,
-    responses=answers(KeyCreated, status=201),
 )
 async def create_token(
     agent_id: str, services: ServicesDep, tenant: TenantDep, body: TokenCreate | None = None
-) -> dict[str, Any]:
+) -> KeyCreated:
     """A token that acts as this registered agent only; its secret is shown once."""
     now = services.clock()
     name = (body.name if body else "") or f"token of {agent_id}"

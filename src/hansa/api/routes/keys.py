@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from fastapi import APIRouter, Response
 from pydantic import ConfigDict, Field
 
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models import identity as models
-from hansa.api.models.base import answers
 from hansa.domain.base import Wire, new_id
 from hansa.domain.principal import ApiKey, Role
 from hansa.store import keys
@@ -26,18 +25,15 @@ class KeyCreate(Wire):
     name: str = Field(default="", max_length=200)
 
 
-def key_out(key: ApiKey, secret: str | None = None) -> dict[str, Any]:
-    """A key as JSON; ``key`` (the secret) only in the answer that created it."""
-    out: dict[str, Any] = key.model_dump(mode="json", by_alias=True)
-    if secret is not None:
-        out["key"] = secret
-    return out
+def key_out(key: ApiKey, secret: str) -> models.KeyCreated:
+    """A key that was just made: ``key`` (the secret) is in this answer only."""
+    return models.KeyCreated.model_validate({**dict(key), "key": secret})
 
 
-@router.post(
-    "", status_code=201, response_model=None, responses=answers(models.KeyCreated, status=201)
-)
-async def create_key(body: KeyCreate, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+@router.post("", status_code=201)
+async def create_key(
+    body: KeyCreate, services: ServicesDep, tenant: TenantDep
+) -> models.KeyCreated:
     """A new key of the tenant; its secret is in this answer and nowhere else, ever."""
     now = services.clock()
     key, secret = await services.db.write(
@@ -46,10 +42,10 @@ async def create_key(body: KeyCreate, services: ServicesDep, tenant: TenantDep) 
     return key_out(key, secret)
 
 
-@router.get("", response_model=None, responses=answers(list[models.ApiKey]))
-async def list_keys(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
+@router.get("")
+async def list_keys(services: ServicesDep, tenant: TenantDep) -> list[models.ApiKey]:
     """The tenant's keys and agent tokens, revoked ones included; never a secret."""
-    return [key_out(k) for k in await services.db.read(keys.list_for, tenant)]
+    return await services.db.read(keys.list_for, tenant)
 
 
 @router.delete("/{key_id}", status_code=204)

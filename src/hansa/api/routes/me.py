@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Request, Response
 from pydantic import ConfigDict, Field
 
@@ -25,28 +23,22 @@ class SessionOpen(Wire):
     key: str = Field(min_length=1, max_length=200)
 
 
-def me_out(principal: Principal) -> dict[str, Any]:
+def me_out(principal: Principal) -> models.Me:
     """``{tenantId, principal: {kind, id, role}}``."""
-    return {
-        "tenantId": principal.tenant_id,
-        "principal": {
-            "kind": principal.kind.value,
-            "id": principal.id,
-            "role": principal.role.value,
-        },
-    }
+    shown = models.PrincipalOut(kind=principal.kind.value, id=principal.id, role=principal.role)
+    return models.Me(tenant_id=principal.tenant_id, principal=shown)
 
 
-@router.get("/me", operation_id="getMe", response_model=None, responses=answers(models.Me))
-async def me(principal: PrincipalDep) -> dict[str, Any]:
+@router.get("/me", operation_id="getMe")
+async def me(principal: PrincipalDep) -> models.Me:
     """Who the server takes the caller for."""
     return me_out(principal)
 
 
-@router.post("/session", response_model=None, responses=answers(models.Me, 401))
+@router.post("/session", responses=answers(None, 401))
 async def open_session(
     body: SessionOpen, request: Request, response: Response, services: ServicesDep
-) -> dict[str, Any]:
+) -> models.Me:
     """Keep a valid key in an HttpOnly, SameSite=Strict cookie for the panel (401 if not)."""
     principal = await auth.principal_for(services, body.key.strip())
     if principal is None:

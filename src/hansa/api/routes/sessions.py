@@ -38,104 +38,86 @@ class Guidance(Wire):
     guidance: str = Field(min_length=1, max_length=MAX_GUIDANCE_CHARS)
 
 
-def session_out(s: AgentSession) -> dict[str, Any]:
-    """A session as JSON; its state is the agent's, masked where it names a secret."""
-    out: dict[str, Any] = s.model_dump(mode="json", by_alias=True)
-    # API.md: ``step`` counts the steps recorded, ``nextStep`` is where the next one starts
-    out["step"], out["nextStep"] = s.iteration, s.step
-    out["state"] = secrets.mask(out["state"])
-    return out
-
-
 @router.post(
     "",
     status_code=201,
     operation_id="createAgentSession",
-    response_model=None,
-    responses=answers(SessionOut, 404, status=201),
+    responses=answers(None, 404),
 )
 async def create_session(
     body: service.NewSession, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> SessionOut:
     """Start a session: its first step is queued at once."""
-    return session_out(await service.create(services, tenant, body))
+    return SessionOut.model_validate(await service.create(services, tenant, body))
 
 
-@router.get(
-    "", operation_id="listAgentSessions", response_model=None, responses=answers(list[SessionOut])
-)
+@router.get("", operation_id="listAgentSessions")
 async def list_sessions(
     services: ServicesDep,
     tenant: TenantDep,
     agent_id: str | None = Query(default=None, alias="agentId", max_length=64),
     status: SessionStatus | None = None,
-) -> list[dict[str, Any]]:
+) -> list[SessionOut]:
     """The tenant's sessions, newest first."""
     found = await services.db.read(
         rows.list_all, tenant, agent_id, status.value if status else None
     )
-    return [session_out(s) for s in found]
+    return [SessionOut.model_validate(s) for s in found]
 
 
 @router.get(
     "/{session_id}",
     operation_id="getAgentSession",
-    response_model=None,
-    responses=answers(SessionOut),
 )
-async def get_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def get_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> SessionOut:
     """One session."""
-    return session_out(await services.db.read(lambda conn: rows.get(conn, tenant, session_id)))
+    return SessionOut.model_validate(
+        await services.db.read(lambda conn: rows.get(conn, tenant, session_id))
+    )
 
 
 @router.post(
     "/{session_id}/pause",
     operation_id="pauseAgentSession",
-    response_model=None,
-    responses=answers(SessionOut, 409),
+    responses=answers(None, 409),
 )
-async def pause_session(
-    session_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+async def pause_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> SessionOut:
     """No step starts; one in flight finishes and is recorded."""
-    return session_out(await service.pause(services, tenant, session_id))
+    return SessionOut.model_validate(await service.pause(services, tenant, session_id))
 
 
 @router.post(
     "/{session_id}/resume",
     operation_id="resumeAgentSession",
-    response_model=None,
-    responses=answers(SessionOut, 409),
+    responses=answers(None, 409),
 )
-async def resume_session(
-    session_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+async def resume_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> SessionOut:
     """Go on from the step after the last recorded."""
-    return session_out(await service.resume(services, tenant, session_id))
+    return SessionOut.model_validate(await service.resume(services, tenant, session_id))
 
 
 @router.post(
     "/{session_id}/interrupt",
     operation_id="interruptAgentSession",
-    response_model=None,
-    responses=answers(SessionOut, 409),
+    responses=answers(None, 409),
 )
 async def interrupt_session(
     session_id: str, body: Guidance, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> SessionOut:
     """Give guidance to exactly the next step."""
-    return session_out(await service.interrupt(services, tenant, session_id, body.guidance))
+    return SessionOut.model_validate(
+        await service.interrupt(services, tenant, session_id, body.guidance)
+    )
 
 
 @router.post(
     "/{session_id}/stop",
     operation_id="stopAgentSession",
-    response_model=None,
-    responses=answers(SessionOut, 409),
+    responses=answers(None, 409),
 )
-async def stop_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def stop_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> SessionOut:
     """End the session; a step in flight is not recorded."""
-    return session_out(await service.stop(services, tenant, session_id))
+    return SessionOut.model_validate(await service.stop(services, tenant, session_id))
 
 
 @router.delete("/{session_id}", status_code=204, operation_id="deleteAgentSession")
