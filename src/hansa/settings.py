@@ -25,7 +25,8 @@ class Settings(BaseSettings):
     """``local`` (embedded SmolLM2), ``scripted[:script.json]``, ``openai:<model>`` or
     ``anthropic:<model>``."""
     config: Path | None = None
-    """A ``hansa.toml`` overriding agents and routing rules."""
+    """A ``hansa.toml`` overriding agents and routing rules, and naming the operator's stdio
+    MCP servers (``[mcp_servers.<name>]``: the only processes a project may start)."""
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=0, le=65535)
     openai_base_url: str | None = None
@@ -49,9 +50,6 @@ class Settings(BaseSettings):
     """The largest response any outside system's answer may decompress to (webhooks,
     ``service.call``, WordPress, WooCommerce, MCP servers over HTTP); past it the call fails
     with ``response_too_large``."""
-    mcp_stdio: bool = False
-    """Whether tenants may configure stdio MCP servers (``config.mcpServers``): each starts a
-    process on this machine, so only local mode (the operator) may, unless this is set."""
     secret_key: SecretStr | None = None
     """Fernet keys sealing stored secrets (connector passwords, credential headers); several,
     comma-separated, to rotate: the first seals, all open. Make one with ``python -c "from

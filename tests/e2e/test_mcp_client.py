@@ -56,15 +56,18 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     try:
         _wait_for_port(port)
         allow = f"127.0.0.1:{port},127.0.0.1:{dead}"
-        with running_server(tmp, env={"HANSA_OUTBOUND_ALLOW": allow}) as server:
+        config = tmp / "hansa.toml"  # stdio servers are the operator's, named in its config
+        config.write_text(
+            "[mcp_servers.stdio]\n"
+            f"command = {json.dumps(sys.executable)}\n"
+            f'args = [{json.dumps(SERVER_SCRIPT)}, "stdio"]\n'
+            f"env = {{ RECORDS_CALLS = {json.dumps(str(calls['stdio']))} }}\n"
+        )
+        with running_server(
+            tmp, env={"HANSA_OUTBOUND_ALLOW": allow}, extra_args=("--config", str(config))
+        ) as server:
             servers = [
-                {
-                    "name": "stdio",
-                    "transport": "stdio",
-                    "command": sys.executable,
-                    "args": [SERVER_SCRIPT, "stdio"],
-                    "env": {"RECORDS_CALLS": str(calls["stdio"])},
-                },
+                {"name": "stdio", "transport": "stdio"},
                 {"name": "http", "transport": "http", "url": f"http://127.0.0.1:{port}/mcp"},
                 {
                     "name": "gone",
@@ -73,7 +76,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
                     "timeoutSeconds": 5,
                 },
             ]
-            with server.client() as local:  # local mode: the operator may name stdio servers
+            with server.client() as local:
                 response = local.post(
                     "/api/projects", json={"name": "Records", "config": {"mcpServers": servers}}
                 )
@@ -97,8 +100,8 @@ def _wait_for_port(port: int) -> None:
 
 
 def _tools(world: World) -> dict[str, Any]:
-    with world.client() as client:
-        response = client.get(f"/api/projects/{world.project}/mcp-tools")
+    with world.client() as client:  # a POST starts the stdio server; a GET never does
+        response = client.post(f"/api/projects/{world.project}/mcp-tools")
     assert response.status_code == 200, response.text
     return {s["name"]: s for s in response.json()["servers"]}
 
@@ -198,16 +201,18 @@ def test_an_agent_without_the_capability_is_refused(world: World) -> None:
 
 def test_a_tenant_may_not_configure_a_stdio_server(world: World) -> None:
     stdio = {"name": "x", "transport": "stdio", "command": "sh", "args": ["-c", "true"]}
+    unknown = {"name": "x", "transport": "stdio"}  # not one the operator configured
     with world.client() as client:
-        refused = client.post(
-            "/api/projects", json={"name": "X", "config": {"mcpServers": [stdio]}}
-        )
-        assert refused.status_code == 422, refused.text
-        assert refused.json()["error"]["details"]["field"] == "config.mcpServers"
-        patched = client.patch(
-            f"/api/projects/{world.project}", json={"config": {"mcpServers": [stdio]}}
-        )
-        assert patched.status_code == 422, patched.text
+        for servers in ([stdio], [unknown]):
+            refused = client.post(
+                "/api/projects", json={"name": "X", "config": {"mcpServers": servers}}
+            )
+            assert refused.status_code == 422, refused.text
+            assert refused.json()["error"]["details"]["field"] == "config.mcpServers"
+            patched = client.patch(
+                f"/api/projects/{world.project}", json={"config": {"mcpServers": servers}}
+            )
+            assert patched.status_code == 422, patched.text
         bad = {"name": "y", "transport": "http", "url": "ftp://example.com/mcp"}
         shape = client.post("/api/projects", json={"name": "Y", "config": {"mcpServers": [bad]}})
         assert shape.status_code == 422, shape.text

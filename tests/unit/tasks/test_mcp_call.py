@@ -24,7 +24,8 @@ SCHEMA = {"type": "object", "properties": {"id": {"type": "string"}}, "required"
     [
         ({"name": "crm"}, "config.mcpServers"),
         ([{"name": "crm", "transport": "ftp"}], "config.mcpServers[0].transport"),
-        ([{"name": "crm", "transport": "stdio"}], "config.mcpServers[0].command"),
+        ([{"name": "crm", "transport": "stdio", "command": "sh"}], "config.mcpServers"),
+        ([{"name": "crm", "transport": "stdio", "env": {"A": "b"}}], "config.mcpServers"),
         ([{**HTTP, "url": "https://u:p@mcp.example.com/"}], "config.mcpServers[0].url"),
         ([{**HTTP, "extra": 1}], "config.mcpServers[0].extra"),
         ([HTTP, HTTP], "config.mcpServers[1].name"),
@@ -38,11 +39,30 @@ def test_a_bad_config_names_its_field(servers: Any, field: str) -> None:
 
 
 def test_a_good_config_parses() -> None:
-    stdio = {"name": "files", "transport": "stdio", "command": "python", "args": ["s.py"]}
+    stdio = {"name": "files", "transport": "stdio"}
     parsed = mcp_config.parse([HTTP, stdio])
     assert [s.transport for s in parsed] == ["http", "stdio"]
-    assert mcp_config.uses_stdio({"mcpServers": [HTTP, stdio]})
-    assert not mcp_config.uses_stdio({"mcpServers": [HTTP]})
+    operator = mcp_config.operator_servers(
+        {"mcp_servers": {"files": {"command": "python", "args": ["s.py"]}}}
+    )
+    assert operator["files"].command == "python" and operator["files"].args == ["s.py"]
+    assert mcp_config.unknown_stdio({"mcpServers": [HTTP, stdio]}, operator) is None
+    assert mcp_config.unknown_stdio({"mcpServers": [HTTP, stdio]}, {}) == "files"
+    assert mcp_config.unknown_stdio({"mcpServers": [HTTP]}, {}) is None
+
+
+def test_a_bad_operator_server_is_a_config_error() -> None:
+    with pytest.raises(errors.ConfigError):
+        mcp_config.operator_servers({"mcp_servers": {"files": {"args": ["no command"]}}})
+
+
+def test_a_stdio_server_gets_none_of_hansas_variables() -> None:
+    env = {"FILES_TOKEN": "t", "HANSA_SECRET_KEY": "k", "hansa_database_url": "u",
+           "DATABASE_URL": "u", "PGPASSWORD": "p"}  # fmt: skip
+    (server,) = mcp_config.operator_servers(
+        {"mcp_servers": {"files": {"command": "python", "env": env}}}
+    ).values()
+    assert mcp_config.child_environment(server) == {"FILES_TOKEN": "t"}
 
 
 def _facts(name: str, read_only: bool | None, destructive: bool | None) -> ToolFacts:

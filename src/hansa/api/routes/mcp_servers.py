@@ -1,5 +1,9 @@
-"""``GET /api/projects/{id}/mcp-tools``: the tools of a project's MCP servers, as
-``mcp.call`` may call them (``tasks/builtin/mcp_call.py``)."""
+"""``GET`` and ``POST /api/projects/{id}/mcp-tools``: the tools of a project's MCP servers,
+as ``mcp.call`` may call them (``tasks/builtin/mcp_call.py``).
+
+A GET never starts a process: a page of another site may make a browser send one (local
+mode checks no ``Origin`` on reads), so a stdio server is shown from its last listing, and
+listed afresh only by the POST (checked like every write) or by a call."""
 
 from __future__ import annotations
 
@@ -13,10 +17,12 @@ from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.base import answers
 from hansa.api.models.mcp import McpToolsOut
 from hansa.engine.runs.connectors import outbound_policy, secret_box
+from hansa.engine.runtime.services import Services
 from hansa.store import projects
 from hansa.tasks.base import TaskFailed
 from hansa.tasks.connectors import mcp_client, mcp_config
 from hansa.tasks.connectors.mcp_client import CATALOG, McpServers
+from hansa.tasks.connectors.mcp_config import HttpServer
 
 router = APIRouter(prefix="/api/projects", tags=["projects"])
 
@@ -32,14 +38,37 @@ async def list_mcp_tools(
 ) -> dict[str, Any]:
     """The project's MCP servers (``config.mcpServers``) and their tools: schemas, hints,
     and whether a call needs the user's confirmation. A server that cannot be listed is
-    shown with its error. Listings are kept a few seconds; a call always lists again."""
+    shown with its error. Listings are kept a few seconds; a call always lists again. A
+    stdio server is not started here: its last listing is shown (``not_listed`` before the
+    first; ``POST`` lists it)."""
+    return await _servers(services, tenant, project_id, start=False)
+
+
+@router.post(
+    "/{project_id}/mcp-tools",
+    operation_id="refreshMcpTools",
+    response_model=None,
+    responses=answers(McpToolsOut, 404),
+)
+async def refresh_mcp_tools(
+    project_id: str, services: ServicesDep, tenant: TenantDep
+) -> dict[str, Any]:
+    """As ``GET``, but stdio servers are started and listed too."""
+    return await _servers(services, tenant, project_id, start=True)
+
+
+async def _servers(
+    services: Services, tenant: str, project_id: str, *, start: bool
+) -> dict[str, Any]:
     proj = await services.db.read(lambda conn: projects.get(conn, tenant, project_id))
-    servers = McpServers(proj.config, secret_box(services).open, outbound_policy(services))
+    servers = McpServers(
+        proj.config, secret_box(services).open, outbound_policy(services), services.stdio_servers
+    )
     names = mcp_config.names(proj.config)
     shown: list[dict[str, Any]] = [{} for _ in names]
 
     async def one(i: int, name: str) -> None:
-        shown[i] = await _listed(servers, name)
+        shown[i] = await _listed(servers, name, start=start)
 
     async with anyio.create_task_group() as group:
         for i, name in enumerate(names):
@@ -47,7 +76,7 @@ async def list_mcp_tools(
     return {"servers": shown}
 
 
-async def _listed(servers: McpServers, name: str) -> dict[str, Any]:
+async def _listed(servers: McpServers, name: str, *, start: bool) -> dict[str, Any]:
     entry = mcp_config.stored_entry(servers.config, name) or {}
     out: dict[str, Any] = {
         "name": name,
@@ -61,6 +90,10 @@ async def _listed(servers: McpServers, name: str) -> dict[str, Any]:
         return {**out, "error": _error(exc)}
     try:
         listing = CATALOG.fresh(key)
+        if listing is None and not start and not isinstance(server, HttpServer):
+            listing = CATALOG.known(key)
+            if listing is None:
+                return {**out, "error": _error(_NOT_STARTED)}
         if listing is None:
             with anyio.fail_after(server.timeout_seconds):
                 async with mcp_client.session(server, servers.policy) as opened:
@@ -71,6 +104,13 @@ async def _listed(servers: McpServers, name: str) -> dict[str, Any]:
     except TaskFailed as exc:
         return {**out, "error": _error(exc)}
     return {**out, "tools": [t.shown() for t in listing.values()]}
+
+
+_NOT_STARTED = TaskFailed(
+    "a stdio server is started only by a request that may change things: "
+    "POST /api/projects/{id}/mcp-tools lists it, as does any mcp.call",
+    code="not_listed",
+)
 
 
 def _error(exc: errors.HansaError) -> dict[str, Any]:

@@ -5,7 +5,7 @@ sends ``***`` (or leaves one out) keeps the stored one, and they are sealed at r
 ``HANSA_SECRET_KEY`` is set. A site address (``config.wordpress.baseUrl``…) must be a plain
 ``http(s)://host[/path]`` (422 otherwise). ``config.llm.model`` may name a file-backed
 model (``local:``, ``scripted:``) only in local mode, where the caller is the operator, and
-``config.mcpServers`` a stdio server only there too (or with ``HANSA_MCP_STDIO``).
+``config.mcpServers`` only the stdio servers the operator configured in ``hansa.toml``.
 """
 
 from __future__ import annotations
@@ -45,15 +45,16 @@ def _check_model(services: Services, principal: Principal, config: dict[str, Any
         )
 
 
-def _check_mcp(services: Services, principal: Principal, config: dict[str, Any]) -> None:
-    """A stdio MCP server starts a process on this machine: the operator's to configure
-    (local mode), or a tenant's where the operator allows it (``HANSA_MCP_STDIO``)."""
-    if principal.kind is Kind.LOCAL or services.settings.mcp_stdio:
-        return
-    if mcp_config.uses_stdio(config):
+def _check_mcp(services: Services, config: dict[str, Any]) -> None:
+    """A stdio MCP server starts a process on this machine, as Hansa's user: a project may
+    only name one the operator configured in ``hansa.toml`` (its command never comes from
+    a request, local mode's included: ``tasks/connectors/mcp_config.py``)."""
+    unknown = mcp_config.unknown_stdio(config, services.stdio_servers)
+    if unknown is not None:
+        offered = ", ".join(repr(n) for n in services.stdio_servers) or "none"
         raise errors.InvalidInput(
-            "config.mcpServers may name stdio servers only in local mode or where the operator "
-            "allows them (HANSA_MCP_STDIO): use an http server",
+            f"config.mcpServers names the stdio server {unknown!r}, which this server does not "
+            f"offer (it offers {offered}; the operator configures them in hansa.toml)",
             details={"field": "config.mcpServers"},
         )
 
@@ -65,7 +66,7 @@ async def create_project(
     """Create a project."""
     check_config(body.config)
     _check_model(services, principal, body.config)
-    _check_mcp(services, principal, body.config)
+    _check_mcp(services, body.config)
     proj = Project(
         id=new_id(),
         tenant_id=tenant,
@@ -113,7 +114,7 @@ async def patch_project(
     if changes.get("config") is not None:
         check_config(changes["config"])
         _check_model(services, principal, changes["config"])
-        _check_mcp(services, principal, changes["config"])
+        _check_mcp(services, changes["config"])
     now = services.clock()
     box = secrets.box(services.settings.secret_keys())
     proj = await services.db.write(

@@ -84,7 +84,8 @@ async def connectors_for(
     found: dict[str, Any] = {"workspace": workspace, "outbound": policy}
     async with contextlib.AsyncExitStack() as stack:
         box = secrets.box(services.settings.secret_keys())
-        found["mcp"] = McpServers(config, box.open, policy)  # config.mcpServers, opened per call
+        # config.mcpServers, opened per call; stdio ones only the operator's
+        found["mcp"] = McpServers(config, box.open, policy, services.stdio_servers)
         if isinstance(config.get("wordpress"), dict):
             settings = box.open(config["wordpress"])
             cms = WordPressCms.from_config(settings, policy=policy)

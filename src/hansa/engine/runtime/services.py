@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
@@ -21,6 +21,7 @@ from hansa.models.base import Model
 from hansa.models.pool import ModelPool
 from hansa.settings import Settings
 from hansa.store.db import Database
+from hansa.tasks.connectors.mcp_config import StdioServer
 from hansa.tasks.registry import TaskRegistry
 
 if TYPE_CHECKING:
@@ -85,6 +86,9 @@ class Services:
     given by ``engine.running``, which sees the handoffs package the runs may not import."""
     metrics: Metrics = field(default_factory=Metrics, compare=False)
     """The process's counters (``GET /metrics``)."""
+    stdio_servers: Mapping[str, StdioServer] = field(default_factory=dict, compare=False)
+    """The operator's stdio MCP servers (``[mcp_servers.<name>]`` in ``hansa.toml``): the
+    only processes a project's ``config.mcpServers`` may name."""
     agents: AgentDirectory = field(init=False, repr=False, compare=False)
     """Every agent a tenant can address: the roster, then its registered agents. The one
     way to look an agent up, on every surface."""

@@ -25,6 +25,7 @@ from hansa.settings import Settings
 from hansa.store import agents, projects, secrets
 from hansa.store.db import Database
 from hansa.store.migrate import migrate
+from hansa.tasks.connectors import mcp_config
 from hansa.tasks.registry import default_registry
 
 log = logging.getLogger(__name__)
@@ -91,6 +92,7 @@ async def build_services(settings: Settings, *, model: Model | None = None) -> S
         router=router,
         registry=default_registry(),
         clock=_clock(settings.clock_skew_seconds),
+        stdio_servers=mcp_config.operator_servers(config),
     )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpcore
@@ -30,6 +30,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from hansa import errors
 from hansa.domain.secrets import is_secret_name, mask_text, mask_url
 from hansa.tasks.base import TaskFailed
 from hansa.tasks.connectors import bounded, mcp_config, outbound
@@ -240,8 +241,10 @@ async def session(
                     streamable_http_client(server.url, http_client=http)
                 )
             else:
-                params = StdioServerParameters(
-                    command=server.command, args=server.args, env=server.env or None
+                params = StdioServerParameters(  # the SDK adds only PATH, HOME and the like
+                    command=server.command,
+                    args=server.args,
+                    env=mcp_config.child_environment(server) or None,
                 )
                 read, write = await stack.enter_async_context(stdio_client(params))
             opened = await stack.enter_async_context(ClientSession(read, write))
@@ -311,18 +314,35 @@ class McpServers:
     open_secrets: Callable[[Any], Any]
     """Opens sealed secrets (``SecretBox.open``)."""
     policy: outbound.OutboundPolicy
+    operator: Mapping[str, StdioServer] = field(default_factory=dict)
+    """The operator's stdio servers (``hansa.toml``), the only ones a project may name."""
 
     def server(self, name: str) -> tuple[str, StdioServer | HttpServer]:
         """The server called ``name``, its secrets in clear, with its catalog key.
 
         Raises:
-            TaskFailed: ``connector_missing`` when the project names no such server.
+            TaskFailed: ``connector_missing`` when the project names no such server, or a
+                stdio server the operator does not (or no longer) configure(s).
         """
         entry = mcp_config.stored_entry(self.config, name)
         if entry is None:
             raise TaskFailed(unknown_server(self.config, name), code="connector_missing")
-        (server,) = mcp_config.parse([self.open_secrets(dict(entry))])
-        return mcp_config.fingerprint(entry), server
+        try:
+            (server,) = mcp_config.parse([self.open_secrets(dict(entry))])
+        except errors.InvalidInput as exc:  # stored before stdio servers were the operator's
+            raise TaskFailed(exc.message, code="connector_config") from exc
+        if isinstance(server, HttpServer):
+            return mcp_config.fingerprint(entry), server
+        own = self.operator.get(server.name)
+        if own is None:
+            raise TaskFailed(
+                f"this server has no stdio MCP server called {server.name!r}: the operator "
+                f"configures them in hansa.toml ([{mcp_config.OPERATOR_SECTION}.<name>])",
+                code="connector_missing",
+            )
+        # the entry's key, as the laws find it: the operator's command changes only with a
+        # restart, which empties the catalog
+        return mcp_config.fingerprint(entry), own
 
 
 def unknown_server(config: Mapping[str, Any], name: str) -> str:
