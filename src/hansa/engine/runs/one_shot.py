@@ -86,15 +86,14 @@ async def _append(
     draft: drafts.TaskDraft,
 ) -> tuple[run.Task, list[event.Event], run.RunStatus]:
     """``add_task`` in a transaction of its own: the task, the events, the run's status."""
-    added: list[tuple[run.Task, run.RunStatus]] = []
     batch = Batch(conversation_id, None, run_id=run_id)
 
-    def step(change: RunChange) -> None:
-        added.append(add_task(change, conversation_id, draft))
+    def step(change: RunChange) -> tuple[run.Task, run.RunStatus]:
+        return add_task(change, conversation_id, draft)
 
-    batch.then(service.on_run(services, tenant_id, run_id, batch, step))
+    added = batch.then(service.on_run(services, tenant_id, run_id, batch, step))
     stored = await Recorder(services, tenant_id, conversation_id).write(batch)
-    (task, status), *_ = added
+    task, status = added.value
     return task, stored, status
 
 

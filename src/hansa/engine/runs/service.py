@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 
@@ -23,6 +23,8 @@ from hansa.engine.runs.drafts import (
 from hansa.engine.runtime.recorder import Batch, Recorder, Step
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations, messages, runs
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -139,12 +141,13 @@ def on_run(
     tenant_id: str,
     run_id: str,
     batch: Batch,
-    change: Callable[[RunChange], object],
-) -> Step:
-    """``change`` as a step of ``batch``'s transaction, holding run ``run_id``."""
+    change: Callable[[RunChange], T],
+) -> Callable[[Connection], T]:
+    """``change`` as a step of ``batch``'s transaction, holding run ``run_id``; the step
+    returns what ``change`` returned (``Batch.then``'s ``Later``)."""
 
-    def step(conn: Connection) -> None:
-        change(RunChange.of(services, conn, tenant_id, run_id, batch))
+    def step(conn: Connection) -> T:
+        return change(RunChange.of(services, conn, tenant_id, run_id, batch))
 
     return step
 

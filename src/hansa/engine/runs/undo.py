@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Connection
 
@@ -34,6 +35,8 @@ from hansa.engine.runtime.services import Services
 from hansa.store import llm_calls, runs
 from hansa.tasks.base import TaskFailed
 from hansa.tasks.registry import TaskRegistry
+
+T = TypeVar("T")
 
 UNDO = "undo"
 """The task metadata key of an undo: ``{startedAt, lawChecks, finishedAt | error}``."""
@@ -116,9 +119,8 @@ async def rollback(services: Services, tenant_id: str, run_id: str) -> None:
 async def _undo(
     services: Services, tenant_id: str, run_id: str, conversation_id: str, only: str | None
 ) -> None:
-    prepared: list[_Undo] = []
-    await _transaction(
-        services, tenant_id, run_id, conversation_id, lambda c: prepared.extend(_prepare(c, only))
+    prepared = await _transaction(
+        services, tenant_id, run_id, conversation_id, lambda c: _prepare(c, only)
     )
     undone: list[_Undo] = []
     failure: tuple[_Undo, TaskFailed] | None = None
@@ -147,15 +149,21 @@ async def _undo(
 
 
 async def _transaction(
-    services: Services, tenant_id: str, run_id: str, conversation_id: str, step: Any
-) -> None:
+    services: Services,
+    tenant_id: str,
+    run_id: str,
+    conversation_id: str,
+    step: Callable[[RunChange], T],
+) -> T:
+    """``step`` in a transaction of its own, holding the run; what it returned."""
     batch = Batch(conversation_id, None, run_id=run_id)
 
-    def write(conn: Connection) -> None:
-        step(RunChange.of(services, conn, tenant_id, run_id, batch))
+    def write(conn: Connection) -> T:
+        return step(RunChange.of(services, conn, tenant_id, run_id, batch))
 
-    batch.then(write)
+    done = batch.then(write)
     await Recorder(services, tenant_id, conversation_id).write(batch)
+    return done.value
 
 
 def _prepare(change: RunChange, only: str | None) -> list[_Undo]:
