@@ -255,6 +255,23 @@ def test_the_prompt_graph_structure_runs_as_written(
     assert _said(client, cid)[-1] == ANSWER
 
 
+def test_webhook_call_is_a_node_type(client: httpx.Client, stand: Stand) -> None:
+    url = f"http://127.0.0.1:{stand.port}/hook"
+    graph = _graph(
+        client,
+        [
+            {"type": "webhook.call", "params": {"url": url, "method": "GET"}},
+            {"type": "message.send", "params": {"content": "hook: {{webhook_call_1.statusCode}}"}},
+        ],
+        [{"from": "webhook_call_1", "to": "message_send_2"}],
+    )
+    cid = new_conversation(client)
+    card = _confirm_and_finish(client, _run(client, graph["id"], cid, {}))
+    assert card["status"] == "completed", card
+    assert _tasks(card)["webhook_call_1"]["createdByAgentId"] == "technicalLead"  # not Hans
+    assert _said(client, cid)[-1] == "hook: 200"
+
+
 def test_the_service_call_condition_and_loop_examples_run_as_the_seed_says(
     client: httpx.Client, stand: Stand, project: str
 ) -> None:

@@ -1,8 +1,9 @@
 """A graph's run: one task per node, in the graph's order, started at once.
 
 A node becomes a task of its node type's task type (``TaskRegistry.for_node``: ``wait`` is
-``wait.durable``), owned by the node's agent (``llm.invoke``'s ``agentId``) or the run's; it
-depends on the nodes its in-edges come from, and a ``condition``'s out-edge adds the branch
+``wait.durable``), owned by the node's agent (``llm.invoke``'s ``agentId``), else the
+run's, else (a task type the run's agent may not run, such as ``webhook.call`` for Hans)
+the first roster agent's that may; it depends on the nodes its in-edges come from, and a ``condition``'s out-edge adds the branch
 it must take (``metadata.when``). The run is stored and approved in one transaction: it
 starts at once, under the same laws as any run (an irreversible node still waits for the
 user's confirmation). Templates in the configs are filled in as each task starts
@@ -22,10 +23,11 @@ from hansa.domain import event
 from hansa.domain.base import new_id
 from hansa.domain.graph import Component, Graph
 from hansa.domain.node_configs import FACTS
-from hansa.engine import runs, templates
+from hansa.engine import laws, runs, templates
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations
+from hansa.tasks.base import TaskType
 from hansa.tasks.registry import TaskRegistry
 
 GROUP = "G"
@@ -43,8 +45,12 @@ class GraphRunRequest:
     """``{message?, user?, context?, …}``: the templates' namespaces."""
 
 
+Owner = Callable[[TaskType[Any]], str]
+"""Who owns a node of a task type that names no agent of its own."""
+
+
 def drafts(
-    graph: Graph, agent_id: str, project_id: str | None, registry: TaskRegistry
+    graph: Graph, owner: Owner, project_id: str | None, registry: TaskRegistry
 ) -> list[runs.TaskDraft]:
     """The graph's nodes as task drafts, in the graph's (topological) order."""
     after: dict[str, list[str]] = {c.id: [] for c in graph.components}
@@ -57,13 +63,14 @@ def drafts(
     found: list[runs.TaskDraft] = []
     for i, node_id in enumerate(_in_order(graph)):
         node = by_id[node_id]
-        owner = node.config.get("agentId")  # only a node that asks a model may name one
+        kind = registry.for_node(node.type)
+        named = node.config.get("agentId")  # only a node that asks a model may name one
         found.append(
             runs.TaskDraft(
                 GROUP,
-                registry.for_node(node.type).name,
+                kind.name,
                 parameters(node, registry),
-                str(owner or agent_id),
+                str(named or owner(kind)),
                 f"{node.id} ({node.type})",
                 sequence_order=i,
                 project_id=project_id,
@@ -88,6 +95,20 @@ def parameters(node: Component, registry: TaskRegistry) -> dict[str, Any]:
     return config
 
 
+def _owner(change: runs.RunChange, tenant_id: str, agent_id: str) -> Owner:
+    """The run's agent owns the nodes it may run; a node it may not (a ``webhook.call`` for
+    Hans) is the first roster agent's that may, so a task type is a node type as it is."""
+    services = change.services
+    runner = services.agents.get(change.conn, tenant_id, agent_id)
+
+    def owner(kind: TaskType[Any]) -> str:
+        if runner is None or laws.holds(runner, kind):
+            return agent_id
+        return next((a.id for a in services.roster if laws.holds(a, kind)), agent_id)
+
+    return owner
+
+
 def _in_order(graph: Graph) -> list[str]:
     """Kahn's order, ties by the components' own order (the graph was checked acyclic)."""
     position = {c.id: i for i, c in enumerate(graph.components)}
@@ -109,14 +130,18 @@ def _in_order(graph: Graph) -> list[str]:
 
 
 def new_run(
-    graph: Graph, request: GraphRunRequest, project_id: str | None, registry: TaskRegistry
+    graph: Graph,
+    request: GraphRunRequest,
+    project_id: str | None,
+    registry: TaskRegistry,
+    owner: Owner,
 ) -> runs.NewRun:
     """The run of ``graph`` that ``request`` asks for."""
     return runs.NewRun(
         request.conversation_id,
         f"{graph.name} (graph v{graph.version})"[:200],
         project_id,
-        drafts(graph, request.agent_id, project_id, registry),
+        drafts(graph, owner, project_id, registry),
         metadata={
             "graph": {"id": graph.id, "version": graph.version, "name": graph.name},
             "inputs": request.inputs,
@@ -139,7 +164,9 @@ def starting(
 
     def store(change: runs.RunChange) -> object:
         registry = change.services.registry
-        return runs.store_run(change, new_run(found(change.conn), request, project_id, registry))
+        owner = _owner(change, tenant_id, request.agent_id)
+        graph = found(change.conn)
+        return runs.store_run(change, new_run(graph, request, project_id, registry, owner))
 
     batch.then(runs.on_run(services, tenant_id, run_id, batch, store))
     batch.then(runs.approving(services, tenant_id, run_id, batch))
