@@ -250,7 +250,6 @@ async def say(services: Services, tenant_id: str, handoff_id: str, content: str)
         raise errors.InvalidInput("content must not be empty", details={"field": "content"})
     current = await services.db.read(handoffs.get, tenant_id, handoff_id)
     batch = Batch(current.conversation_id, None)
-    said: list[str] = []
 
     def go(conn: Connection) -> None:
         fresh = handoffs.get(conn, tenant_id, handoff_id)
@@ -259,14 +258,12 @@ async def say(services: Services, tenant_id: str, handoff_id: str, content: str)
                 f"handoff {handoff_id} is {fresh.status.value}; accept it before writing",
                 details={"status": fresh.status.value},
             )
-        said.append(
-            batch.message(
-                message.Kind.ASSISTANT,
-                message.Author.HUMAN,
-                text,
-                agent_id=None,
-                metadata={"handoffId": handoff_id, "assignee": fresh.assignee},
-            )
+        batch.message(
+            message.Kind.ASSISTANT,
+            message.Author.HUMAN,
+            text,
+            agent_id=None,
+            metadata={"handoffId": handoff_id, "assignee": fresh.assignee},
         )
 
     batch.then(go)
