@@ -3,11 +3,12 @@
 A node becomes a task of its node type's task type (``TaskRegistry.for_node``: ``wait`` is
 ``wait.durable``), owned by the node's agent (``llm.invoke``'s ``agentId``), else the
 run's, else (a task type the run's agent may not run, such as ``webhook.call`` for Hans)
-the first roster agent's that may; it depends on the nodes its in-edges come from, and a ``condition``'s out-edge adds the branch
-it must take (``metadata.when``). The run is stored and approved in one transaction: it
-starts at once, under the same laws as any run (an irreversible node still waits for the
-user's confirmation). Templates in the configs are filled in as each task starts
-(``runs/run_job.py``), from the run's inputs and the results of the nodes before it.
+the first roster agent's that may; it depends on the nodes its in-edges come from, and a
+``condition``'s out-edge adds the branch it must take (``metadata.when``). The run is
+stored and approved in one transaction: it starts at once, under the same laws as any run
+(an irreversible node still waits for the user's confirmation). Templates in the configs
+are filled in as each task starts (``runs/run_job.py``), from the run's inputs and the
+results of the nodes before it.
 """
 
 from __future__ import annotations
