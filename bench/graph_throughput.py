@@ -5,7 +5,7 @@ parallel nodes joined into one node, then a chain of 3 sequential nodes (the las
 stage forks the next stage's fan-out), then a sink: 1 + 4 x (8 + 1 + 3) + 1 = 50 nodes,
 22 levels deep. Every node is a no-op that does no I/O. Hansa: a prompt graph whose forks
 (the root and the last chain node of stages 1-3) are ``parallel {strategy: all}`` nodes and
-whose other 46 nodes are ``condition {value: 1, equals: 1}`` (every edge leaving one carries
+whose other 46 nodes are ``condition``s that always hold (every edge leaving one carries
 ``when: "true"``, the branch it takes); the graph is saved once, and each run reads it and
 starts it as ``POST /api/graphs/{id}/runs`` does (``engine/graphs/start.py:start``), in
 process, on a SQLite file, ``task_concurrency`` = the fan-out's width so a stage's fan-out
@@ -69,6 +69,10 @@ STAGES = 4
 CHAIN = 3
 
 
+ALWAYS = {"field": "context.nothing", "operator": "not_exists"}
+"""A condition that holds in every run (the context has no ``nothing``)."""
+
+
 class Shape:
     """The graph's nodes (in order, with their kind) and edges, for both engines."""
 
@@ -105,7 +109,7 @@ class Shape:
         components = [
             {"id": n, "type": "parallel", "config": {"strategy": "all"}}
             if kind == "fork"
-            else {"id": n, "type": "condition", "config": {"value": 1, "equals": 1}}
+            else {"id": n, "type": "condition", "config": {"condition": ALWAYS}}
             for n, kind in self.nodes
         ]
         edges = [
