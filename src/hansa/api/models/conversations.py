@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
 
 from hansa.api.models.base import Masked, Out, Time
+from hansa.domain import secrets
 from hansa.domain.agent_state import AgentState
 from hansa.domain.base import Wire
 from hansa.domain.claims import Claim
@@ -78,6 +81,19 @@ class AgentStates(Wire):
     agent_states: list[AgentState]
 
 
+class HandoffOut(Handoff, Out):
+    """A handoff; the secrets of its metadata and of its snapshot's plan and context show as
+    ``***`` (the snapshot's messages are the conversation's, shown as written)."""
+
+    metadata: Masked = Field(default_factory=dict)
+
+    @field_validator("snapshot")
+    @classmethod
+    def _masked(cls, snapshot: dict[str, Any]) -> dict[str, Any]:
+        parts = ("plan", "context")
+        return {k: secrets.mask(v) if k in parts else v for k, v in snapshot.items()}
+
+
 class RunControlled(Wire):
     """``stream.pause``, ``stream.resume``, ``stream.cancel``: the run's status now."""
 
@@ -122,6 +138,7 @@ __all__ = [
     "ConversationOut",
     "Handoff",
     "HandoffControlled",
+    "HandoffOut",
     "Message",
     "MessageOut",
     "Posted",

@@ -10,7 +10,7 @@ from pydantic import Field
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models import conversations as models
 from hansa.api.models.base import answers
-from hansa.domain import handoff, secrets
+from hansa.domain import handoff
 from hansa.domain.base import Wire
 from hansa.engine.handoffs import service
 from hansa.store import handoffs
@@ -38,25 +38,13 @@ class HumanMessage(Wire):
     content: str = Field(min_length=1, max_length=20_000)
 
 
-def handoff_out(h: handoff.Handoff) -> dict[str, Any]:
-    """A handoff as JSON (camelCase, as every model); the secrets of its snapshot (the plan
-    in progress, the context) and metadata masked."""
-    out: dict[str, Any] = h.model_dump(mode="json", by_alias=True)
-    out["metadata"] = secrets.mask(out["metadata"])
-    snapshot = out["snapshot"]  # its messages are the conversation's, shown as written
-    for part in ("plan", "context"):
-        if part in snapshot:
-            snapshot[part] = secrets.mask(snapshot[part])
-    return out
-
-
 @router.post(
     "/conversations/{conversation_id}/handoff",
     status_code=201,
-    response_model=None,
     responses={
-        **answers(models.Handoff, 409, status=201, description="A new handoff"),
-        **answers(models.Handoff, description="The open handoff: a person has it already"),
+        **answers(None, 409),
+        201: {"description": "A new handoff"},
+        **answers(models.HandoffOut, description="The open handoff: a person has it already"),
     },
 )
 async def request_handoff(
@@ -65,7 +53,7 @@ async def request_handoff(
     tenant: TenantDep,
     response: Response,
     body: HandoffAsk | None = None,
-) -> dict[str, Any]:
+) -> models.HandoffOut:
     """Hand the conversation to a person: 201 with the new handoff, or 200 with the open one
     when a person has it already."""
     ask = body or HandoffAsk()
@@ -77,74 +65,76 @@ async def request_handoff(
     )
     if not new:
         response.status_code = 200
-    return handoff_out(opened)
+    return models.HandoffOut.model_validate(opened)
 
 
-@router.get("/handoffs", response_model=None, responses=answers(list[models.Handoff]))
+@router.get("/handoffs")
 async def list_handoffs(
     services: ServicesDep,
     tenant: TenantDep,
     status: handoff.Status | None = None,
     priority: handoff.Priority | None = None,
-) -> list[dict[str, Any]]:
+) -> list[models.HandoffOut]:
     """The queue: by priority (urgent first), then age (oldest first)."""
     found = await services.db.read(
         handoffs.queue, tenant, status.value if status else None, priority
     )
-    return [handoff_out(h) for h in found]
+    return [models.HandoffOut.model_validate(h) for h in found]
 
 
-@router.get("/handoffs/{handoff_id}", response_model=None, responses=answers(models.Handoff))
-async def get_handoff(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+@router.get("/handoffs/{handoff_id}")
+async def get_handoff(
+    handoff_id: str, services: ServicesDep, tenant: TenantDep
+) -> models.HandoffOut:
     """One handoff, with its snapshot."""
-    return handoff_out(await services.db.read(handoffs.get, tenant, handoff_id))
+    return models.HandoffOut.model_validate(
+        await services.db.read(handoffs.get, tenant, handoff_id)
+    )
 
 
 @router.post(
     "/handoffs/{handoff_id}/accept",
     operation_id="acceptHandoff",
-    response_model=None,
-    responses=answers(models.Handoff, 409),
+    responses=answers(None, 409),
 )
 async def accept(
     handoff_id: str, body: Accept, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> models.HandoffOut:
     """A person takes the conversation (``agent_active``)."""
-    return handoff_out(await service.accept(services, tenant, handoff_id, body.assignee))
+    return models.HandoffOut.model_validate(
+        await service.accept(services, tenant, handoff_id, body.assignee)
+    )
 
 
 @router.post(
     "/handoffs/{handoff_id}/messages",
     status_code=201,
     operation_id="postHandoffMessage",
-    response_model=None,
-    responses=answers(models.Message, 409, status=201),
+    responses=answers(None, 409),
 )
 async def human_message(
     handoff_id: str, body: HumanMessage, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> models.Message:
     """The person writes in the conversation (author ``human``)."""
     said = await service.say(services, tenant, handoff_id, body.content)
-    return said.model_dump(mode="json", by_alias=True)
+    return said
 
 
 @router.post(
     "/handoffs/{handoff_id}/resolve",
     operation_id="resolveHandoff",
-    response_model=None,
-    responses=answers(models.Handoff, 409),
+    responses=answers(None, 409),
 )
-async def resolve(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def resolve(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> models.HandoffOut:
     """The matter is closed (``resolved``)."""
-    return handoff_out(await service.resolve(services, tenant, handoff_id))
+    return models.HandoffOut.model_validate(await service.resolve(services, tenant, handoff_id))
 
 
 @router.post(
     "/handoffs/{handoff_id}/return",
     operation_id="returnHandoff",
-    response_model=None,
-    responses=answers(models.Handoff, 409),
+    responses=answers(None, 409),
 )
-async def give_back(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def give_back(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> models.HandoffOut:
     """The assistants take over again (``idle``); runs the handoff paused resume."""
-    return handoff_out(await service.give_back(services, tenant, handoff_id))
+    return models.HandoffOut.model_validate(await service.give_back(services, tenant, handoff_id))
