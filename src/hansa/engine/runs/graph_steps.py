@@ -99,7 +99,6 @@ def _make(book: Book, cid: str, asked: Change) -> str | None:
             if opener is None:
                 return "this process cannot hand a conversation to a person"
             opener(change.services, tenant, cid, reason, priority, change.batch)(conn)
-            book.paused = True  # the handoff paused the conversation's runs, this one too
         case MoveConversation(to=target):
             if not conversations.move(conn, tenant, cid, target, now, strict=False):
                 return f"the conversation cannot move to {target.value} from where it is"

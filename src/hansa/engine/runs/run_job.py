@@ -216,8 +216,9 @@ class RunDriver:
         r, book = self._open(change)
         for outcome in outcomes:
             self._record(book, outcome)
-        if book.paused:  # a graph's handoff paused it: nothing more starts
-            r = r.model_copy(update={"status": run.RunStatus.PAUSED})
+        if any(outcome.changes for outcome in outcomes):
+            # a handoff a step asked for paused the conversation's runs, this one among them
+            r = runs.get(conn, self.tenant_id, self.run_id)
         self._recover(book)
         started: list[Started] = []
         if r.status is run.RunStatus.RUNNING:

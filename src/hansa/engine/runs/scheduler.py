@@ -46,8 +46,6 @@ class Book:
         without one (a plan's) never enters the fork and loop passes. A loop's copies are
         of the types already there, so they add none."""
         self._after: tuple[int, dict[str, list[str]], dict[str, list[str]]] | None = None
-        self.paused = False
-        """Whether a step this transaction recorded paused the run (a graph's handoff)."""
 
     def kind(self, task: run.Task) -> TaskType[Any] | None:
         """The task's type as registered; None for a type no longer registered (its task
