@@ -365,6 +365,28 @@ def test_a_handoff_node_pauses_the_graph_until_the_person_gives_it_back(
     assert _said(client, cid)[-1] == "Back with the team."
 
 
+def test_a_handoff_node_meeting_an_open_handoff_leaves_no_run_stuck(
+    client: httpx.Client,
+) -> None:
+    """A person has the conversation already: the node finds that handoff, nothing is paused,
+    and the graph goes on to its end (its run used to stay ``running`` with no job)."""
+    graph_id = _graph(
+        client,
+        [
+            {"id": "ask", "type": "handoff.create", "config": {"reason": "again"}},
+            {"id": "after", "type": "message.send", "config": {"content": "Still here."}},
+        ],
+        [{"from": "ask", "to": "after"}],
+    )
+    cid = new_conversation(client)
+    opened = client.post(f"/api/conversations/{cid}/handoff", json={"reason": "billing"})
+    assert opened.status_code == 201, opened.text
+    started = client.post(f"/api/graphs/{graph_id}/runs", json={"conversationId": cid})
+    assert started.status_code == 201, started.text
+    done = _until(client, started.json()["id"], _ended, seconds=10)
+    assert done["status"] == "completed", done
+
+
 SLOW = {
     "id": "slow",
     "type": "llm.invoke",
