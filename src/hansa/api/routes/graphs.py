@@ -15,7 +15,6 @@ from pydantic import Field
 
 from hansa.api.deps import PrincipalDep, ServicesDep
 from hansa.api.models.automation import Graph
-from hansa.api.models.base import answers
 from hansa.api.models.runs import RunCard
 from hansa.api.routes.runs import card
 from hansa.api.schemas import AgentId, Body, Id
@@ -55,11 +54,6 @@ GraphBody = Annotated[
 _VERSION = Annotated[int | None, Query(ge=1, le=2**31 - 1)]
 
 
-def _out(found: graph.Graph) -> dict[str, Any]:
-    out: dict[str, Any] = found.model_dump(mode="json", by_alias=True)
-    return out
-
-
 def _checked(services: Services, body: dict[str, Any]) -> graph.GraphSpec:
     task_types = (t.name for t in services.registry.all())
     return graph.parse(body, task_types, services.settings.max_tasks_per_run)
@@ -69,10 +63,8 @@ def _author(principal: Principal) -> str:
     return f"{principal.kind.value}:{principal.id}"
 
 
-@router.post("", status_code=201, response_model=None, responses=answers(Graph, status=201))
-async def create_graph(
-    body: GraphBody, services: ServicesDep, principal: PrincipalDep
-) -> dict[str, Any]:
+@router.post("", status_code=201)
+async def create_graph(body: GraphBody, services: ServicesDep, principal: PrincipalDep) -> Graph:
     """Save a new graph as its version 1; 422 ``invalid_graph`` lists every problem."""
     spec = _checked(services, body)
     made = graph.Graph(
@@ -86,19 +78,17 @@ async def create_graph(
         created_by=_author(principal),
     )
     await services.db.write(lambda conn: graph_rows.create(conn, made))
-    return _out(made)
+    return made
 
 
 @router.post(
     "/{graph_id}/versions",
     status_code=201,
     operation_id="addGraphVersion",
-    response_model=None,
-    responses=answers(Graph, status=201),
 )
 async def add_version(
     graph_id: str, body: GraphBody, services: ServicesDep, principal: PrincipalDep
-) -> dict[str, Any]:
+) -> Graph:
     """Save ``body`` as the graph's next version (the earlier ones stay as they were)."""
     tenant = principal.tenant_id
     # an unknown (or another tenant's) graph is 404 whatever the body holds
@@ -108,24 +98,22 @@ async def add_version(
     added = await services.db.write(
         lambda conn: graph_rows.add_version(conn, tenant, graph_id, spec, now, by)
     )
-    return _out(added)
+    return added
 
 
-@router.get("", response_model=None, responses=answers(list[Graph]))
-async def list_graphs(services: ServicesDep, principal: PrincipalDep) -> list[dict[str, Any]]:
+@router.get("")
+async def list_graphs(services: ServicesDep, principal: PrincipalDep) -> list[Graph]:
     """The newest version of each of the tenant's graphs, oldest graph first."""
-    return [_out(g) for g in await services.db.read(graph_rows.list_newest, principal.tenant_id)]
+    return await services.db.read(graph_rows.list_newest, principal.tenant_id)
 
 
-@router.get("/{graph_id}", response_model=None, responses=answers(Graph))
+@router.get("/{graph_id}")
 async def get_graph(
     graph_id: str, services: ServicesDep, principal: PrincipalDep, version: _VERSION = None
-) -> dict[str, Any]:
+) -> Graph:
     """The graph's newest version, or ``?version=``; 404 for an unknown id or version."""
     tenant = principal.tenant_id
-    return _out(
-        await services.db.read(lambda conn: graph_rows.get(conn, tenant, graph_id, version))
-    )
+    return await services.db.read(lambda conn: graph_rows.get(conn, tenant, graph_id, version))
 
 
 class GraphRunBody(Body):

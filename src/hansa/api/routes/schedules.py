@@ -80,17 +80,10 @@ def _action(body: MessageActionIn | RunActionIn) -> schedule.MessageAction | sch
     return schedule.RunAction.model_validate(data)
 
 
-def _out(found: schedule.Schedule) -> dict[str, Any]:
-    out: dict[str, Any] = found.model_dump(mode="json", by_alias=True)
-    return out
-
-
-@router.post(
-    "", status_code=201, response_model=None, responses=answers(ScheduleOut, 404, status=201)
-)
+@router.post("", status_code=201, response_model=ScheduleOut, responses=answers(None, 404))
 async def create_schedule(
     body: ScheduleCreate, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> schedule.Schedule:
     """Store a schedule; its first firing is queued for its next cron time (422 names a bad
     ``cron`` or ``timezone``)."""
     created = await service.create(
@@ -102,27 +95,27 @@ async def create_schedule(
         action=_action(body.action),
         enabled=body.enabled,
     )
-    return _out(created)
+    return created
 
 
-@router.get("", response_model=None, responses=answers(list[ScheduleOut]))
-async def list_schedules(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
+@router.get("", response_model=list[ScheduleOut])
+async def list_schedules(services: ServicesDep, tenant: TenantDep) -> list[schedule.Schedule]:
     """The tenant's schedules, oldest first."""
-    return [_out(s) for s in await services.db.read(rows.list_all, tenant)]
+    return await services.db.read(rows.list_all, tenant)
 
 
-@router.get("/{schedule_id}", response_model=None, responses=answers(ScheduleOut, 404))
+@router.get("/{schedule_id}", response_model=ScheduleOut, responses=answers(None, 404))
 async def get_schedule(
     schedule_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> schedule.Schedule:
     """One schedule, with its next firing (``nextRunAt``, UTC)."""
-    return _out(await services.db.read(rows.get, tenant, schedule_id))
+    return await services.db.read(rows.get, tenant, schedule_id)
 
 
-@router.patch("/{schedule_id}", response_model=None, responses=answers(ScheduleOut, 404))
+@router.patch("/{schedule_id}", response_model=ScheduleOut, responses=answers(None, 404))
 async def update_schedule(
     schedule_id: str, body: ScheduleChange, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> schedule.Schedule:
     """Change a schedule; ``enabled: false`` pauses it (no firing is queued), ``true``
     resumes it from its next cron time."""
     change = service.Change(
@@ -132,7 +125,7 @@ async def update_schedule(
         action=_action(body.action) if body.action is not None else None,
         enabled=body.enabled,
     )
-    return _out(await service.update(services, tenant, schedule_id, change))
+    return await service.update(services, tenant, schedule_id, change)
 
 
 @router.delete("/{schedule_id}", status_code=204, responses=answers(None, 404))
@@ -145,15 +138,10 @@ async def delete_schedule(schedule_id: str, services: ServicesDep, tenant: Tenan
 @router.post(
     "/{schedule_id}/fire",
     status_code=202,
-    response_model=None,
-    responses=answers(Fired, 404, status=202),
+    responses=answers(None, 404),
 )
-async def fire_schedule(
-    schedule_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+async def fire_schedule(schedule_id: str, services: ServicesDep, tenant: TenantDep) -> Fired:
     """Fire now, on the path of every firing (a job a worker claims); the schedule's next
     cron firing stays as it was. Paused schedules fire too."""
     await service.fire_now(services, tenant, schedule_id)
-    return Fired(schedule_id=schedule_id, queued_at=services.clock()).model_dump(
-        mode="json", by_alias=True
-    )
+    return Fired(schedule_id=schedule_id, queued_at=services.clock())

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Query, Response
 from pydantic import Field
 
@@ -11,6 +9,7 @@ from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.base import answers
 from hansa.api.models.hooks import DeliveryOut, WebhookCreated, WebhookOut
 from hansa.api.schemas import Body
+from hansa.domain.webhook import Delivery, Webhook
 from hansa.engine.webhooks import service
 from hansa.store import webhooks as rows
 
@@ -26,25 +25,20 @@ class WebhookCreate(Body):
     """The HMAC key; one is generated when left out. Shown once, in the answer."""
 
 
-@router.post(
-    "", status_code=201, response_model=None, responses=answers(WebhookCreated, status=201)
-)
+@router.post("", status_code=201)
 async def create_webhook(
     body: WebhookCreate, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> WebhookCreated:
     """Store a webhook; its URL must pass the outbound guard (422), and its secret is shown
     in this answer only."""
     hook, secret = await service.create(services, tenant, body.url, body.events, body.secret)
-    out: dict[str, Any] = hook.model_dump(mode="json", by_alias=True)
-    out["secret"] = secret
-    return out
+    return WebhookCreated.model_validate({**dict(hook), "secret": secret})
 
 
-@router.get("", response_model=None, responses=answers(list[WebhookOut]))
-async def list_webhooks(services: ServicesDep, tenant: TenantDep) -> list[dict[str, Any]]:
+@router.get("", response_model=list[WebhookOut])
+async def list_webhooks(services: ServicesDep, tenant: TenantDep) -> list[Webhook]:
     """The tenant's webhooks, oldest first (no secrets)."""
-    found = await services.db.read(rows.list_all, tenant)
-    return [h.model_dump(mode="json", by_alias=True) for h in found]
+    return await services.db.read(rows.list_all, tenant)
 
 
 @router.delete("/{webhook_id}", status_code=204, responses=answers(None, 404))
@@ -55,15 +49,14 @@ async def delete_webhook(webhook_id: str, services: ServicesDep, tenant: TenantD
 
 
 @router.get(
-    "/{webhook_id}/deliveries", response_model=None, responses=answers(list[DeliveryOut], 404)
+    "/{webhook_id}/deliveries", response_model=list[DeliveryOut], responses=answers(None, 404)
 )
 async def list_webhook_deliveries(
     webhook_id: str,
     services: ServicesDep,
     tenant: TenantDep,
     limit: int = Query(default=50, ge=1, le=200),
-) -> list[dict[str, Any]]:
+) -> list[Delivery]:
     """The webhook's delivery attempts, newest first: each with its status, attempt, response
     code, error and duration."""
-    found = await services.db.read(rows.deliveries, tenant, webhook_id, limit)
-    return [d.model_dump(mode="json", by_alias=True) for d in found]
+    return await services.db.read(rows.deliveries, tenant, webhook_id, limit)
