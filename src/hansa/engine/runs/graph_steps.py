@@ -80,8 +80,8 @@ def hold(book: Book, task: run.Task, wait: timedelta) -> None:
 
 def change_conversation(book: Book, changes: list[Change]) -> str | None:
     """Make the changes a step asked for in the transaction that records its result; why
-    not, when one cannot be made (the changes before it stand: the transaction fails the
-    step with its result, and rolls back nothing of the run)."""
+    not, when one cannot be made (a move the state table refuses, no handoff opener in
+    this process): the step then fails, and its one change is not made."""
     cid = runs.get(book.change.conn, book.change.tenant_id, book.change.run_id).conversation_id
     for asked in changes:  # one node asks for one change
         refused = _make(book, cid, asked)
