@@ -74,11 +74,17 @@ class TimelineEntry(Wire):
     summary: str
 
 
-class AgentStates(Wire):
+class AgentStateOut(AgentState, Out):
+    """An agent's scratchpad; the secrets it names show as ``***``."""
+
+    state: Masked
+
+
+class AgentStates(Out):
     """The agents' scratchpads in a conversation."""
 
     conversation_id: str
-    agent_states: list[AgentState]
+    agent_states: list[AgentStateOut]
 
 
 class HandoffOut(Handoff, Out):
@@ -132,6 +138,7 @@ class TurnCancelled(Wire):
 
 __all__ = [
     "AgentState",
+    "AgentStateOut",
     "AgentStates",
     "Claim",
     "Controlled",

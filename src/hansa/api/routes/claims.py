@@ -6,8 +6,6 @@ claim on a named participant's behalf, as an operator; a member key may not clai
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from hansa.api.deps import PrincipalDep, ServicesDep
@@ -23,15 +21,14 @@ router = APIRouter(prefix="/api/conversations", tags=["claims"])
     "/{conversation_id}/claims",
     status_code=202,
     operation_id="claimTurn",
-    response_model=None,
-    responses=answers(Claim, 409, status=202),
+    responses=answers(None, 409),
 )
 async def claim(
     conversation_id: str,
     body: claims.OutsideClaim,
     services: ServicesDep,
     principal: PrincipalDep,
-) -> dict[str, Any]:
+) -> Claim:
     """Claim the turn's message for an external participant while its window is open;
     409 ``claim_window_closed`` after it. The claim is resolved when the window closes."""
     if principal.kind is Kind.AGENT:
@@ -43,8 +40,7 @@ async def claim(
     made = await claims.claim_from_outside(
         services, principal.tenant_id, conversation_id, asked, operator=operator
     )
-    out: dict[str, Any] = made.model_dump(mode="json", by_alias=True)
-    return out
+    return made
 
 
 def _as_itself(principal: Principal, body: claims.OutsideClaim) -> str:

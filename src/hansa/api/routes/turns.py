@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from hansa.api.deps import ServicesDep, TenantDep
@@ -14,14 +12,12 @@ from hansa.engine.turns import cancel
 router = APIRouter(prefix="/api", tags=["turns"])
 
 
-@router.post("/turns/{turn_id}/cancel", response_model=None, responses=answers(TurnCancelled, 409))
-async def cancel_turn(turn_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+@router.post("/turns/{turn_id}/cancel", responses=answers(None, 409))
+async def cancel_turn(turn_id: str, services: ServicesDep, tenant: TenantDep) -> TurnCancelled:
     """End a queued or running turn with ``done`` ``cancelled``; its unanswered tool calls
     are sealed (``tool_result``, ``ok`` false, ``cancelled``). A cancelled turn answers the
     same again; a completed or failed one 409."""
     ended = await cancel.cancel_turn(services, tenant, turn_id)
-    return {
-        "turnId": ended.id,
-        "conversationId": ended.conversation_id,
-        "status": ended.status.value,
-    }
+    return TurnCancelled(
+        turn_id=ended.id, conversation_id=ended.conversation_id, status=ended.status
+    )
