@@ -8,8 +8,13 @@ command line:
   :func:`is_secret_name`), at any depth of a project's config or a task's parameters, and
   the ``value`` of a ``{"name": …, "value": …}`` pair with such a name (shown masked only:
   such a pair is not sealed at rest);
+- a header's value is secret unless the header is a plain one (``Content-Type``,
+  ``Accept``, ``User-Agent``…: :func:`is_secret_header`): under a ``headers`` key, in a
+  mapping or a list of ``{"name", "value"}`` pairs. Services name their credential headers
+  freely (``X-Auth-Key``, ``Ocp-Apim-Subscription-Key``…), so no list of names keeps up;
 - in a URL, the user info (``https://user:pass@host``) and the values of query or fragment
-  parameters with such names (``?api_key=…``, ``&sig=…``) are secret;
+  parameters with such names (``?api_key=…``, ``&sig=…``, and ``?code=…``, which Azure
+  Functions and OAuth use) are secret;
 - in free text, ``name=value`` pairs with such names, ``Bearer``/``Basic`` credentials and
   the URLs it holds are masked the same way.
 
@@ -49,6 +54,8 @@ _EXACT = frozenset(
 _SUFFIXES = (
     "accesskey",
     "apikey",
+    "authentication",
+    "authkey",
     "authorization",
     "consumerkey",
     "cookie",
@@ -60,8 +67,39 @@ _SUFFIXES = (
     "secret",
     "sessionid",
     "signature",
+    "subscriptionkey",
+    "functionskey",
     "token",
 )
+_QUERY_EXACT = frozenset({"code"})
+"""Names that are credentials in a URL's query only (elsewhere ``code`` is a status, say)."""
+PLAIN_HEADERS = frozenset(
+    {
+        "accept",
+        "acceptcharset",
+        "acceptencoding",
+        "acceptlanguage",
+        "cachecontrol",
+        "contentencoding",
+        "contentlanguage",
+        "contenttype",
+        "date",
+        "idempotencykey",
+        "ifmatch",
+        "ifmodifiedsince",
+        "ifnonematch",
+        "ifunmodifiedsince",
+        "pragma",
+        "prefer",
+        "range",
+        "useragent",
+        "xcorrelationid",
+        "xrequestid",
+    }
+)
+"""Headers whose values are shown and stored as written (``-``, ``_`` and case aside); every
+other header's value is a secret."""
+_HEADERS = "headers"
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]{0,15}://[^\s\"'<>`]+", re.IGNORECASE)
 _AUTHORITY = re.compile(r"([a-z][a-z0-9+.-]{0,15}://)([^/?#]*)(.*)", re.IGNORECASE | re.DOTALL)
 _URL_PAIR = re.compile(r"([?&#;])([^=&#;]{1,128})=([^&#;]*)")
@@ -75,8 +113,30 @@ def is_secret_name(name: str) -> bool:
 
     Case, ``-`` and ``_`` do not matter: ``X-Api-Key``, ``api_key`` and ``apiKey`` are one name.
     """
-    flat = re.sub(r"[^a-z0-9]", "", name.lower())
+    flat = _flat(name)
     return flat in _EXACT or flat.endswith(_SUFFIXES)
+
+
+def is_secret_header(name: str) -> bool:
+    """Whether a request header called ``name`` may carry a credential: every one but
+    :data:`PLAIN_HEADERS`."""
+    return _flat(name) not in PLAIN_HEADERS
+
+
+def _flat(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def _secret_key(key: Any, within: str | None) -> bool:
+    """Whether the value under ``key`` is a secret; ``within`` is ``headers`` for the keys
+    of a headers mapping."""
+    return is_secret_name(str(key)) or (within == _HEADERS and is_secret_header(str(key)))
+
+
+def _within(key: Any) -> str | None:
+    """``headers`` when the value under ``key`` holds headers: a mapping, or a list of
+    ``{"name", "value"}`` pairs (those are masked when shown, not sealed)."""
+    return _HEADERS if _flat(str(key)) == _HEADERS else None
 
 
 def mask_url(url: str) -> str:
@@ -92,7 +152,9 @@ def mask_url(url: str) -> str:
 
 def _pair(match: re.Match[str]) -> str:
     lead, name, _ = match.groups()
-    return f"{lead}{name}={MASK}" if is_secret_name(unquote_plus(name)) else match.group(0)
+    plain = unquote_plus(name)
+    secret = is_secret_name(plain) or _flat(plain) in _QUERY_EXACT
+    return f"{lead}{name}={MASK}" if secret else match.group(0)
 
 
 def _text_pair(match: re.Match[str]) -> str:
@@ -117,18 +179,22 @@ def mask(value: Any) -> Any:
     pair whose name is a secret's (a list of headers, a plan's requirement); every other
     string goes through :func:`mask_text`.
     """
-    return _mask(value, secret=False)
+    return _mask(value, secret=False, within=None)
 
 
-def _mask(value: Any, *, secret: bool) -> Any:
+def _mask(value: Any, *, secret: bool, within: str | None) -> Any:
     if isinstance(value, Mapping):
-        named = _names_a_secret(value)
+        named = _names_a_secret(value, within)
         return {
-            k: _mask(v, secret=secret or is_secret_name(str(k)) or (named and k == "value"))
+            k: _mask(
+                v,
+                secret=secret or _secret_key(k, within) or (named and k == "value"),
+                within=_within(k),
+            )
             for k, v in value.items()
         }
     if isinstance(value, list):
-        return [_mask(v, secret=secret) for v in value]
+        return [_mask(v, secret=secret, within=_pairs(within)) for v in value]
     if secret:
         return value if value is None or value == "" else MASK
     if isinstance(value, str):
@@ -136,24 +202,37 @@ def _mask(value: Any, *, secret: bool) -> Any:
     return value
 
 
-def _names_a_secret(pair: Mapping[Any, Any]) -> bool:
+def _pairs(within: str | None) -> str | None:
+    """What the items of a list ``within`` are: a headers list's are ``{"name", "value"}``
+    pairs, whose own keys are no headers."""
+    return _HEADER_PAIR if within == _HEADERS else None
+
+
+_HEADER_PAIR = "header pair"
+
+
+def _names_a_secret(pair: Mapping[Any, Any], within: str | None = None) -> bool:
     # {"name": "Authorization", "value": "…"}: a header list, a plan's requirement
     name = pair.get("name")
-    return "value" in pair and isinstance(name, str) and is_secret_name(name)
+    if "value" not in pair or not isinstance(name, str):
+        return False
+    return is_secret_name(name) or (within == _HEADER_PAIR and is_secret_header(name))
 
 
 def map_secrets(value: Any, change: Callable[[str], str]) -> Any:
-    """``value`` with ``change`` applied to every string held under a secret key."""
-    return _map(value, change, secret=False)
+    """``value`` with ``change`` applied to every string held under a secret key (a
+    header's value included, :func:`is_secret_header`)."""
+    return _map(value, change, secret=False, within=None)
 
 
-def _map(value: Any, change: Callable[[str], str], *, secret: bool) -> Any:
+def _map(value: Any, change: Callable[[str], str], *, secret: bool, within: str | None) -> Any:
     if isinstance(value, Mapping):
         return {
-            k: _map(v, change, secret=secret or is_secret_name(str(k))) for k, v in value.items()
+            k: _map(v, change, secret=secret or _secret_key(k, within), within=_within(k))
+            for k, v in value.items()
         }
     if isinstance(value, list):
-        return [_map(v, change, secret=secret) for v in value]
+        return [_map(v, change, secret=secret, within=None) for v in value]
     if secret and isinstance(value, str) and value:
         return change(value)
     return value
@@ -177,7 +256,7 @@ def keep_secrets(
     Raises:
         errors.InvalidInput: A masked or omitted secret would follow a changed address.
     """
-    merged = _keep(new, stored, where, [])
+    merged = _keep(new, stored, where, [], None)
     if partial:
         moved = _moved(new, stored, where)
         for key in stored.keys() - new.keys():
@@ -200,23 +279,27 @@ def _moved(new: Mapping[str, Any], stored: Mapping[str, Any], where: str) -> lis
 
 
 def _keep(
-    new: Mapping[str, Any], stored: Mapping[str, Any], where: str, moved: list[str]
+    new: Mapping[str, Any],
+    stored: Mapping[str, Any],
+    where: str,
+    moved: list[str],
+    within: str | None,
 ) -> dict[str, Any]:
     moved = moved + _moved(new, stored, where)
     merged: dict[str, Any] = {}
     for key, value in new.items():
         old = stored.get(key)
-        if is_secret_name(key) and value == MASK:
+        if _secret_key(key, within) and value == MASK:
             if old not in (None, "", MASK):
                 _refuse_moved(moved, f"{where}.{key}")
                 merged[key] = old
         elif isinstance(value, Mapping):
             before = old if isinstance(old, Mapping) else {}
-            merged[key] = _keep(value, before, f"{where}.{key}", moved)
+            merged[key] = _keep(value, before, f"{where}.{key}", moved, _within(key))
         else:
             merged[key] = value
     for key, old in stored.items():
-        if key not in new and is_secret_name(key) and old not in (None, ""):
+        if key not in new and _secret_key(key, within) and old not in (None, ""):
             _refuse_moved(moved, f"{where}.{key}")
             merged[key] = old
     return merged

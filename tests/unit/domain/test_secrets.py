@@ -81,11 +81,11 @@ def test_mask_walks_configs_and_parameters() -> None:
     }
     params = {
         "url": "https://h.example/?sig=s",
-        "headers": {"Authorization": "Basic eA==", "A": "b"},
+        "headers": {"Authorization": "Basic eA==", "A": "b", "Content-Type": "text/plain"},
     }
-    assert secrets.mask(params) == {
+    assert secrets.mask(params) == {  # a header is a secret unless it is a plain one
         "url": f"https://h.example/?sig={MASK}",
-        "headers": {"Authorization": MASK, "A": "b"},
+        "headers": {"Authorization": MASK, "A": MASK, "Content-Type": "text/plain"},
     }
     assert secrets.mask({"credentials": {"user": "u", "n": 3}}) == {
         "credentials": {"user": MASK, "n": MASK}
@@ -150,3 +150,32 @@ def test_a_name_value_pair_named_for_a_secret_is_masked() -> None:
     ]
     assert secrets.mask(requirement)["value"] == MASK
     assert secrets.mask({"name": "title", "value": "Home"}) == {"name": "title", "value": "Home"}
+
+
+def test_credential_headers_and_query_names_of_the_review_are_secrets() -> None:
+    # security review 2026-11-27, L1: each was shown and stored in clear
+    headers = {
+        "X-Auth-Key": "c1",
+        "Ocp-Apim-Subscription-Key": "c2",
+        "X-Functions-Key": "c3",
+        "Authentication": "c4",
+        "X-Session": "c5",
+        "Accept": "application/json",
+        "User-Agent": "hansa",
+    }
+    shown = secrets.mask({"url": "https://f.example/api?code=c6&page=2", "headers": headers})
+    assert shown["url"] == f"https://f.example/api?code={MASK}&page=2"
+    assert shown["headers"] == {
+        **{name: MASK for name in list(headers)[:5]},
+        "Accept": "application/json",
+        "User-Agent": "hansa",
+    }
+    listed = secrets.mask({"headers": [{"name": "X-Auth-Key", "value": "c7"}]})
+    assert listed == {"headers": [{"name": "X-Auth-Key", "value": MASK}]}
+    sealed = secrets.map_secrets({"headers": headers}, lambda v: "sealed")["headers"]
+    assert [name for name, v in sealed.items() if v == "sealed"] == list(headers)[:5]
+    assert secrets.is_secret_name("X-Auth-Key") and not secrets.is_secret_name("code")
+    kept = secrets.keep_secrets(
+        {"headers": {"X-Session": MASK}}, {"headers": {"X-Session": "c5"}}, "parameters"
+    )
+    assert kept == {"headers": {"X-Session": "c5"}}, "a masked header sent back keeps its value"

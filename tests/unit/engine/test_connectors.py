@@ -27,7 +27,7 @@ async def test_sealed_secrets_reach_the_site_and_the_clients_close_after() -> No
     with serve() as site:
         port = site.base_url.rsplit(":", 1)[1]
         settings = Settings(outbound_allow=f"127.0.0.1:{port}", secret_key=KEY)
-        services: Any = SimpleNamespace(settings=settings)
+        services: Any = SimpleNamespace(settings=settings, stdio_servers={})
         config = secrets.box(KEY).seal(
             {
                 "wordpress": {

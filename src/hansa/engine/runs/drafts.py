@@ -40,10 +40,11 @@ class TaskDraft:
 
 
 def default_summary(task_type: str, parameters: dict[str, Any]) -> str:
-    """A readable summary when the caller gave none: the type and what it acts on."""
+    """A readable summary when the caller gave none: the type and what it acts on (masked:
+    it titles the run, which every surface shows as written)."""
     for key in ("title", "name", "url", "pageId", "entityId", "seconds"):
         if key in parameters:
-            return f"{task_type.replace('_', ' ')}: {parameters[key]}"
+            return secrets.mask_text(f"{task_type.replace('_', ' ')}: {parameters[key]}")
     return task_type.replace("_", " ")
 
 

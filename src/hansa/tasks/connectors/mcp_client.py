@@ -31,7 +31,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from hansa import errors
-from hansa.domain.secrets import is_secret_name, mask_text, mask_url
+from hansa.domain.secrets import is_secret_header, mask_text, mask_url
 from hansa.tasks.base import TaskFailed
 from hansa.tasks.connectors import bounded, mcp_config, outbound
 from hansa.tasks.connectors.mcp_config import HttpServer, StdioServer
@@ -224,7 +224,7 @@ async def session(
             the server cannot be started or reached, ``tool_error`` when it refuses a request.
     """
     if isinstance(server, HttpServer):
-        credentials = any(is_secret_name(h) for h in server.headers)
+        credentials = any(is_secret_header(h) for h in server.headers)
         outbound.check_target(policy, server.url, credentials=credentials)
     try:
         async with contextlib.AsyncExitStack() as stack:

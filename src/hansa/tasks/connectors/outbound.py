@@ -27,7 +27,7 @@ import anyio
 import httpcore
 import httpx
 
-from hansa.domain.secrets import is_secret_name, mask_url
+from hansa.domain.secrets import is_secret_header, mask_url
 from hansa.tasks.base import Result, TaskFailed
 from hansa.tasks.connectors import addresses, bounded
 
@@ -363,7 +363,7 @@ async def call(
     sent = httpx.Headers(headers or {})
     for name in _UNSENT_HEADERS:
         sent.pop(name, None)
-    if any(is_secret_name(name) for name in sent) or target.userinfo:
+    if any(is_secret_header(name) for name in sent) or target.userinfo:
         _credentials_over(policy, target)
     if content_type and "content-type" not in sent:
         sent["Content-Type"] = content_type
