@@ -38,12 +38,11 @@ from httpx_sse import aconnect_sse, connect_sse
 from pydantic import BaseModel
 
 from hansa.api.models.agents import AgentOut
-from hansa.api.models.automation import SessionOut
+from hansa.api.models.automation import SessionOut, SessionStepOut
 from hansa.api.models.conversations import ConversationOut, MessageOut, Posted
 from hansa.api.models.identity import Me
 from hansa.api.models.runs import RunCard, RunSummary, TaskOut
 from hansa.domain.event import Event, payload_from_stored
-from hansa.domain.session import SessionStep
 
 Json = dict[str, Any]
 M = TypeVar("M", bound=BaseModel)
@@ -61,7 +60,7 @@ __all__ = [
     "RunCard",
     "RunSummary",
     "SessionOut",
-    "SessionStep",
+    "SessionStepOut",
     "TaskOut",
     "parsed",
     "parsed_event",
@@ -307,10 +306,10 @@ class Client:
         """One agent session."""
         return SessionOut.model_validate(self.request("GET", f"/api/agent-sessions/{session_id}"))
 
-    def session_steps(self, session_id: str, after: int = 0) -> list[SessionStep]:
+    def session_steps(self, session_id: str, after: int = 0) -> list[SessionStepOut]:
         """A page of a session's steps after iteration ``after``."""
         path = f"/api/agent-sessions/{session_id}/steps"
-        return _many(SessionStep, self.request("GET", path, after=after))
+        return _many(SessionStepOut, self.request("GET", path, after=after))
 
 
 class AsyncClient:

@@ -61,4 +61,18 @@ class SessionOut(Out):
         return data
 
 
-__all__ = ["Graph", "RecordedFiring", "RuleOut", "RuleTestResult", "SessionOut", "SessionStep"]
+class SessionStepOut(SessionStep, Out):
+    """A recorded step of a session; the secrets its state names show as ``***``."""
+
+    state: Masked
+
+
+__all__ = [
+    "Graph",
+    "RecordedFiring",
+    "RuleOut",
+    "RuleTestResult",
+    "SessionOut",
+    "SessionStep",
+    "SessionStepOut",
+]

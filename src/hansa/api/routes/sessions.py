@@ -16,10 +16,10 @@ from hansa.api import errors as api_errors
 from hansa.api import limits
 from hansa.api.deps import ServicesDep, TenantDep, current_tenant
 from hansa.api.models import events
-from hansa.api.models.automation import SessionOut, SessionStep
+from hansa.api.models.automation import SessionOut, SessionStepOut
 from hansa.api.models.base import answers
 from hansa.api.routes.stream import Cursor, HeldStream, LastEventId, parse_seq
-from hansa.domain import event, secrets
+from hansa.domain import event
 from hansa.domain.base import Wire
 from hansa.domain.session import MAX_GUIDANCE_CHARS, AgentSession, SessionStatus
 from hansa.engine.runtime.follow import follow
@@ -130,8 +130,6 @@ async def delete_session(session_id: str, services: ServicesDep, tenant: TenantD
 @router.get(
     "/{session_id}/steps",
     operation_id="listAgentSessionSteps",
-    response_model=None,
-    responses=answers(list[SessionStep]),
 )
 async def session_steps(
     session_id: str,
@@ -139,18 +137,14 @@ async def session_steps(
     tenant: TenantDep,
     after: int = Query(default=0, ge=0, le=2**31),
     limit: int = Query(default=rows.STEPS_PAGE, ge=1, le=rows.STEPS_PAGE),
-) -> list[dict[str, Any]]:
+) -> list[SessionStepOut]:
     """The session's steps after iteration ``after``, in order (a page of ``limit``)."""
 
     def read(conn: Any) -> list[Any]:
         rows.get(conn, tenant, session_id)  # 404 for another tenant's
         return rows.steps_after(conn, session_id, after, limit)
 
-    found = await services.db.read(read)
-    out = [s.model_dump(mode="json", by_alias=True) for s in found]
-    for step in out:
-        step["state"] = secrets.mask(step["state"])
-    return out
+    return [SessionStepOut.model_validate(s) for s in await services.db.read(read)]
 
 
 def _mine(ev: event.Event, session_id: str) -> bool:

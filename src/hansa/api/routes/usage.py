@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models import usage as models
-from hansa.api.models.base import answers, stated
+from hansa.api.models.base import stated
 from hansa.store import llm_calls
 
 router = APIRouter(tags=["usage"])
@@ -30,9 +30,7 @@ async def list_llm_calls(
     return [models.LlmCallOut.model_validate(c) for c in calls]
 
 
-@router.get(
-    "/api/usage", operation_id="getUsage", response_model=None, responses=answers(models.Usage)
-)
+@router.get("/api/usage", operation_id="getUsage")
 async def usage_summary(
     services: ServicesDep,
     tenant: TenantDep,
@@ -41,14 +39,13 @@ async def usage_summary(
     since: Annotated[
         str | None, Query(json_schema_extra=stated(type="string", format="date-time", minLength=1))
     ] = None,
-) -> dict[str, Any]:
+) -> models.Usage:
     """Tokens and cost of the tenant's model calls: totals, per agent, per run (the 20 with
     most tokens), per model; summed in SQL. A time without a zone is UTC."""
     after = _time("since", since)
-    found = await services.db.read(
+    return await services.db.read(
         llm_calls.usage_of, tenant, conversation_id=conversationId, run_id=runId, since=after
     )
-    return found.model_dump(mode="json", by_alias=True)
 
 
 def _time(field: str, raw: str | None) -> datetime | None:
