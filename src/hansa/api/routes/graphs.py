@@ -1,6 +1,8 @@
 """Prompt graphs (seed 001): save a graph, add versions of it, read them.
 
 Versions are immutable: a change is a new version, and every earlier one stays readable.
+A body may write its components as seed 001's actions, lists nested; the graph is kept, and
+read back, as the nodes and edges they compile to (``domain/action_lists.py``).
 A graph with problems is refused with 422 ``invalid_graph``, listing every one of them in
 ``details.problems``; nothing is written then.
 """
@@ -33,21 +35,58 @@ _EXAMPLE = {
         {
             "id": "check",
             "type": "condition",
-            "config": {"value": "{{context.tier}}", "in": ["gold"]},
+            "config": {"condition": {"field": "context.tier", "operator": "in", "value": ["gold"]}},
         },
-        {"id": "vip", "type": "message.send", "config": {"text": "A specialist will call you."}},
-        {"id": "usual", "type": "llm.invoke", "config": {"prompt": "{{message.content}}"}},
+        {
+            "id": "vip",
+            "type": "message.send",
+            "config": {"content": "A specialist will call you."},
+        },
+        {
+            "id": "usual",
+            "type": "llm.invoke",
+            "config": {"promptTemplate": "{{message.content}}"},
+        },
     ],
     "edges": [
         {"from": "check", "to": "vip", "when": "true"},
         {"from": "check", "to": "usual", "when": "false"},
     ],
 }
+_SEED = {
+    "name": "human handoff (seed 001)",
+    "components": [
+        {
+            "type": "condition",
+            "params": {
+                "condition": {
+                    "field": "message.content",
+                    "operator": "contains",
+                    "value": "speak to human",
+                },
+                "ifTrue": [
+                    {
+                        "type": "handoff.create",
+                        "params": {"reason": "User requested human support"},
+                    },
+                    {"type": "message.send", "params": {"content": "Connecting you with a human."}},
+                ],
+            },
+        }
+    ],
+}
 GraphBody = Annotated[
     dict[str, Any],
     BodyParam(
-        description="`{name, components: [{id, type, config}], edges: [{from, to, when?}]}`",
-        openapi_examples={"condition": {"summary": "a branch", "value": _EXAMPLE}},
+        description=(
+            "`{name, components: [{id, type, config}], edges: [{from, to, when?}]}`; a"
+            " component may be a seed action `{type, params}` with nested action lists"
+            " (`ifTrue`, `ifFalse`, `actions`), kept and read back as nodes and edges"
+        ),
+        openapi_examples={
+            "condition": {"summary": "a branch", "value": _EXAMPLE},
+            "seed": {"summary": "seed 001's actions, nested", "value": _SEED},
+        },
     ),
 ]
 """Read as plain JSON: ``domain/graph.py`` checks it, so that every problem is listed."""
