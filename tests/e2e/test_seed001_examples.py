@@ -409,3 +409,25 @@ def test_the_chain_passes_each_result_to_the_next(client: httpx.Client, project:
     assert convo["metadata"]["context"]["asked"] == "show me the logs", "at once, templated"
     assert card["status"] == "completed", card
     assert "2 entries" in _said(client, cid)
+
+
+def test_a_fact_missing_at_the_head_fails_the_node_not_the_turn(client: httpx.Client) -> None:
+    rule = {
+        "name": "tiers",
+        "trigger": "message.received",
+        "conditions": {
+            "conditions": [{"field": "message.content", "operator": "contains", "value": "tier"}]
+        },
+        "actions": [{"type": "message.send", "params": {"content": "Tier {{context.tier}}"}}],
+    }
+    made = client.post("/api/rules", json=rule)
+    assert made.status_code == 201, made.text
+    cid = new_conversation(client)
+    events = turn(client, cid, "which tier am I on?")
+    run_id = next(e["runId"] for e in events if e["type"] == "run_created")
+    card = poll_until(client, f"/api/runs/{run_id}", _ended)
+    client.delete(f"/api/rules/{made.json()['id']}")
+
+    (node,) = _tasks(card).values()
+    assert events[-1]["type"] == "done" and "error" not in {e["type"] for e in events}
+    assert card["status"] == "failed" and "context.tier" in node["error"]

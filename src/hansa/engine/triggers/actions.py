@@ -8,12 +8,15 @@ from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import BaseModel, ValidationError
 from sqlalchemy import Connection
 
+from hansa import errors
 from hansa.domain import action_lists, conversation, event, handoff, message
 from hansa.domain.graph import Graph
+from hansa.domain.node_configs import canonical
 from hansa.domain.rules import Action, Firing, Trigger
-from hansa.engine import laws, templates
+from hansa.engine import templates
 from hansa.engine.graphs import start
 from hansa.engine.handoffs import service
 from hansa.engine.runtime.recorder import Batch
@@ -136,9 +139,10 @@ def _chain(scene: Scene, rule_id: str, nodes: list[Action], applied: Applied) ->
     scope = _scope(scene.facts)
     settled = 0
     for n, action in enumerate(nodes):
-        if action.type not in AT_ONCE:
+        params = _filled(scene, action, scope) if action.type in AT_ONCE else None
+        if params is None:
             break
-        _at_once(scene, rule_id, n, action, scope)
+        _at_once(scene, rule_id, n, action, params)
         settled += 1
     rest = nodes[settled:]
     if rest:
@@ -165,13 +169,25 @@ def _ends_turn(action: Action) -> bool:
     return action.type == "state.transition" and action.params.get("to") in ENDS_THE_TURN
 
 
-def _at_once(scene: Scene, rule_id: str, n: int, action: Action, scope: templates.Scope) -> None:
+def _filled(scene: Scene, action: Action, scope: templates.Scope) -> BaseModel | None:
+    """The node's parameters filled from the facts and validated by its task type; None
+    when they do not fill (a fact the save could not know is missing): the node then runs
+    in the chain's run, where that is its failure, said on the run card."""
+    task_type = scene.services.registry.for_node(action.type)
+    config = canonical(action.type, action.params)
+    try:
+        params: BaseModel = task_type.params.model_validate(templates.render_value(config, scope))
+    except (errors.UserError, ValidationError):
+        return None
+    return params
+
+
+def _at_once(scene: Scene, rule_id: str, n: int, action: Action, params: BaseModel) -> None:
     """Run a node whose executor only asks for conversation changes (or says something)
-    here: its parameters filled from the facts and validated by its task type, its
-    executor called, what it asked for made in the trigger's transaction."""
+    here: its executor called with its filled parameters, what it asked for made in the
+    trigger's transaction."""
     services, batch = scene.services, scene.batch
     task_type = services.registry.for_node(action.type)
-    params = task_type.params.model_validate(templates.render_value(action.params, scope))
     hans = services.supervisor
 
     def say(text: str) -> None:
@@ -227,14 +243,15 @@ def _change(scene: Scene, rule_id: str, change: Change) -> None:
 
 
 def _start_chain(scene: Scene, rule_id: str, nodes: list[Action]) -> str:
-    """The rest of a rule's chain as a graph's run, started in the trigger's transaction,
-    its templates given the trigger's facts; owned by the agent a node names, else the
-    first agent of the roster allowed its task types, else Hans."""
+    """The rest of a rule's chain as a graph's run (``graphId`` ``rule:<id>``), started in
+    the trigger's transaction, its templates given the trigger's facts; its nodes owned by
+    the agent an action names, else Hans, else (a task type Hans may not run) the first
+    roster agent that may."""
     services = scene.services
     compiled = action_lists.chain([a.model_dump() for a in nodes])
     chain = Graph.model_validate(
         {
-            "id": rule_id,
+            "id": f"rule:{rule_id}",
             "tenantId": scene.tenant_id,
             "version": 1,
             "name": f"Rule {rule_id}",
@@ -244,12 +261,8 @@ def _start_chain(scene: Scene, rule_id: str, nodes: list[Action]) -> str:
             "createdBy": f"rule:{rule_id}",
         }
     )
-    kinds = [services.registry.for_node(a.type) for a in nodes]
     named = next((str(a.params["agentId"]) for a in nodes if a.params.get("agentId")), None)
-    owner = named or next(
-        (a.id for a in services.roster if all(laws.holds(a, k) for k in kinds)),
-        services.supervisor.id,
-    )
+    owner = named or services.supervisor.id  # a node Hans may not run goes to one who may
     request = start.GraphRunRequest(scene.conversation_id, owner, dict(scene.facts))
     return start.starting(
         services, scene.tenant_id, lambda conn: chain, request, scene.project_id, scene.batch
