@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator, model_validator
 
@@ -30,7 +30,6 @@ Trigger = Literal[
     "context.updated",
     "timer.fired",
 ]
-TRIGGERS: tuple[Trigger, ...] = get_args(Trigger)
 
 FACT_ROOTS = ("message", "conversation", "context", "user", "project", "handoff", "timer")
 """Where a condition's field path may start (``message.content``, ``context.plan`` …)."""
