@@ -5,6 +5,10 @@ else a new one), bound to every line logged while it is served and sent back in 
 ``X-Request-ID`` response header. When the response ends, one line goes to the
 ``hansa.access`` logger: method, path (never the query string: it may carry a token),
 status and duration. A WebSocket is logged when it closes, with status 101.
+
+The status logged is the one the client got. A database outage raised where no exception
+handler sees it (a middleware reading keys) is answered here, 503 like everywhere else
+(``api/errors.unavailable``), without a traceback per request.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hansa import logs
+from hansa.api.errors import outages, unavailable
 from hansa.domain.base import new_id
 
 log = logging.getLogger("hansa.access")
@@ -50,6 +55,12 @@ class AccessLog:
         with logs.bound(request_id=request_id):
             try:
                 await self.app(scope, receive, send_with_id)
+            except Exception as exc:
+                started_answer = scope["type"] != "http" or status != 500
+                answer = None if started_answer else unavailable(exc, outages(scope["app"]))
+                if answer is None:
+                    raise
+                await answer(scope, receive, send_with_id)
             finally:
                 ms = round((time.perf_counter() - started) * 1000, 1)
                 method = scope.get("method", "WEBSOCKET")

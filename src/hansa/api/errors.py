@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import logging
 import re
+import sqlite3
 from typing import Any
 
+import psycopg
 import sqlalchemy as sa
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -36,6 +38,7 @@ def _response(
 
 def install(app: FastAPI) -> None:
     """Register handlers that turn every failure into the API.md error shape."""
+    app.state.outages = outage.Recent()
 
     @app.exception_handler(errors.UserError)
     async def _user_error(conn: Request, exc: errors.UserError) -> JSONResponse | None:
@@ -69,11 +72,14 @@ def install(app: FastAPI) -> None:
             response.headers["Allow"] = ", ".join(sorted(_methods_of(conn)))
         return response
 
+    # store/direct.py runs SQLite's and psycopg's statements itself: their errors come raw
+    @app.exception_handler(sqlite3.Error)
+    @app.exception_handler(psycopg.Error)
     @app.exception_handler(sa.exc.SQLAlchemyError)
-    async def _database(_: Request, exc: sa.exc.SQLAlchemyError) -> JSONResponse:
-        unavailable = _unavailable(exc)
-        if unavailable is not None:
-            return unavailable
+    async def _database(conn: Request, exc: Exception) -> JSONResponse:
+        answer = unavailable(exc, outages(conn.app))
+        if answer is not None:
+            return answer
         log.error("request failed", exc_info=exc)
         return _response(500, "internal_error", "the server failed to answer this request")
 
@@ -83,12 +89,12 @@ def install(app: FastAPI) -> None:
         return _response(500, exc.code, exc.message)
 
     @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
+    async def _unexpected(conn: Request, exc: Exception) -> JSONResponse:
         # also what a middleware raised (the guard reads keys): an outage there is a 503 too;
         # Starlette logs the traceback after this answer; the caller learns nothing internal
-        unavailable = _unavailable(exc)
-        if unavailable is not None:
-            return unavailable
+        answer = unavailable(exc, outages(conn.app))
+        if answer is not None:
+            return answer
         return _response(500, "internal_error", "the server failed to answer this request")
 
 
@@ -102,13 +108,27 @@ def _methods_of(conn: Request) -> set[str]:
     return methods
 
 
-def _unavailable(exc: BaseException) -> JSONResponse | None:
-    """503 ``database_unavailable`` with ``Retry-After`` when ``exc`` is an outage."""
+def unavailable(exc: BaseException, recent: outage.Recent | None = None) -> JSONResponse | None:
+    """503 ``database_unavailable`` with ``Retry-After`` when ``exc`` is an outage (noted
+    in ``recent``, which ``/readyz`` reads)."""
     reason = outage.outage(exc)
     if reason is None:
         return None
+    if recent is not None:
+        recent.note(reason)
     if _LOG_OUTAGE(reason):
         log.warning("answering 503: %s (%s)", outage.describe(reason), exc.__class__.__name__)
+    return outage_answer(reason)
+
+
+def outages(app: Any) -> outage.Recent:
+    """The app's record of the last outage (``install`` made it)."""
+    recent: outage.Recent = app.state.outages
+    return recent
+
+
+def outage_answer(reason: outage.Reason) -> JSONResponse:
+    """503 ``database_unavailable`` for ``reason``, with ``Retry-After``."""
     response = _response(
         503,
         "database_unavailable",

@@ -10,22 +10,26 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Callable
 from typing import Literal
 
 import psycopg
 import sqlalchemy as sa
 
-Reason = Literal["full", "busy", "read_only", "unreachable"]
+Reason = Literal["full", "busy", "read_only", "io_error", "unreachable"]
 
 RETRY_AFTER_SECONDS = 5
 """What a 503 for an outage tells the client to wait."""
+
+READY_AFTER_SECONDS = 10.0
+"""How long ``/readyz`` stays 503 after a write met an outage (each failure renews it)."""
 
 LOG_EVERY_SECONDS = 30.0
 """A repeated outage is logged once per this long, per place."""
 
 _SQLITE: tuple[tuple[str, Reason], ...] = (
     ("database or disk is full", "full"),
-    ("disk i/o error", "full"),
+    ("disk i/o error", "io_error"),  # ENOSPC is SQLITE_FULL: this is a read-only or bad file
     ("database is locked", "busy"),
     ("database table is locked", "busy"),
     ("readonly database", "read_only"),
@@ -73,6 +77,7 @@ def describe(reason: Reason) -> str:
         "full": "the database is full",
         "busy": "the database is busy (a lock or every connection is taken)",
         "read_only": "the database accepts no writes",
+        "io_error": "the database's files cannot be written (read-only, or a disk error)",
         "unreachable": "the database cannot be reached",
     }[reason]
 
@@ -93,3 +98,23 @@ class Throttle:
                 return False
             self._last[key] = now
             return True
+
+
+class Recent:
+    """The last outage a write met in this process: ``/readyz`` answers 503 for a while
+    after one, since a probe can pass while real writes fail (a write that fits in pages
+    SQLite already holds, say)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._last: tuple[float, Reason] | None = None
+
+    def note(self, reason: Reason) -> None:
+        """A write failed for ``reason`` now."""
+        self._last = (self._clock(), reason)
+
+    def within(self, seconds: float) -> Reason | None:
+        """The reason of an outage met in the last ``seconds``, or None."""
+        if self._last is None or self._clock() - self._last[0] > seconds:
+            return None
+        return self._last[1]

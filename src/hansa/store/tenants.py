@@ -35,10 +35,8 @@ _TOUCH = (
 
 
 def probe_write(conn: Connection) -> None:
-    """Write a row and take the write back (a savepoint rolled back): raises when the
-    database cannot take writes now (full, locked, read-only, unreachable)."""
-    savepoint = conn.begin_nested()
-    try:
-        direct.execute(conn, _TOUCH, {"p_id": DEFAULT_TENANT_ID})
-    finally:
-        savepoint.rollback()
+    """Rewrite the default tenant's row as it is, committed with the caller's transaction:
+    raises when the database cannot take writes now (full, locked, read-only, unreachable).
+    A write rolled back never reaches the disk, so it passed while every real write
+    failed (security review 2026-11-27, L6)."""
+    direct.execute(conn, _TOUCH, {"p_id": DEFAULT_TENANT_ID})

@@ -62,6 +62,6 @@ def test_the_throttle_says_yes_once_per_interval() -> None:
     assert [throttle("a"), throttle("a"), throttle("b")] == [True, False, True]
 
 
-@pytest.mark.parametrize("reason", ["full", "busy", "read_only", "unreachable"])
+@pytest.mark.parametrize("reason", ["full", "busy", "read_only", "io_error", "unreachable"])
 def test_every_reason_has_words(reason: outage.Reason) -> None:
     assert outage.describe(reason).startswith("the database")
