@@ -20,11 +20,13 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from hansa import errors
 from hansa.api import ap_shapes as shapes
+from hansa.api import limits
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.agent_protocol import RunOut, Values
 from hansa.api.models.base import answers
@@ -47,9 +49,25 @@ _SSE: dict[int | str, dict[str, Any]] = {
 
 
 class RunEventStream(StreamingResponse):
-    """Server-Sent Events, each ``data:`` line JSON."""
+    """Server-Sent Events, each ``data:`` line JSON; it holds one of the thread's subscriber
+    slots (``api/limits.py``, as ``/api`` streams do) and gives it back however it ends."""
 
     media_type = "text/event-stream"
+
+    def __init__(self, slot: limits.Slot, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slot = slot
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.slot.release()
+
+
+def _hold(request: Request, tenant: str, thread_id: str) -> limits.Slot:
+    """One of the thread's subscriber slots (429 past the stream limits)."""
+    return limits.of(request.app).subscribers.hold(tenant, thread_id)
 
 
 _TURN_AGENT = frozenset({message.Kind.USER, message.Kind.ASSISTANT})
@@ -143,9 +161,9 @@ async def _answered(services: Services, tenant: str, run: Started) -> JSONRespon
     return JSONResponse(out, headers=_location(run.thread_id, turn_id))
 
 
-def _streamed(services: Services, tenant: str, run: Started) -> RunEventStream:
+def _streamed(services: Services, tenant: str, run: Started, slot: limits.Slot) -> RunEventStream:
     turn_id, after = run.posted.turn_id, run.posted.seq - 1
-    return _streaming(services, tenant, run.thread_id, turn_id, after, run.stream_mode)
+    return _streaming(services, tenant, run.thread_id, turn_id, after, run.stream_mode, slot)
 
 
 @router.post(
@@ -195,10 +213,20 @@ async def wait_stateless_run(
     responses={**answers(None, 404, 409, 422, 429), **_SSE},
 )
 async def stream_thread_run(
-    thread_id: str, body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
+    thread_id: str,
+    body: shapes.ApRunCreate,
+    request: Request,
+    services: ServicesDep,
+    tenant: TenantDep,
 ) -> RunEventStream:
     """Run, streamed as Server-Sent Events."""
-    return _streamed(services, tenant, await _start(services, tenant, thread_id, body))
+    slot = _hold(request, tenant, thread_id)  # before the run starts: a 429 starts nothing
+    try:
+        run = await _start(services, tenant, thread_id, body)
+    except BaseException:
+        slot.release()
+        raise
+    return _streamed(services, tenant, run, slot)
 
 
 @router.post(
@@ -208,10 +236,11 @@ async def stream_thread_run(
     responses={**answers(None, 404, 409, 422, 429), **_SSE},
 )
 async def stream_stateless_run(
-    body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
+    body: shapes.ApRunCreate, request: Request, services: ServicesDep, tenant: TenantDep
 ) -> RunEventStream:
     """Run on a new thread, streamed as Server-Sent Events."""
-    return _streamed(services, tenant, await _start(services, tenant, None, body))
+    run = await _start(services, tenant, None, body)
+    return _streamed(services, tenant, run, _hold(request, tenant, run.thread_id))
 
 
 @router.get("/threads/{thread_id}/runs", response_model=None, responses=answers(list[RunOut], 404))
@@ -263,11 +292,12 @@ async def join_thread_run(
     "/threads/{thread_id}/runs/{run_id}/stream",
     response_model=None,
     response_class=RunEventStream,
-    responses={**answers(None, 404), **_SSE},
+    responses={**answers(None, 404, 429), **_SSE},
 )
 async def join_thread_run_stream(
     thread_id: str,
     run_id: str,
+    request: Request,
     services: ServicesDep,
     tenant: TenantDep,
     stream_mode: Annotated[list[str], Query(max_length=10)] = ["values"],  # noqa: B006
@@ -275,7 +305,8 @@ async def join_thread_run_stream(
     """The run's stream from its start, then live until it is done."""
     found = await _run(services, tenant, thread_id, run_id)
     after = await services.db.read(seq_of_turn, tenant, found.turn)
-    return _streaming(services, tenant, thread_id, run_id, after, stream_mode)
+    slot = _hold(request, tenant, thread_id)
+    return _streaming(services, tenant, thread_id, run_id, after, stream_mode, slot)
 
 
 @router.post(
@@ -306,10 +337,12 @@ def _streaming(
     run_id: str,
     after: int,
     modes: str | list[str],
+    slot: limits.Slot,
 ) -> RunEventStream:
     named = frozenset([modes] if isinstance(modes, str) else modes) - {""}
     wanted = named or frozenset({"values"})  # the SDK's join_stream sends an empty mode
     return RunEventStream(
+        slot,
         _events(services, tenant, thread_id, run_id, after, wanted),
         headers=_location(thread_id, run_id),
     )
