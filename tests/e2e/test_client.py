@@ -108,7 +108,7 @@ def test_the_clients_answers_are_the_models_the_routes_return(server: Server) ->
     assert isinstance(posted, Posted) and posted["turnId"] == posted.turn_id
     assert all(isinstance(m, MessageOut) for m in said) and said[0].content == "Hello models"
     assert isinstance(run, RunCard) and run["groups"][0]["tasks"][0]["taskType"] == "wait"
-    assert isinstance(task, TaskOut) and task.created_by_agent_id == "schedulerAgent"
+    assert isinstance(task, TaskOut) and task.created_by == "schedulerAgent"
     assert [r.id for r in listed] == [run.id] and isinstance(listed[0], RunSummary)
     assert again.last_seq >= posted.seq and "lastSeq" in again and "nope" not in again
     with pytest.raises(KeyError):

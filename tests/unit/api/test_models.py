@@ -84,7 +84,7 @@ def test_a_conversation_is_masked_and_timed_as_the_api_always_wrote_it() -> None
         updated_at=NOW,
         metadata={"context": SECRET},
     )
-    out = _wire(ConversationOut.model_validate(convo))
+    out = _wire(ConversationOut.of(convo))
     assert out["context"] == {"apiKey": "***", "keep": 1}
     assert out["metadata"] == {"context": {"apiKey": "***", "keep": 1}}
     assert out["createdAt"] == NOW.isoformat() and out["createdAt"].endswith("+00:00")
@@ -93,7 +93,7 @@ def test_a_conversation_is_masked_and_timed_as_the_api_always_wrote_it() -> None
 
 
 def test_a_task_shows_every_secret_masked_and_its_author_as_created_by_agent_id() -> None:
-    out = _wire(TaskOut.model_validate(_task()))
+    out = _wire(TaskOut.of(_task()))
     assert out["createdByAgentId"] == "seoAgent"
     assert out["parameters"] == {"password": "***", "seconds": 0}
     assert "hunter2" not in json.dumps(out)
@@ -116,7 +116,7 @@ def test_a_run_card_groups_tasks_and_thinking_and_reads_back_from_its_json() -> 
         metadata={"group": "B"},
     )
     tasks = [_task(), _task(id="t2", step_group="B", created_by="chief")]
-    card = RunCard.of(_run(), tasks, [thought], {"chief": "Hans"}, ["t2", "t1"])
+    card = RunCard.of_run(_run(), tasks, [thought], {"chief": "Hans"}, ["t2", "t1"])
     out = _wire(card)
     assert [a["id"] for a in out["agents"]] == ["chief", "seoAgent"]  # type: ignore[index]
     assert out["agents"][0]["displayName"] == "Hans"  # type: ignore[index]
@@ -125,15 +125,15 @@ def test_a_run_card_groups_tasks_and_thinking_and_reads_back_from_its_json() -> 
     assert out["thinking"] == [] and out["undoableTaskIds"] == ["t2", "t1"]
     assert out["metadata"] == {"secret": "***"}
     assert RunCard.model_validate_json(card.model_dump_json(by_alias=True)) == card
-    listed = _wire(RunSummary.model_validate(_run()))
+    listed = _wire(RunSummary.of(_run()))
     assert set(out) - set(listed) == {"agents", "groups", "thinking", "undoableTaskIds"}
 
 
 def test_an_answer_reads_like_the_dict_it_was() -> None:
-    card = RunCard.of(_run(), [_task()], [], {}, [])
+    card = RunCard.of_run(_run(), [_task()], [], {}, [])
     assert card["status"] == "completed" == card.status
     assert card["groups"][0]["tasks"][0]["createdByAgentId"] == "seoAgent"
-    assert card["created_by_agent_id"] == "chief"
+    assert card["created_by"] == "chief"
     assert "undoableTaskIds" in card and "nope" not in card
     with pytest.raises(KeyError):
         card["nope"]
@@ -148,7 +148,7 @@ def test_an_agent_draws_its_avatar_and_a_project_masks_its_config() -> None:
         category=Category.UTILITY,
         color="#112233",
     )
-    out = _wire(AgentOut.model_validate(agent))
+    out = _wire(AgentOut.of(agent))
     assert out["avatar"] == {"initials": agent.initials, "color": "#112233"}
     project = Project(
         id="p1",
@@ -160,7 +160,7 @@ def test_an_agent_draws_its_avatar_and_a_project_masks_its_config() -> None:
         config={"wordpress": {"appPassword": "abcd efgh"}},
         created_at=NOW,
     )
-    shown = _wire(ProjectOut.model_validate(project))
+    shown = _wire(ProjectOut.of(project))
     assert shown["config"] == {"wordpress": {"appPassword": "***"}}
     assert shown["allowedTaskTypes"] == ["wait"]
 
@@ -184,6 +184,6 @@ def test_a_session_counts_its_steps_as_api_md_names_them() -> None:
         created_at=NOW,
         updated_at=NOW,
     )
-    out = _wire(SessionOut.model_validate(session))
+    out = _wire(SessionOut.of(session))
     assert (out["iteration"], out["step"], out["nextStep"]) == (3, 3, "audit")
     assert out["state"] == {"token": "***"}

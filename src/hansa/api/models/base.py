@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import AfterValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema
 
@@ -13,14 +13,21 @@ from hansa.domain.base import Wire
 
 
 class Out(Wire):
-    """An answer of the API: built from the domain object it shows (``Out.model_validate(
-    obj)`` reads its attributes), returned by the route, which FastAPI documents, checks and
-    writes from this one model; the Python client reads the same model back from the JSON.
+    """An answer of the API: built from the domain object it shows (``Out.of(obj)`` reads
+    its attributes), returned by the route, which FastAPI documents, checks and writes from
+    this one model; the Python client reads the same model back from the JSON.
 
     ``answer["createdAt"]`` reads a field by its wire name (or its Python name), as
     ``hansa.client``'s answers were read when they were plain dicts."""
 
     model_config = ConfigDict(from_attributes=True)
+
+    @classmethod
+    def of(cls, obj: Any) -> Self:
+        """The answer that shows ``obj``, read by attribute name: a field named otherwise on
+        the wire has the attribute's name and the wire's as alias (a lookup by the camelCase
+        alias first would miss on every field, slowly, on a pydantic model)."""
+        return cls.model_validate(obj, by_alias=False, by_name=True)
 
     def __getitem__(self, key: str) -> Any:
         fields = type(self).model_fields

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import AliasChoices, Field
+from pydantic import Field
 
 from hansa.api.models.base import Masked, MaskedText, Out, Time
 from hansa.domain.base import Wire
@@ -13,8 +13,8 @@ from hansa.domain.message import Message, Phase
 from hansa.domain.run import Run, RunStatus, Task, TaskStatus
 from hansa.domain.run_log import LogEntry
 
-_CREATED_BY = Field(validation_alias=AliasChoices("createdByAgentId", "created_by"))
-"""``createdByAgentId`` on the wire, ``created_by`` on a run or task."""
+_CREATED_BY = Field(alias="createdByAgentId")
+"""A run's or task's ``created_by``: ``createdByAgentId`` on the wire."""
 
 
 class TaskOut(Out):
@@ -31,7 +31,7 @@ class TaskOut(Out):
     """The graph node it runs (a graph's run), else null."""
     depends_on: list[str] | None
     """The tasks it waits for (a graph's run), else null: its step group's order."""
-    created_by_agent_id: str = _CREATED_BY
+    created_by: str = _CREATED_BY
     status: TaskStatus
     task_type: str
     parameters: Masked
@@ -57,7 +57,7 @@ class RunSummary(Out):
     project_id: str | None
     title: str
     status: RunStatus
-    created_by_agent_id: str = _CREATED_BY
+    created_by: str = _CREATED_BY
     created_at: Time
     updated_at: Time
     metadata: Masked
@@ -75,8 +75,8 @@ class ThinkingEntry(Out):
     """A thinking entry of the run (a step group's, or the run's own)."""
 
     agent_id: str | None
-    summary: str = Field(validation_alias=AliasChoices("summary", "content"))
-    """What the agent thought (a thinking message's ``content``)."""
+    content: str = Field(alias="summary")
+    """What the agent thought (a thinking message's ``content``), as ``summary``."""
     created_at: Time
 
 
@@ -98,7 +98,7 @@ class RunCard(RunSummary):
     """The completed steps a rollback would undo, newest first."""
 
     @classmethod
-    def of(
+    def of_run(
         cls,
         r: Run,
         tasks: list[Task],
@@ -111,23 +111,19 @@ class RunCard(RunSummary):
         agents = sorted({t.created_by for t in tasks}, key=lambda a: (a != "chief", a))
         groups = sorted({t.step_group for t in tasks})
         return cls.model_construct(
-            **dict(RunSummary.model_validate(r)),
+            **dict(RunSummary.of(r)),
             agents=[RunAgent(id=a, display_name=names.get(a, a)) for a in agents],
             groups=[
                 StepGroup(
                     step_group=g,
-                    tasks=[TaskOut.model_validate(t) for t in tasks if t.step_group == g],
+                    tasks=[TaskOut.of(t) for t in tasks if t.step_group == g],
                     thinking=[
-                        ThinkingEntry.model_validate(m)
-                        for m in thinking
-                        if m.metadata.get("group") == g
+                        ThinkingEntry.of(m) for m in thinking if m.metadata.get("group") == g
                     ],
                 )
                 for g in groups
             ],
-            thinking=[
-                ThinkingEntry.model_validate(m) for m in thinking if not m.metadata.get("group")
-            ],
+            thinking=[ThinkingEntry.of(m) for m in thinking if not m.metadata.get("group")],
             undoable_task_ids=list(undoable),
         )
 

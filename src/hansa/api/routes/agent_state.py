@@ -32,7 +32,7 @@ async def get_agent_state(
         return agent_states.all_of(conn, tenant, conversation_id)
 
     found = await services.db.read(read)
-    shown = [models.AgentStateOut.model_validate(s) for s in found]
+    shown = [models.AgentStateOut.of(s) for s in found]
     return models.AgentStates(conversation_id=conversation_id, agent_states=shown)
 
 
@@ -44,4 +44,4 @@ async def clear_agent_state(
 ) -> models.AgentStateOut:
     """Empty an agent's scratchpad: a new version, announced by ``agent_state``."""
     cleared = await scratchpad.clear(services, tenant, conversation_id, agent_id)
-    return models.AgentStateOut.model_validate(cleared)
+    return models.AgentStateOut.of(cleared)

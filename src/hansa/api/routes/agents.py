@@ -74,7 +74,7 @@ class TokenCreate(Wire):
 @router.get("")
 async def list_agents(services: ServicesDep, tenant: TenantDep) -> list[AgentOut]:
     """The roster, Hans first, then the agents the tenant registered."""
-    return [AgentOut.model_validate(a) for a in await services.agents.listing(tenant)]
+    return [AgentOut.of(a) for a in await services.agents.listing(tenant)]
 
 
 @router.post("", status_code=201, responses=answers(None, 409))
@@ -96,7 +96,7 @@ async def register_agent(
         color=body.color,
     )
     await services.db.write(lambda conn: principals.register(conn, tenant, agent))
-    return AgentOut.model_validate(agent)
+    return AgentOut.of(agent)
 
 
 @router.post(
@@ -147,7 +147,7 @@ async def update_agent(
         principals.update(conn, tenant, updated)
         return updated
 
-    return AgentOut.model_validate(await services.db.write(change))
+    return AgentOut.of(await services.db.write(change))
 
 
 @router.delete("/{agent_id}", status_code=204, responses=answers(None, 409))

@@ -31,14 +31,14 @@ async def create_conversation(
         title=body.title,
         active_agent_id=body.active_agent_id,
     )
-    return ConversationOut.model_validate(convo)
+    return ConversationOut.of(convo)
 
 
 @router.get("")
 async def list_conversations(services: ServicesDep, tenant: TenantDep) -> list[ConversationOut]:
     """The newest conversations."""
     found = await services.db.read(conversations.list_recent, tenant)
-    return [ConversationOut.model_validate(c) for c in found]
+    return [ConversationOut.of(c) for c in found]
 
 
 @router.get("/{conversation_id}")
@@ -47,7 +47,7 @@ async def get_conversation(
 ) -> ConversationOut:
     """One conversation."""
     found = await services.db.read(lambda conn: conversations.get(conn, tenant, conversation_id))
-    return ConversationOut.model_validate(found)
+    return ConversationOut.of(found)
 
 
 @router.get("/{conversation_id}/messages")
@@ -56,7 +56,7 @@ async def list_messages(
 ) -> list[MessageOut]:
     """Every message, in order."""
     found = await services.db.read(messages.all_of, tenant, conversation_id)
-    return [MessageOut.model_validate(m) for m in found]
+    return [MessageOut.of(m) for m in found]
 
 
 @router.post(
@@ -139,4 +139,4 @@ async def patch_conversation(
         participants=body.participants,
         focus_entity_id=focus,
     )
-    return ConversationOut.model_validate(changed)
+    return ConversationOut.of(changed)

@@ -65,7 +65,7 @@ async def request_handoff(
     )
     if not new:
         response.status_code = 200
-    return models.HandoffOut.model_validate(opened)
+    return models.HandoffOut.of(opened)
 
 
 @router.get("/handoffs")
@@ -79,7 +79,7 @@ async def list_handoffs(
     found = await services.db.read(
         handoffs.queue, tenant, status.value if status else None, priority
     )
-    return [models.HandoffOut.model_validate(h) for h in found]
+    return [models.HandoffOut.of(h) for h in found]
 
 
 @router.get("/handoffs/{handoff_id}")
@@ -87,9 +87,7 @@ async def get_handoff(
     handoff_id: str, services: ServicesDep, tenant: TenantDep
 ) -> models.HandoffOut:
     """One handoff, with its snapshot."""
-    return models.HandoffOut.model_validate(
-        await services.db.read(handoffs.get, tenant, handoff_id)
-    )
+    return models.HandoffOut.of(await services.db.read(handoffs.get, tenant, handoff_id))
 
 
 @router.post(
@@ -101,9 +99,7 @@ async def accept(
     handoff_id: str, body: Accept, services: ServicesDep, tenant: TenantDep
 ) -> models.HandoffOut:
     """A person takes the conversation (``agent_active``)."""
-    return models.HandoffOut.model_validate(
-        await service.accept(services, tenant, handoff_id, body.assignee)
-    )
+    return models.HandoffOut.of(await service.accept(services, tenant, handoff_id, body.assignee))
 
 
 @router.post(
@@ -127,7 +123,7 @@ async def human_message(
 )
 async def resolve(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> models.HandoffOut:
     """The matter is closed (``resolved``)."""
-    return models.HandoffOut.model_validate(await service.resolve(services, tenant, handoff_id))
+    return models.HandoffOut.of(await service.resolve(services, tenant, handoff_id))
 
 
 @router.post(
@@ -137,4 +133,4 @@ async def resolve(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> 
 )
 async def give_back(handoff_id: str, services: ServicesDep, tenant: TenantDep) -> models.HandoffOut:
     """The assistants take over again (``idle``); runs the handoff paused resume."""
-    return models.HandoffOut.model_validate(await service.give_back(services, tenant, handoff_id))
+    return models.HandoffOut.of(await service.give_back(services, tenant, handoff_id))

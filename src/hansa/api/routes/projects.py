@@ -81,21 +81,21 @@ async def create_project(
     )
     box = secrets.box(services.settings.secret_keys())
     await services.db.write(lambda conn: projects.create(conn, proj, box))
-    return ProjectOut.model_validate(proj)
+    return ProjectOut.of(proj)
 
 
 @router.get("")
 async def list_projects(services: ServicesDep, tenant: TenantDep) -> list[ProjectOut]:
     """The tenant's projects."""
     found = await services.db.read(projects.list_all, tenant)
-    return [ProjectOut.model_validate(p) for p in found]
+    return [ProjectOut.of(p) for p in found]
 
 
 @router.get("/{project_id}")
 async def get_project(project_id: str, services: ServicesDep, tenant: TenantDep) -> ProjectOut:
     """One project."""
     found = await services.db.read(lambda conn: projects.get(conn, tenant, project_id))
-    return ProjectOut.model_validate(found)
+    return ProjectOut.of(found)
 
 
 @router.patch(
@@ -120,4 +120,4 @@ async def patch_project(
     proj = await services.db.write(
         lambda conn: projects.update(conn, tenant, project_id, changes, now, box)
     )
-    return ProjectOut.model_validate(proj)
+    return ProjectOut.of(proj)

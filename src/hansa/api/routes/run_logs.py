@@ -70,7 +70,7 @@ async def list_runs(
         before=before,
         limit=_page("limit", limit, run_logs.RUNS_PAGE, run_logs.RUNS_PAGE_MAX),
     )
-    return [models.RunSummary.model_validate(r) for r in runs]
+    return [models.RunSummary.of(r) for r in runs]
 
 
 @router.get(

@@ -23,7 +23,7 @@ async def card(services: Services, tenant: str, run_id: str) -> models.RunCard:
     shown = await runs.view(services, tenant, run_id)
     names = await services.agents.display_names(tenant, (t.created_by for t in shown.tasks))
     undoable = [t.id for t in runs.undoable(services.registry, shown.tasks)]
-    return models.RunCard.of(shown.current, shown.tasks, shown.thinking, names, undoable)
+    return models.RunCard.of_run(shown.current, shown.tasks, shown.thinking, names, undoable)
 
 
 @router.get(
@@ -146,7 +146,7 @@ async def rollback_run(run_id: str, services: ServicesDep, tenant: TenantDep) ->
 async def undo_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> models.TaskOut:
     """Undo one completed step of an ended run with its task type's undo; the task, now
     ``undone``. 409 ``not_undoable`` for an irreversible step or one that changed nothing."""
-    return models.TaskOut.model_validate(await runs.undo_task(services, tenant, task_id))
+    return models.TaskOut.of(await runs.undo_task(services, tenant, task_id))
 
 
 @router.post(
@@ -156,13 +156,13 @@ async def undo_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> m
 )
 async def preempt_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> models.TaskOut:
     """Cancel this task only; the run continues."""
-    return models.TaskOut.model_validate(await runs.preempt(services, tenant, task_id))
+    return models.TaskOut.of(await runs.preempt(services, tenant, task_id))
 
 
 @router.get("/api/tasks/{task_id}", tags=["tasks"])
 async def get_task(task_id: str, services: ServicesDep, tenant: TenantDep) -> models.TaskOut:
     """One task."""
-    return models.TaskOut.model_validate(await runs.get_task(services, tenant, task_id))
+    return models.TaskOut.of(await runs.get_task(services, tenant, task_id))
 
 
 @router.post(
@@ -174,9 +174,7 @@ async def confirm_task(
     task_id: str, body: TaskConfirm, services: ServicesDep, tenant: TenantDep
 ) -> models.TaskOut:
     """Consent to an irreversible task for exactly the parameters with this hash."""
-    return models.TaskOut.model_validate(
-        await runs.confirm(services, tenant, task_id, body.parameters_hash)
-    )
+    return models.TaskOut.of(await runs.confirm(services, tenant, task_id, body.parameters_hash))
 
 
 @router.post(

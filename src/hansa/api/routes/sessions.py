@@ -48,7 +48,7 @@ async def create_session(
     body: service.NewSession, services: ServicesDep, tenant: TenantDep
 ) -> SessionOut:
     """Start a session: its first step is queued at once."""
-    return SessionOut.model_validate(await service.create(services, tenant, body))
+    return SessionOut.of(await service.create(services, tenant, body))
 
 
 @router.get("", operation_id="listAgentSessions")
@@ -62,7 +62,7 @@ async def list_sessions(
     found = await services.db.read(
         rows.list_all, tenant, agent_id, status.value if status else None
     )
-    return [SessionOut.model_validate(s) for s in found]
+    return [SessionOut.of(s) for s in found]
 
 
 @router.get(
@@ -71,9 +71,7 @@ async def list_sessions(
 )
 async def get_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> SessionOut:
     """One session."""
-    return SessionOut.model_validate(
-        await services.db.read(lambda conn: rows.get(conn, tenant, session_id))
-    )
+    return SessionOut.of(await services.db.read(lambda conn: rows.get(conn, tenant, session_id)))
 
 
 @router.post(
@@ -83,7 +81,7 @@ async def get_session(session_id: str, services: ServicesDep, tenant: TenantDep)
 )
 async def pause_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> SessionOut:
     """No step starts; one in flight finishes and is recorded."""
-    return SessionOut.model_validate(await service.pause(services, tenant, session_id))
+    return SessionOut.of(await service.pause(services, tenant, session_id))
 
 
 @router.post(
@@ -93,7 +91,7 @@ async def pause_session(session_id: str, services: ServicesDep, tenant: TenantDe
 )
 async def resume_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> SessionOut:
     """Go on from the step after the last recorded."""
-    return SessionOut.model_validate(await service.resume(services, tenant, session_id))
+    return SessionOut.of(await service.resume(services, tenant, session_id))
 
 
 @router.post(
@@ -105,9 +103,7 @@ async def interrupt_session(
     session_id: str, body: Guidance, services: ServicesDep, tenant: TenantDep
 ) -> SessionOut:
     """Give guidance to exactly the next step."""
-    return SessionOut.model_validate(
-        await service.interrupt(services, tenant, session_id, body.guidance)
-    )
+    return SessionOut.of(await service.interrupt(services, tenant, session_id, body.guidance))
 
 
 @router.post(
@@ -117,7 +113,7 @@ async def interrupt_session(
 )
 async def stop_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> SessionOut:
     """End the session; a step in flight is not recorded."""
-    return SessionOut.model_validate(await service.stop(services, tenant, session_id))
+    return SessionOut.of(await service.stop(services, tenant, session_id))
 
 
 @router.delete("/{session_id}", status_code=204, operation_id="deleteAgentSession")
@@ -144,7 +140,7 @@ async def session_steps(
         rows.get(conn, tenant, session_id)  # 404 for another tenant's
         return rows.steps_after(conn, session_id, after, limit)
 
-    return [SessionStepOut.model_validate(s) for s in await services.db.read(read)]
+    return [SessionStepOut.of(s) for s in await services.db.read(read)]
 
 
 def _mine(ev: event.Event, session_id: str) -> bool:

@@ -27,7 +27,7 @@ async def list_llm_calls(
     calls = await services.db.read(
         llm_calls.list_for, tenant, conversation_id=conversationId, run_id=runId
     )
-    return [models.LlmCallOut.model_validate(c) for c in calls]
+    return [models.LlmCallOut.of(c) for c in calls]
 
 
 @router.get("/api/usage", operation_id="getUsage")
