@@ -245,6 +245,11 @@ class TaskType(Generic[P]):
     describe: Callable[[Mapping[str, Any]], str | None] | None = None
     """The timeline's sentence for a completed execution, from its result ("Page created in
     WordPress at https://…"); None, or no sentence: the generic "<type> completed"."""
+    at_once: bool = False
+    """Its executor never waits: it only says something or asks for a change of the
+    conversation (``message.send``, ``context.update``, ``state.transition``,
+    ``handoff.create``). At the head of a rule's chain it runs in the trigger's
+    transaction (``engine/triggers/actions.py``, decision 0027)."""
 
     def reversible(self, params: P, judging: Judging | None = None) -> bool:
         """Whether the system can reverse this execution."""

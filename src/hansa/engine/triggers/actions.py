@@ -34,10 +34,6 @@ ENDS_THE_TURN = frozenset(
     {conversation.State.HANDOFF_PENDING, conversation.State.RESOLVED, conversation.State.ARCHIVED}
 )
 """States after which no assistant answers the message."""
-AT_ONCE = ("message.send", "context.update", "state.transition", "handoff.create")
-"""Node types whose executors only say something or ask for a change of the
-conversation: at the head of a rule's chain they take effect in the trigger's
-transaction."""
 
 
 @dataclass(frozen=True)
@@ -139,7 +135,7 @@ def _chain(scene: Scene, rule_id: str, nodes: list[Action], applied: Applied) ->
     scope = _scope(scene.facts)
     settled = 0
     for n, action in enumerate(nodes):
-        params = _filled(scene, action, scope) if action.type in AT_ONCE else None
+        params = _filled(scene, action, scope)
         if params is None:
             break
         _at_once(scene, rule_id, n, action, params)
@@ -170,10 +166,13 @@ def _ends_turn(action: Action) -> bool:
 
 
 def _filled(scene: Scene, action: Action, scope: templates.Scope) -> BaseModel | None:
-    """The node's parameters filled from the facts and validated by its task type; None
-    when they do not fill (a fact the save could not know is missing): the node then runs
-    in the chain's run, where that is its failure, said on the run card."""
+    """The parameters of a node that runs at once (``TaskType.at_once``), filled from the
+    facts and validated by its task type; None for any other node, or when they do not fill
+    (a fact the save could not know is missing): the node then runs in the chain's run,
+    where that is its failure, said on the run card."""
     task_type = scene.services.registry.for_node(action.type)
+    if not task_type.at_once:
+        return None
     config = canonical(action.type, action.params)
     try:
         params: BaseModel = task_type.params.model_validate(templates.render_value(config, scope))
@@ -214,8 +213,8 @@ def _at_once(scene: Scene, rule_id: str, n: int, action: Action, params: BaseMod
 
 
 def _finished(work: Awaitable[Any]) -> None:
-    """Complete an executor that never waits (the nodes of :data:`AT_ONCE`) in place: it
-    runs inside the trigger's transaction, where nothing may be awaited."""
+    """Complete an executor that never waits (``TaskType.at_once``) in place: it runs
+    inside the trigger's transaction, where nothing may be awaited."""
     steps = work.__await__()
     try:
         next(steps)

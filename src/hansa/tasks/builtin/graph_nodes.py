@@ -236,6 +236,7 @@ def register(add: Register) -> None:
             _send,
             ANY_AGENT,
             graph_node=True,
+            at_once=True,
         )
     )
     add(
@@ -281,6 +282,7 @@ def register(add: Register) -> None:
             _update_context,
             ANY_AGENT,
             graph_node=True,
+            at_once=True,
         )
     )
     add(
@@ -291,6 +293,7 @@ def register(add: Register) -> None:
             _transition,
             ANY_AGENT,
             graph_node=True,
+            at_once=True,
         )
     )
     add(
@@ -301,6 +304,7 @@ def register(add: Register) -> None:
             _hand_over,
             ANY_AGENT,
             graph_node=True,
+            at_once=True,
         )
     )
     add(
