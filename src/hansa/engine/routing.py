@@ -15,8 +15,8 @@ from pydantic import TypeAdapter, ValidationError
 
 from hansa import errors
 from hansa.domain.agent import SUPERVISOR_ID
-from hansa.domain.routing import RoutingDecision, RoutingRule
 from hansa.domain.conditions import Evaluator
+from hansa.domain.routing import RoutingDecision, RoutingRule
 from hansa.engine.rules.evaluate import check, evaluate
 from hansa.engine.rules.routing import compile_routing
 
