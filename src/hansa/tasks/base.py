@@ -5,6 +5,10 @@ whether the system can reverse it (and how), the capability an agent needs, and
 an async executor. Executors get validated parameters and a ``TaskContext`` with
 the tenant/project scope, a stable idempotency key, and the connectors they may
 use; they return a JSON-able result dict and never reach the database directly.
+
+What the run machinery does with a task besides executing it (holds it, settles it as it
+starts, forks or loops the tasks after it, tells what it did) is said here, on its type,
+never by its name in the engine (decision 0024).
 """
 
 from __future__ import annotations
