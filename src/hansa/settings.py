@@ -158,6 +158,10 @@ class Settings(BaseSettings):
     claim_window_ms: int = Field(default=500, ge=0, le=10_000)
     """How long external assistants may claim a message (seed 001 turn-taking)."""
 
+    ap_store_max_bytes_per_tenant: int = Field(default=64 * 1024 * 1024, ge=64 * 1024)
+    """Bytes of values (as compact JSON) one tenant may keep in the Agent Protocol's store
+    (``/ap/store``); a put past it is 422 and stores nothing."""
+
     # Schedules and completion webhooks (docs/api.md, "Schedules", "Completion webhooks").
     max_schedules_per_tenant: int = Field(default=100, ge=0, le=100_000)
     """Schedules one tenant may have; one more is refused (422)."""

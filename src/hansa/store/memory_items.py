@@ -8,9 +8,10 @@ a tenant's expired rows are deleted when it reaches its limit of items.
 
 Search has no embeddings and no ranking: a filter is equality of top-level fields, a word
 a case-insensitive substring of the value's JSON text. Both are matched here, in Python,
-on the tenant's items under the prefix, most recently updated first, so that they mean
-the same on SQLite and PostgreSQL; a tenant has at most :data:`MAX_ITEMS` items to look
-through.
+on the tenant's items under the prefix, most recently updated first (an index serves that
+order), so that they mean the same on SQLite and PostgreSQL; a tenant has at most
+:data:`MAX_ITEMS` items and ``max_bytes`` of values (``HANSA_AP_STORE_MAX_BYTES_PER_TENANT``,
+each value's ``size`` kept beside it) to look through.
 """
 
 from __future__ import annotations
@@ -131,6 +132,27 @@ def _make_room(conn: Connection, tenant_id: str, now: datetime, max_items: int) 
     )
 
 
+def _make_bytes(
+    conn: Connection, tenant_id: str, now: datetime, grows: int, max_bytes: int
+) -> None:
+    """InvalidInput unless the tenant's values may grow by ``grows`` bytes (its expired
+    items deleted first when they would not)."""
+    if grows <= 0:
+        return
+    mine = _m.c.tenant_id == tenant_id
+    total = sa.select(sa.func.coalesce(sa.func.sum(_m.c.size), 0)).where(mine)
+    if int(conn.execute(total).scalar_one()) + grows <= max_bytes:
+        return
+    if conn.execute(sa.delete(_m).where(mine, _m.c.expires_at <= now)).rowcount:
+        if int(conn.execute(total).scalar_one()) + grows <= max_bytes:
+            return
+    raise errors.InvalidInput(
+        f"a tenant keeps at most {max_bytes} bytes of store values: delete some items before "
+        "putting more",
+        details={"field": "value", "limitBytes": max_bytes},
+    )
+
+
 def put(
     conn: Connection,
     tenant_id: str,
@@ -141,15 +163,25 @@ def put(
     *,
     expires_at: datetime | None = None,
     max_items: int = MAX_ITEMS,
+    max_bytes: int | None = None,
 ) -> None:
     """Store ``value`` under ``namespace`` and ``key``: a new item, or a new value of the
     item there (its ``created_at`` kept; an expired one is replaced as a new item).
     ``expires_at`` is the item's new expiry (None: never). InvalidInput when the item is new
-    and the tenant has ``max_items`` already."""
+    and the tenant has ``max_items`` already, or when the tenant's values would pass
+    ``max_bytes`` (None: no quota); nothing is written then."""
     _hold_tenant(conn, tenant_id)
     mine = _mine(tenant_id, namespace, key)
-    found = conn.execute(sa.select(_m.c.expires_at).where(*mine)).first()
-    values: dict[str, Any] = {"value": value, "updated_at": now, "expires_at": expires_at}
+    found = conn.execute(sa.select(_m.c.expires_at, _m.c.size).where(*mine)).first()
+    size = len(value_json(value))
+    if max_bytes is not None:
+        _make_bytes(conn, tenant_id, now, size - (found.size if found else 0), max_bytes)
+    values: dict[str, Any] = {
+        "value": value,
+        "updated_at": now,
+        "expires_at": expires_at,
+        "size": size,
+    }
     if found is None:
         _make_room(conn, tenant_id, now, max_items)
         row = {"tenant_id": tenant_id, "namespace": _join(namespace), "key": key}

@@ -567,4 +567,7 @@ memory_items = sa.Table(
     _created(),
     sa.Column("updated_at", UtcDateTime(), nullable=False),
     sa.Column("expires_at", UtcDateTime()),  # None: kept until deleted
+    # the value's bytes as compact JSON: a tenant's quota is a sum of these
+    sa.Column("size", sa.Integer, nullable=False, server_default="0"),
+    sa.Index("ix_memory_items_tenant_updated", "tenant_id", "updated_at"),
 )

@@ -176,12 +176,21 @@ def _out(item: items.Item) -> dict[str, Any]:
 @router.put("/items", status_code=204, responses=answers(None, status=204, description="Stored"))
 async def put_store_item(body: PutStoreItem, services: ServicesDep, tenant: TenantDep) -> Response:
     """Store ``value`` under ``namespace`` and ``key``: a new item, or a new value of the
-    item there (its ``created_at`` kept). A new item past the tenant's 10,000 is 422."""
+    item there (its ``created_at`` kept). A new item past the tenant's 10,000, or values
+    past its ``HANSA_AP_STORE_MAX_BYTES_PER_TENANT``, is 422 and stores nothing."""
     now = services.clock()
     expires = None if body.ttl is None else now + timedelta(minutes=body.ttl)
+    quota = services.settings.ap_store_max_bytes_per_tenant
     await services.db.write(
         lambda conn: items.put(
-            conn, tenant, body.namespace, body.key, body.value, now, expires_at=expires
+            conn,
+            tenant,
+            body.namespace,
+            body.key,
+            body.value,
+            now,
+            expires_at=expires,
+            max_bytes=quota,
         )
     )
     return Response(status_code=204)
