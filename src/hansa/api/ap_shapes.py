@@ -17,6 +17,7 @@ from uuid import UUID
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from hansa import errors
+from hansa.api.models.agent_protocol import AssistantOut, RunMetadata, RunOut
 from hansa.domain import message, run, turn
 from hansa.domain.agent import AgentDefinition
 from hansa.engine.turns.outcome import Outcome, Standing, Waiting
@@ -32,6 +33,7 @@ RESUME_HINT = (
 )
 Strategy = Literal["reject", "interrupt", "rollback", "enqueue"]
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
+RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
 
 
 def not_a_bool(value: Any) -> Any:
@@ -89,19 +91,19 @@ class ApRunCreate(_Open):
     if_not_exists: Literal["create", "reject"] = "reject"
 
 
-def assistant(agent: AgentDefinition, now: datetime) -> dict[str, Any]:
-    return {
-        "assistant_id": agent.id,
-        "graph_id": agent.id,
-        "name": agent.display_name,
-        "description": agent.role_summary,
-        "config": {},
-        "context": {},
-        "metadata": {"role": agent.role, "category": agent.category.value},
-        "version": 1,
-        "created_at": now.isoformat(),
-        "updated_at": now.isoformat(),
-    }
+def assistant(agent: AgentDefinition, now: datetime) -> AssistantOut:
+    return AssistantOut(
+        assistant_id=agent.id,
+        graph_id=agent.id,
+        name=agent.display_name,
+        description=agent.role_summary,
+        config={},
+        context={},
+        metadata={"role": agent.role, "category": agent.category.value},
+        version=1,
+        created_at=now,
+        updated_at=now,
+    )
 
 
 def lc_message(m: message.Message) -> dict[str, Any]:
@@ -173,7 +175,7 @@ def thread_state(standing: Standing, supervisor_id: str) -> dict[str, Any]:
     }
 
 
-def run_status(o: Outcome) -> str:
+def run_status(o: Outcome) -> RunStatus:
     """The protocol's status of a run: the turn's, then that of the run it approved."""
     match o.turn.status:
         case turn.TurnStatus.QUEUED:
@@ -193,22 +195,22 @@ def run_status(o: Outcome) -> str:
     return "error" if o.started.status is run.RunStatus.FAILED else "success"
 
 
-def run_out(o: Outcome, supervisor_id: str) -> dict[str, Any]:
+def run_out(o: Outcome, supervisor_id: str) -> RunOut:
     t = o.turn
     changed = t.finished_at or t.created_at
     if o.started is not None:
         changed = max(changed, o.started.updated_at)
-    return {
-        "run_id": t.id,
-        "thread_id": t.conversation_id,
-        "assistant_id": t.agent_id or supervisor_id,
-        "created_at": t.created_at.isoformat(),
-        "updated_at": changed.isoformat(),
-        "status": run_status(o),
-        "metadata": {"turnId": t.id, "runId": None if o.started is None else o.started.id},
-        "multitask_strategy": "enqueue",
-        "kwargs": {},
-    }
+    return RunOut(
+        run_id=t.id,
+        thread_id=t.conversation_id,
+        assistant_id=t.agent_id or supervisor_id,
+        created_at=t.created_at,
+        updated_at=changed,
+        status=run_status(o),
+        metadata=RunMetadata(turnId=t.id, runId=None if o.started is None else o.started.id),
+        multitask_strategy="enqueue",
+        kwargs={},
+    )
 
 
 def text_of(body: ApRunCreate) -> str:

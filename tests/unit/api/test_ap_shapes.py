@@ -129,8 +129,8 @@ def test_a_runs_status_is_its_turns_then_its_plans(
     )
     out = shapes.run_out(found, "chief")
 
-    assert shapes.run_status(found) == expected == out["status"]
-    assert out["assistant_id"] == "chief" and out["metadata"]["turnId"] == "t1"
+    assert shapes.run_status(found) == expected == out.status
+    assert out.assistant_id == "chief" and out.metadata.turnId == "t1"
 
 
 def test_what_the_thread_waits_for_is_its_interrupt() -> None:

@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from hansa.api.models.base import Time
+
 
 class _Out(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
@@ -24,8 +26,8 @@ class AssistantOut(_Out):
     context: dict[str, Any]
     metadata: dict[str, Any]
     version: int
-    created_at: datetime
-    updated_at: datetime
+    created_at: Time
+    updated_at: Time
 
 
 class LcMessage(_Out):
@@ -121,8 +123,8 @@ class RunOut(_Out):
     run_id: str
     thread_id: str
     assistant_id: str
-    created_at: datetime
-    updated_at: datetime
+    created_at: Time
+    updated_at: Time
     status: Literal["pending", "running", "error", "success", "timeout", "interrupted"]
     metadata: RunMetadata
     multitask_strategy: str

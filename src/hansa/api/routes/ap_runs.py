@@ -16,6 +16,7 @@ confirmation. ``multitask_strategy`` ``rollback`` interrupts like ``interrupt``.
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -92,7 +93,7 @@ async def _start(
     if thread_id is None:
         thread_id = (await chat.create_conversation(services, tenant, active_agent_id=active)).id
     elif body.if_not_exists == "create" and not await _exists(services, tenant, thread_id):
-        await chat.create_conversation(services, tenant, conversation_id=thread_id)
+        await _create_thread(services, tenant, thread_id)
     if body.command is not None:
         now = await services.db.read(standing, tenant, thread_id, last=1)
         if now.waiting is None:
@@ -106,6 +107,26 @@ async def _start(
         services, tenant, thread_id, text, active_agent_id=active, strategy=strategy
     )
     return Started(thread_id, posted, body.stream_mode)
+
+
+async def _create_thread(services: Services, tenant: str, thread_id: str) -> None:
+    """Open the thread a run names (``if_not_exists: create``). Its id must be a UUID, as
+    ``POST /ap/threads`` takes, so no id Hansa issued (another tenant's conversation, say)
+    is ever one a client may claim; one another tenant's client chose answers 404, as every
+    id of another tenant does, not 409 (security review 2026-11-27, L2)."""
+    try:
+        chosen = str(uuid.UUID(thread_id))
+    except ValueError:
+        chosen = None
+    if chosen != thread_id.lower():
+        raise errors.InvalidInput(
+            "a thread a run creates needs a UUID for its id, as POST /ap/threads does",
+            details={"field": "thread_id"},
+        )
+    try:
+        await chat.create_conversation(services, tenant, conversation_id=thread_id)
+    except errors.Conflict:
+        raise errors.NotFound(f"thread {thread_id} not found") from None
 
 
 async def _exists(services: Services, tenant: str, thread_id: str) -> bool:
@@ -151,7 +172,7 @@ async def _waited(
 
 async def _created(services: Services, tenant: str, run: Started) -> JSONResponse:
     found = await _run(services, tenant, run.thread_id, run.posted.turn_id)
-    out = shapes.run_out(found, services.supervisor.id)
+    out = shapes.run_out(found, services.supervisor.id).model_dump(mode="json")
     return JSONResponse(out, headers=_location(run.thread_id, run.posted.turn_id))
 
 
@@ -208,6 +229,7 @@ async def wait_stateless_run(
 
 @router.post(
     "/threads/{thread_id}/runs/stream",
+    status_code=200,  # FastAPI cannot read it off RunEventStream's __init__ (its slot first)
     response_model=None,
     response_class=RunEventStream,
     responses={**answers(None, 404, 409, 422, 429), **_SSE},
@@ -231,6 +253,7 @@ async def stream_thread_run(
 
 @router.post(
     "/runs/stream",
+    status_code=200,  # FastAPI cannot read it off RunEventStream's __init__ (its slot first)
     response_model=None,
     response_class=RunEventStream,
     responses={**answers(None, 404, 409, 422, 429), **_SSE},
@@ -243,14 +266,14 @@ async def stream_stateless_run(
     return _streamed(services, tenant, run, _hold(request, tenant, run.thread_id))
 
 
-@router.get("/threads/{thread_id}/runs", response_model=None, responses=answers(list[RunOut], 404))
+@router.get("/threads/{thread_id}/runs", responses=answers(None, 404))
 async def list_thread_runs(
     thread_id: str,
     services: ServicesDep,
     tenant: TenantDep,
     limit: int = Query(default=10, ge=1, le=MAX_LISTED),
     offset: int = Query(default=0, ge=0, le=100_000),
-) -> list[dict[str, Any]]:
+) -> list[RunOut]:
     """The thread's runs (its turns), newest first."""
     await services.db.read(conversations.get, tenant, thread_id)  # 404 for an unknown thread
     page = await services.db.read(
@@ -264,12 +287,11 @@ async def list_thread_runs(
 
 @router.get(
     "/threads/{thread_id}/runs/{run_id}",
-    response_model=None,
-    responses=answers(RunOut, 404),
+    responses=answers(None, 404),
 )
 async def get_thread_run(
     thread_id: str, run_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> RunOut:
     """One run: its status is the turn's, then that of the plan it approved."""
     return shapes.run_out(await _run(services, tenant, thread_id, run_id), services.supervisor.id)
 
@@ -290,6 +312,7 @@ async def join_thread_run(
 
 @router.get(
     "/threads/{thread_id}/runs/{run_id}/stream",
+    status_code=200,  # FastAPI cannot read it off RunEventStream's __init__ (its slot first)
     response_model=None,
     response_class=RunEventStream,
     responses={**answers(None, 404, 429), **_SSE},

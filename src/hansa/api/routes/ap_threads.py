@@ -45,14 +45,14 @@ async def _assistants(
         for a in await services.agents.listing(tenant)
         if body.graph_id in (None, a.id)
         and (body.name is None or body.name.lower() in a.display_name.lower())
-        and _matches(shapes.assistant(a, services.clock())["metadata"], body.metadata)
+        and _matches(shapes.assistant(a, services.clock()).metadata, body.metadata)
     ]
 
 
-@router.post("/assistants/search", response_model=None, responses=answers(list[AssistantOut]))
+@router.post("/assistants/search")
 async def search_assistants(
     body: shapes.AssistantSearch, services: ServicesDep, tenant: TenantDep
-) -> list[dict[str, Any]]:
+) -> list[AssistantOut]:
     """The tenant's agents as assistants, Hans first."""
     found = await _assistants(services, tenant, body)
     now = services.clock()
@@ -67,10 +67,10 @@ async def count_assistants(
     return len(await _assistants(services, tenant, body))
 
 
-@router.get("/assistants/{assistant_id}", response_model=None, responses=answers(AssistantOut, 404))
+@router.get("/assistants/{assistant_id}", responses=answers(None, 404))
 async def get_assistant(
     assistant_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> AssistantOut:
     """One agent as an assistant."""
     agent = await services.agents.require(tenant, assistant_id)
     return shapes.assistant(agent, services.clock())
