@@ -130,7 +130,7 @@ class Book:
             for t in self.tasks.values()
             if t.status is run.TaskStatus.OPEN and t.scheduled_at and t.scheduled_at > now
         }
-        timeouts = forks.deadlines(self.forks_now())
+        timeouts = forks.deadlines(self.forks_now()) if Flow.FORK in self.flows else {}
         return {**waits, **{k: v for k, v in timeouts.items() if v > now}}
 
     def outputs(self) -> dict[str, dict[str, Any]]:
@@ -196,11 +196,13 @@ def next_tasks(book: Book, r: run.Run, *, busy: int) -> list[run.Task]:
     if Flow.LOOP in book.flows:
         loops.materialise(book, book.after(), book.change.services.settings.max_tasks_per_run)
     after = book.after()  # with a materialised body's copies
-    for task, target, why in forks.losers(book.forks_now(), book.change.now):
-        book.move(task.id, target, error=why, announce=True)
+    forking = Flow.FORK in book.flows
+    if forking:
+        for task, target, why in forks.losers(book.forks_now(), book.change.now):
+            book.move(task.id, target, error=why, announce=True)
     _skip_branches_not_taken(book, after)
     tasks = list(book.tasks.values())
-    absorbed = forks.settled(book.forks_now())  # failures a settle takes
+    absorbed = forks.settled(book.forks_now()) if forking else set()  # a settle's failures
     ready = [
         t
         for t in tasks
