@@ -12,7 +12,7 @@ from hansa import errors
 from hansa.domain import action_lists, graph
 from hansa.domain.conditions import Evaluator, compile_pattern
 from hansa.domain.node_configs import NODE_CONFIGS
-from hansa.domain.node_configs import Condition as Condition_
+from hansa.domain.node_configs import Condition as ConditionNode
 from hansa.domain.rules import (
     ENGINE_ACTIONS,
     Action,
@@ -127,6 +127,9 @@ def _in_rule(path: str, nodes: list[tuple[int, Action]]) -> str:
 
 
 def _check_references(trigger: Trigger, compiled: action_lists.Compiled, where: list[str]) -> None:
+    """Every template reference and condition field of the chain, node by node in the order
+    they were written, against the names the nodes before it set (a template naming nothing
+    would stop its node under the law of clarity: knowable now, so refused now)."""
     namespaces = {"user", "context", "project"} | (
         {"message"} if trigger == TRIGGER_MESSAGE else set()
     )
@@ -138,7 +141,7 @@ def _check_references(trigger: Trigger, compiled: action_lists.Compiled, where: 
             loops |= {str(config.get(k)) for k in ("itemKey", "indexKey") if config.get(k)}
         names = list(templates.references(config, loop_keys=known | loops))
         if component["type"] == "condition":
-            names += [leaf.field for leaf in Condition_.model_validate(config).group().tests()]
+            names += [leaf.field for leaf in ConditionNode.model_validate(config).group().tests()]
         for name in names:
             head = name.split(".", 1)[0]
             if head not in known | loops:
