@@ -431,3 +431,26 @@ def test_a_fact_missing_at_the_head_fails_the_node_not_the_turn(client: httpx.Cl
     (node,) = _tasks(card).values()
     assert events[-1]["type"] == "done" and "error" not in {e["type"] for e in events}
     assert card["status"] == "failed" and "context.tier" in node["error"]
+
+
+def test_the_parallel_example_runs_its_actions_side_by_side(
+    client: httpx.Client, stand: Stand
+) -> None:
+    base = f"http://127.0.0.1:{stand.port}"
+    fork = example(
+        "parallel",
+        {"url": f"{base}/api/logs/recent", "resultKey": "recent"},
+        {"url": f"{base}/api/logs/errors", "resultKey": "errors"},
+    )
+    graph = _graph(client, [fork])
+    cid = new_conversation(client)
+    before = len(stand.requests)
+    card = _confirm_and_finish(client, _run(client, graph["id"], cid, {}))
+
+    tasks = _tasks(card)
+    assert card["status"] == "completed", card
+    assert tasks["parallel_1"]["parameters"]["timeout"] == 5000
+    assert {tasks[n]["dependsOn"][0] for n in ("recent", "errors")} == {tasks["parallel_1"]["id"]}
+    assert tasks["recent"]["result"]["total"] == 2 and tasks["errors"]["status"] == "completed"
+    paths = sorted(path for _, path, _ in stand.requests[before:])
+    assert paths == ["/api/logs/errors", "/api/logs/recent"]
