@@ -16,7 +16,7 @@ from hansa.engine.runs import run_job, scheduler
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import secret_box
 from hansa.engine.runs.drafts import TaskDraft, judge_drafts, new_task
-from hansa.store import runs
+from hansa.store import projects, runs
 
 
 def next_group(group: str) -> str:
@@ -34,13 +34,15 @@ def add_task(
     it when its turn comes. Returns the task and the run's status.
 
     Raises:
-        errors.NotFound: The tenant has no such run.
+        errors.NotFound: The tenant has no such run, or no such project.
         errors.Conflict: The run is over, or belongs to another conversation.
         errors.InvalidInput: The run has its most tasks already, or the draft is incomplete.
         laws.ScopeDenied: The law of allowed scope refuses the task.
     """
     conn, tenant_id, run_id = change.conn, change.tenant_id, change.run_id
     runs.get(conn, tenant_id, run_id)  # another tenant's run is not found
+    if draft.project_id is not None:
+        projects.get(conn, tenant_id, draft.project_id)  # nor another tenant's project
     current = runs.locked(conn, run_id, change.now)
     if current.conversation_id != conversation_id:
         raise errors.Conflict(

@@ -22,7 +22,7 @@ from hansa.engine.runs.drafts import (
 )
 from hansa.engine.runtime.recorder import Batch, Recorder, Step
 from hansa.engine.runtime.services import Services
-from hansa.store import conversations, messages, runs
+from hansa.store import conversations, messages, projects, runs
 
 T = TypeVar("T")
 
@@ -81,6 +81,9 @@ def store_run(change: RunChange, new: NewRun) -> run.Run:
             details={"field": "tasks"},
         )
     conversations.get(conn, tenant_id, new.conversation_id)
+    named = [new.project_id, *(d.project_id for d in drafts)]
+    for project_id in sorted({p for p in named if p is not None}):
+        projects.get(conn, tenant_id, project_id)  # another tenant's project: not found
     verdicts = judge_drafts(services, conn, tenant_id, drafts)
     for verdict in verdicts:
         verdict.raise_for_refusal()
