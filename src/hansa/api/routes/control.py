@@ -62,7 +62,7 @@ class Control(Wire):
         return self
 
 
-async def apply(services: Services, tenant: str, body: Control) -> dict[str, Any]:
+async def apply(services: Services, tenant: str, body: Control) -> models.Controlled:
     """Carry out one control event; the answer says what it acted on and its status now."""
     match body.event:
         case "stream.pause" | "stream.resume" | "stream.cancel":
@@ -74,26 +74,29 @@ async def apply(services: Services, tenant: str, body: Control) -> dict[str, Any
             }[body.event]
             await step(services, tenant, body.run_id)
             shown = await runs.view(services, tenant, body.run_id)
-            return {"event": body.event, "runId": body.run_id, "status": shown.current.status}
+            return models.RunControlled(
+                event=body.event, run_id=body.run_id, status=shown.current.status
+            )
         case "stream.preempt":
             assert body.task_id is not None
             task = await runs.preempt(services, tenant, body.task_id)
-            return {"event": body.event, "taskId": task.id, "status": task.status}
+            return models.TaskControlled(event=body.event, task_id=task.id, status=task.status)
         case "stream.handoff":
             assert body.conversation_id is not None
             opened, _ = await service.request(
                 services, tenant, body.conversation_id, service.Ask(reason=body.reason)
             )
-            return {"event": body.event, "handoffId": opened.id, "status": opened.status}
+            return models.HandoffControlled(
+                event=body.event, handoff_id=opened.id, status=opened.status
+            )
     raise errors.InvalidInput(f"unknown control event {body.event}")
 
 
 @router.post(
     "/control",
     operation_id="sendControlEvent",
-    response_model=None,
-    responses=answers(models.Controlled, 404, 409),
+    responses=answers(None, 404, 409),
 )
-async def control(body: Control, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+async def control(body: Control, services: ServicesDep, tenant: TenantDep) -> models.Controlled:
     """Pause, resume or cancel a run, preempt a task, hand a conversation to a person."""
     return await apply(services, tenant, body)

@@ -19,7 +19,6 @@ from contextlib import aclosing
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, WebSocket
-from fastapi.encoders import jsonable_encoder
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from starlette.types import Receive, Scope, Send
@@ -177,7 +176,7 @@ async def _converse(
                     if body.event == "stream.handoff" and body.conversation_id is None:
                         body = body.model_copy(update={"conversation_id": conversation_id})
                     done = await control.apply(services, tenant, body)
-                    await send({"type": "control", **jsonable_encoder(done)})
+                    await send({"type": "control", **done.model_dump(mode="json", by_alias=True)})
                     continue
                 posted = await chat.post_message(
                     services,
