@@ -137,7 +137,7 @@ def parse(value: Any) -> list[StdioChoice | HttpServer]:
     if any(_commands(entry) for entry in value):
         raise errors.InvalidInput(
             f"{where}: a stdio server's command is the operator's alone: name one of the "
-            f"server's own ({{\"name\": …, \"transport\": \"stdio\"}}, configured in "
+            "server's own (an entry of its name and transport stdio, configured in "
             f"hansa.toml as [{OPERATOR_SECTION}.<name>]), or use an http server",
             details={"field": where},
         )
