@@ -1,4 +1,4 @@
-"""The worker is woken by the store after any commit that queued a job (decision 0028),
+"""The worker is woken by the store after any commit that queued a job (decision 0025),
 never by hand: with the worker polling once a minute, a message is answered, a session
 steps to its limit and a schedule fires in seconds, each job queued by the commit before."""
 

@@ -1,4 +1,4 @@
-"""The one condition evaluator of rules and graphs (decision 0025): field paths into the
+"""The one condition evaluator of rules and graphs (decision 0022): field paths into the
 facts, sixteen operators, a time box.
 
 A rule tests the facts of its trigger (``message``, ``context``…); a graph's ``condition``

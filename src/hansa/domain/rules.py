@@ -73,7 +73,7 @@ READ_ONLY = frozenset(
 
 class Condition(Wire):
     """One test of one fact: ``message.content contains "refund"``. The one condition
-    language of rules and graphs (decision 0025): a rule's fields start at a fact root
+    language of rules and graphs (decision 0022): a rule's fields start at a fact root
     (:data:`FACT_ROOTS`), a graph's at anything its templates may name."""
 
     model_config = _STRICT

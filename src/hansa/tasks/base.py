@@ -253,7 +253,7 @@ class TaskType(Generic[P]):
     """Its executor never waits: it only says something or asks for a change of the
     conversation (``message.send``, ``context.update``, ``state.transition``,
     ``handoff.create``). At the head of a rule's chain it runs in the trigger's
-    transaction (``engine/triggers/actions.py``, decision 0027)."""
+    transaction (``engine/triggers/actions.py``, decision 0023)."""
 
     def reversible(self, params: P, judging: Judging | None = None) -> bool:
         """Whether the system can reverse this execution."""

@@ -126,7 +126,7 @@ def apply(scene: Scene, firings: list[Firing]) -> Applied:
 
 
 def _chain(scene: Scene, rule_id: str, nodes: list[Action], applied: Applied) -> None:
-    """A rule's actions as one chain of graph nodes (decision 0027): the same task types,
+    """A rule's actions as one chain of graph nodes (decision 0023): the same task types,
     executors and parameters as a graph's, in order, each result open to the next through
     templates, the trigger's facts in scope. The chain's first nodes that only change the
     conversation take effect here, in the trigger's transaction, as the turn needs them (a
