@@ -28,15 +28,16 @@ router = APIRouter(prefix="/api/assistant")
 @router.post(
     "/chat",
     tags=["chat"],
-    response_model=None,
+    response_model=models.ChatAnswer,
     responses={
-        **answers(models.ChatAnswer, 409, description="The turn is done"),
+        **answers(None, 409),
+        200: {"description": "The turn is done"},
         **answers(models.ChatRunning, status=202, description="The turn goes on"),
     },
 )
 async def assistant_chat(
     body: ChatRequest, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any] | JSONResponse:
+) -> models.ChatAnswer | JSONResponse:
     """Post the last user message, wait for its turn, answer with what it produced."""
     user_messages = [m for m in body.messages if m.role == "user"]
     if not user_messages:
@@ -63,8 +64,10 @@ async def assistant_chat(
     answer = _response(conversation_id, waited.events)
     if waited.finished:
         return answer
-    still = {"status": "running", "messageId": posted.message_id, "turnId": posted.turn_id}
-    return JSONResponse({**answer, **still}, status_code=202)
+    running = models.ChatRunning(
+        **dict(answer), status="running", message_id=posted.message_id, turn_id=posted.turn_id
+    )
+    return JSONResponse(running.model_dump(mode="json", by_alias=True), status_code=202)
 
 
 async def _stored_project(
@@ -80,29 +83,31 @@ async def _stored_project(
     return project_id
 
 
-def _response(conversation_id: str, produced: list[event.Event]) -> dict[str, Any]:
-    out_messages: list[dict[str, Any]] = []
-    thinking: list[dict[str, str]] = []
+def _response(conversation_id: str, produced: list[event.Event]) -> models.ChatAnswer:
+    out_messages: list[models.ChatMessageOut] = []
+    thinking: list[models.ChatThinking] = []
     routed: str | None = None
-    run_created: dict[str, str] | None = None
+    run_created: models.RunCreated | None = None
     for ev in produced:
         match ev.payload:
             case event.MessageData(author="assistant", message_id=mid, content=content):
                 out_messages.append(
-                    {"id": mid, "role": "assistant", "agentId": ev.agent_id, "content": content}
+                    models.ChatMessageOut(
+                        id=mid, role="assistant", agent_id=ev.agent_id, content=content
+                    )
                 )
             case event.ThinkingData(summary=summary, phase=phase):
-                thinking.append({"kind": phase, "summary": summary})
+                thinking.append(models.ChatThinking(kind=phase, summary=summary))
             case event.RoutingData(agent_id=agent_id):
                 routed = agent_id
             case event.RunCreatedData(title=title) if ev.run_id is not None:
-                run_created = {"runId": ev.run_id, "title": title}
+                run_created = models.RunCreated(run_id=ev.run_id, title=title)
             case _:
                 pass
-    return {
-        "conversationId": conversation_id,
-        "messages": out_messages,
-        "thinking": thinking,
-        "routedAgentId": routed,
-        "runCreated": run_created,
-    }
+    return models.ChatAnswer(
+        conversation_id=conversation_id,
+        messages=out_messages,
+        thinking=thinking,
+        routed_agent_id=routed,
+        run_created=run_created,
+    )
