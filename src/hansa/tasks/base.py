@@ -262,8 +262,13 @@ class TaskType(Generic[P]):
         return self.is_reversible_by_system
 
     def schema(self) -> dict[str, Any]:
-        """The parameters' JSON schema."""
-        return self.params.model_json_schema(by_alias=True)
+        """The parameters' JSON schema: built once (pydantic builds it anew on each call,
+        and every turn offers its tools), shared by every caller, so never to be changed."""
+        built: dict[str, Any] | None = self.__dict__.get("_schema")
+        if built is None:
+            built = self.params.model_json_schema(by_alias=True)
+            object.__setattr__(self, "_schema", built)
+        return built
 
 
 class CmsConnector(abc.ABC):

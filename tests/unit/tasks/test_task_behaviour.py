@@ -120,3 +120,10 @@ def test_a_result_without_what_the_sentence_needs_is_not_described() -> None:
     describe = REGISTRY.get("create_page").describe
     assert describe is not None
     assert describe({}) is None, "the timeline says the generic sentence instead"
+
+
+def test_a_task_types_schema_is_built_once_and_describes_its_parameters() -> None:
+    for task_type in REGISTRY.all():
+        schema = task_type.schema()
+        assert task_type.schema() is schema, task_type.name
+        assert schema == task_type.params.model_json_schema(by_alias=True), task_type.name
