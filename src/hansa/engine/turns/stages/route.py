@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import Connection
 
 from hansa.domain import conversation, event, message, turn
@@ -75,20 +77,26 @@ async def route(ctx: TurnContext) -> Then:
         else thinking.routing_entry(supervisor, agent, decision)
     )
     batch.thinking(entry, agent_id=supervisor.id, phase=message.Phase.ROUTING)
+    batch.then(answering(ctx, agent.id))
+    return Then.NEXT
+
+
+def answering(ctx: TurnContext, agent_id: str) -> Callable[[Connection], None]:
+    """The step that gives the turn to ``agent_id``: the conversation is ``ai_active`` with
+    it as the current agent, the turn running under it."""
     now = ctx.services.clock()
 
-    def start(conn: Connection) -> None:
+    def answer(conn: Connection) -> None:
         conversations.move(
             conn,
             ctx.tenant_id,
             ctx.conversation_id,
             conversation.State.AI_ACTIVE,
             now,
-            current_agent=agent.id,
+            current_agent=agent_id,
         )
         turns.set_status(
-            conn, ctx.tenant_id, ctx.turn_id, turn.TurnStatus.RUNNING, now, agent_id=agent.id
+            conn, ctx.tenant_id, ctx.turn_id, turn.TurnStatus.RUNNING, now, agent_id=agent_id
         )
 
-    batch.then(start)
-    return Then.NEXT
+    return answer

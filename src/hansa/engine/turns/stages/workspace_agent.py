@@ -9,15 +9,13 @@ prompt speaks as that agent.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection
-
-from hansa.domain import conversation, message, turn
+from hansa.domain import message
 from hansa.domain.agent import AgentDefinition
 from hansa.engine import laws, thinking
 from hansa.engine.prompts import persona
 from hansa.engine.turns.pipeline import TurnContext
+from hansa.engine.turns.stages.route import answering
 from hansa.models.base import ChatMessage
-from hansa.store import conversations, turns
 
 WORKSPACE_TOOL = "entity.create"
 """The tool that tells whether an agent may change workspace entities here."""
@@ -54,22 +52,7 @@ def hand_to_workspace_agent(ctx: TurnContext) -> None:
         agent_id=hans.id,
         phase=message.Phase.TRIAGE,
     )
-    now = ctx.services.clock()
-
-    def reassign(conn: Connection) -> None:
-        conversations.move(
-            conn,
-            ctx.tenant_id,
-            ctx.conversation_id,
-            conversation.State.AI_ACTIVE,
-            now,
-            current_agent=chosen.id,
-        )
-        turns.set_status(
-            conn, ctx.tenant_id, ctx.turn_id, turn.TurnStatus.RUNNING, now, agent_id=chosen.id
-        )
-
-    batch.then(reassign)
+    batch.then(answering(ctx, chosen.id))
     ctx.agent = chosen
     ctx.prompt = _speaking_as(ctx.prompt, before, chosen, hans)
 
