@@ -26,7 +26,7 @@ from hansa.domain import event, run, secrets
 from hansa.domain.message import Author, Kind
 from hansa.domain.principal import Forbidden, Principal
 from hansa.domain.principal import Kind as PrincipalKind
-from hansa.engine.runs.one_shot import details, execute
+from hansa.engine import runs
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns import chat
 from hansa.tasks.base import TaskType
@@ -178,7 +178,7 @@ async def _run_task(
             title=f"MCP: {task_type.name}",
         )
         conversation_id = convo.id
-    task = await execute(
+    task = await runs.execute(
         services,
         principal.tenant_id,
         conversation_id=conversation_id,
@@ -193,7 +193,7 @@ async def _run_task(
         "runId": task.run_id,
         "conversationId": conversation_id,
         "status": task.status.value,
-        "details": details(task),
+        "details": runs.details(task),
         "parametersHash": task.parameters_hash,
     }
     if task.error:

@@ -32,7 +32,7 @@ from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.agent_protocol import RunOut, Values
 from hansa.api.models.base import answers
 from hansa.domain import event, message
-from hansa.engine.runs import service as runs_service
+from hansa.engine import runs
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns import cancel, chat
 from hansa.engine.turns.outcome import Outcome, follow_work, outcome, seq_of_turn, standing
@@ -347,7 +347,7 @@ async def cancel_thread_run(
     if shapes.run_status(found) in ("pending", "running") and found.started is None:
         await cancel.cancel_turn(services, tenant, run_id)
     elif found.started is not None and shapes.run_status(found) in ("running", "interrupted"):
-        await runs_service.cancel(services, tenant, found.started.id)
+        await runs.cancel(services, tenant, found.started.id)
     else:
         raise errors.Conflict(f"run {run_id} has ended", details={"runId": run_id})
     return Response(status_code=204)

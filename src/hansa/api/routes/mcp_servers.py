@@ -16,7 +16,7 @@ from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.base import answers
 from hansa.api.models.mcp import McpToolsOut
-from hansa.engine.runs.connectors import outbound_policy, secret_box
+from hansa.engine import runs
 from hansa.engine.runtime.services import Services
 from hansa.store import projects
 from hansa.tasks.base import TaskFailed
@@ -62,7 +62,10 @@ async def _servers(
 ) -> dict[str, Any]:
     proj = await services.db.read(lambda conn: projects.get(conn, tenant, project_id))
     servers = McpServers(
-        proj.config, secret_box(services).open, outbound_policy(services), services.stdio_servers
+        proj.config,
+        runs.secret_box(services).open,
+        runs.outbound_policy(services),
+        services.stdio_servers,
     )
     names = mcp_config.names(proj.config)
     shown: list[dict[str, Any]] = [{} for _ in names]

@@ -21,7 +21,7 @@ from hansa.api.schemas import ProjectCreate, ProjectPatch
 from hansa.domain.base import new_id
 from hansa.domain.principal import Kind, Principal
 from hansa.domain.project import Project
-from hansa.engine.runs.connectors import check_config
+from hansa.engine import runs
 from hansa.engine.runtime.services import Services
 from hansa.store import projects, secrets
 from hansa.tasks.connectors import mcp_config
@@ -64,7 +64,7 @@ async def create_project(
     body: ProjectCreate, services: ServicesDep, tenant: TenantDep, principal: PrincipalDep
 ) -> ProjectOut:
     """Create a project."""
-    check_config(body.config)
+    runs.check_config(body.config)
     _check_model(services, principal, body.config)
     _check_mcp(services, body.config)
     proj = Project(
@@ -112,7 +112,7 @@ async def patch_project(
     """Change the fields given."""
     changes = body.model_dump(exclude_unset=True)
     if changes.get("config") is not None:
-        check_config(changes["config"])
+        runs.check_config(changes["config"])
         _check_model(services, principal, changes["config"])
         _check_mcp(services, changes["config"])
     now = services.clock()

@@ -11,7 +11,6 @@ from hansa.api.schemas import ExecuteRequest, RunApprove, RunCreate, TaskConfirm
 from hansa.domain import run
 from hansa.domain.principal import Forbidden
 from hansa.engine import runs
-from hansa.engine.runs.one_shot import details, execute
 from hansa.engine.runtime.services import Services
 
 router = APIRouter()
@@ -198,7 +197,7 @@ async def assistant_execute(
         raise Forbidden(
             f"this token acts only as {principal.id!r}", details={"field": "createdByAgentId"}
         )
-    task = await execute(
+    task = await runs.execute(
         services,
         principal.tenant_id,
         conversation_id=body.conversation_id,
@@ -216,7 +215,7 @@ async def assistant_execute(
         task_id=task.id,
         run_id=task.run_id,
         status=task.status,
-        details=details(task),
+        details=runs.details(task),
         parameters_hash=task.parameters_hash,
         **failed,
     )

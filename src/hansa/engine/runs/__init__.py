@@ -1,14 +1,19 @@
 """Runs: approved plans executed as tasks, group by group, under the four laws.
 
-The public face is ``service`` (create, approve, confirm, cancel, pause, resume,
-preempt, read), ``undo`` (undo a step, roll a run back) and ``tools`` (the tool loop of
-a turn or a session's step); turns, planning and the API use only these names. The
-scheduler, the run job and task invocation are this package's own.
+The public face is the names below: ``service`` (create, approve, confirm, cancel, pause,
+resume, preempt, read), ``undo`` (undo a step, roll a run back), ``tools`` (the one tool
+loop of a turn or a session's step), ``one_shot`` (execute one task), the drafts a plan or
+a schedule becomes, the connectors' policy and config check, and a step's story line.
+Every other package, the API and the command line use only these names (an import-linter
+contract in ``pyproject.toml``); only the composition root (``engine/running.py``) reaches
+the run job and the summary job. The scheduler, the run job and task invocation are this
+package's own.
 """
 
 from hansa.engine.runs.change import RunChange
-from hansa.engine.runs.connectors import trusted_targets
+from hansa.engine.runs.connectors import check_config, outbound_policy, secret_box, trusted_targets
 from hansa.engine.runs.drafts import TaskDraft, default_summary, drafts_from_plan
+from hansa.engine.runs.one_shot import details, execute
 from hansa.engine.runs.service import (
     NewRun,
     RunView,
@@ -29,6 +34,7 @@ from hansa.engine.runs.service import (
     store_run,
     view,
 )
+from hansa.engine.runs.story import task_outcome
 from hansa.engine.runs.tools import (
     Sink,
     ToolCaller,
@@ -53,21 +59,27 @@ __all__ = [
     "approving",
     "cancel",
     "cancelling",
+    "check_config",
     "confirm",
     "create_run",
     "default_summary",
+    "details",
     "drafts_from_plan",
+    "execute",
     "get_task",
     "hold_for_confirmation",
     "on_run",
     "open_planning",
+    "outbound_policy",
     "pause",
     "pausing",
     "preempt",
     "resume",
     "resuming",
     "rollback",
+    "secret_box",
     "store_run",
+    "task_outcome",
     "trusted_targets",
     "undo_task",
     "undoable",

@@ -23,7 +23,6 @@ from hansa.domain import job
 from hansa.domain.base import new_id
 from hansa.domain.schedule import MessageAction, RunAction, RunTask, Schedule
 from hansa.engine import runs
-from hansa.engine.runs.drafts import TaskDraft, default_summary
 from hansa.engine.runtime.opening import NewConversation, opening_conversation
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
@@ -149,13 +148,13 @@ def _run(services: Services, schedule: Schedule, action: RunAction) -> Batch:
     return run_batch
 
 
-def _draft(task: RunTask, project_id: str | None) -> TaskDraft:
-    return TaskDraft(
+def _draft(task: RunTask, project_id: str | None) -> runs.TaskDraft:
+    return runs.TaskDraft(
         step_group=task.step_group,
         task_type=task.task_type,
         parameters=dict(task.parameters),
         created_by=task.created_by_agent_id,
-        summary=task.summary or default_summary(task.task_type, task.parameters),
+        summary=task.summary or runs.default_summary(task.task_type, task.parameters),
         sequence_order=task.sequence_order,
         project_id=task.project_id or project_id,
         ref=task.ref,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hansa.domain import event
-from hansa.engine.runs import story
+from hansa.engine import runs
 from hansa.tasks.registry import TaskRegistry
 
 _SKIPPED = ("text_delta", "context_usage", "session", "agent_state")
@@ -97,7 +97,7 @@ def _run_entry(ev: event.Event, seen: _Seen) -> tuple[str, str, str] | None:
         case event.TaskStatusData(status=status, previous=previous, result=result, retry_at=at):
             task_type, summary = seen.tasks.get(ev.task_id or "", ("a task", ""))
             before = previous.value if previous is not None else None
-            told = story.task_outcome(
+            told = runs.task_outcome(
                 seen.registry, task_type, status.value, result, summary, previous=before
             )
             if at is not None and status.value == "open":

@@ -9,7 +9,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain.base import new_id
 from hansa.domain.webhook import EVENT_TYPES, Webhook
-from hansa.engine.runs.connectors import outbound_policy
+from hansa.engine import runs
 from hansa.engine.runtime.services import Services
 from hansa.engine.webhooks import signing, targets
 from hansa.store import secrets as sealing
@@ -20,7 +20,7 @@ from hansa.tasks.connectors.outbound import OutboundPolicy
 def policy(services: Services) -> OutboundPolicy:
     """The outbound guard's policy for deliveries (``HANSA_WEBHOOK_TIMEOUT_SECONDS`` each)."""
     timeout = services.settings.webhook_timeout_seconds
-    return dataclasses.replace(outbound_policy(services), timeout_seconds=timeout)
+    return dataclasses.replace(runs.outbound_policy(services), timeout_seconds=timeout)
 
 
 def box(services: Services) -> sealing.SecretBox:
