@@ -176,6 +176,30 @@ class Settings(BaseSettings):
     webhook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     """How long one delivery attempt may take, redirects included."""
 
+    # Rules, templates and agent sessions (docs/security.md, "Limits"; issue 28).
+    max_rules_per_tenant: int = Field(default=200, ge=0, le=10_000)
+    """Rules one tenant may have; one more is refused (422)."""
+    max_rule_words: int = Field(default=500, ge=1, le=2_000)
+    """Words one ``words`` condition of a rule may list (422 past it); any ``words`` list (a
+    graph's too) past 20,000 characters is never compiled: it evaluates as ``timedOut``."""
+    max_rule_words_chars: int = Field(default=10_000, ge=1, le=20_000)
+    """Characters one ``words`` list may hold in all (422 past it): compiling holds the GIL."""
+    rule_evaluation_budget_ms: int = Field(default=250, ge=10, le=10_000)
+    """How long the pattern tests of one evaluation (a trigger's rules, a graph's condition)
+    may take in all, off the event loop; the tests past it are ``timedOut``, not matches."""
+    max_node_params_bytes: int = Field(default=256 * 1024, ge=1024, le=64 * 1024 * 1024)
+    """The most a node's parameters may hold once their templates are filled (compact JSON);
+    past it the node fails (``template_too_large``) and nothing is stored."""
+    max_conversation_context_bytes: int = Field(default=1024 * 1024, ge=1024)
+    """The most a conversation's context may hold (compact JSON); a ``context.update`` past it
+    fails and changes nothing."""
+    max_sessions_per_tenant: int = Field(default=10, ge=0, le=10_000)
+    """Running (and paused) agent sessions one tenant may have; one more is 429."""
+    session_steps_per_minute_per_tenant: int = Field(default=120, ge=1, le=100_000)
+    """Agent session steps one tenant may take in a minute; past it the next step waits."""
+    session_default_every_seconds: float = Field(default=1.0, ge=0, le=86_400)
+    """The pause between two steps of a session that sets no ``everySeconds``."""
+
     @field_validator("secret_key")
     @classmethod
     def _fernet_keys(cls, value: SecretStr | None) -> SecretStr | None:

@@ -1,6 +1,15 @@
 """The one condition evaluator of rules and graphs (decision 0022): field paths into the
 facts, sixteen operators, a time box.
 
+The time box has two edges: one pattern search may take :data:`MATCH_TIMEOUT_SECONDS`,
+and one evaluation (all the rules of a trigger, a graph's condition node) may take its
+``budget_seconds`` in all; a ``matches`` or ``words`` test past either counts as no match
+and says ``timedOut``. Searches release the GIL (``concurrent=True``), so callers run an
+evaluation on a worker thread (``anyio.to_thread``) and the event loop goes on serving
+while a pathological pattern burns its time box. Compiled patterns are kept across
+evaluations (:func:`_compiled`), and a ``words`` list longer than :data:`MAX_WORDS_CHARS`
+is never compiled (compiling holds the GIL: 20,000 words held it 200 ms).
+
 A rule tests the facts of its trigger (``message``, ``context``…); a graph's ``condition``
 node tests the facts its fields name, filled as it starts from what its templates could
 name (``engine/templates.py``: ``logsResult.total``, ``llmResponse``). Same shape
@@ -9,7 +18,9 @@ name (``engine/templates.py``: ``logsResult.total``, ``llmResponse``). Same shap
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 import regex
@@ -20,6 +31,11 @@ MATCH_TIMEOUT_SECONDS = 0.05
 """How long one condition, routing rule, playbook trigger or answer extractor may match
 (patterns are data, and a bad one must not stall a turn); past it the pattern counts as no
 match."""
+DEFAULT_BUDGET_SECONDS = 0.25
+"""How long one evaluation's pattern tests may take in all, unless its caller says."""
+MAX_WORDS_CHARS = 20_000
+"""The most characters a ``words`` list may hold and still be compiled (the ceiling of the
+``HANSA_MAX_RULE_WORDS_CHARS`` setting; rules stored before that cap count as timed out)."""
 MISSING = object()
 """A field path that leads nowhere in the facts."""
 
@@ -93,11 +109,17 @@ def _member(actual: Any, value: Any) -> bool:
     return isinstance(value, list | tuple) and actual in value
 
 
-def _search(pattern: regex.Pattern[str], actual: Any) -> str | None:
+def _search(pattern: regex.Pattern[str], actual: Any, timeout: float) -> str | None:
     if not isinstance(actual, str):
         return None
-    found = pattern.search(actual, timeout=MATCH_TIMEOUT_SECONDS)
+    found = pattern.search(actual, timeout=timeout, concurrent=True)
     return None if found is None else found.group(0)
+
+
+@lru_cache(maxsize=512)
+def _compiled(op: Operator, words: tuple[str, ...]) -> regex.Pattern[str]:
+    """A condition's pattern, compiled once per process (a rule set fires again and again)."""
+    return compile_pattern(words[0]) if op is Operator.MATCHES else word_pattern(list(words))
 
 
 _CHECKS: dict[Operator, Callable[[Any, Any], bool]] = {
@@ -117,10 +139,11 @@ _CHECKS: dict[Operator, Callable[[Any, Any], bool]] = {
 
 
 class Evaluator:
-    """Evaluates conditions; compiled patterns are kept, so a rule set compiles once."""
+    """Evaluates conditions for one evaluation: its pattern tests share ``budget_seconds``,
+    counted from the evaluator's making (run it on a worker thread, not the event loop)."""
 
-    def __init__(self) -> None:
-        self._patterns: dict[tuple[Operator, str], regex.Pattern[str]] = {}
+    def __init__(self, budget_seconds: float = DEFAULT_BUDGET_SECONDS) -> None:
+        self._deadline = time.monotonic() + budget_seconds
 
     def group(
         self, group: ConditionGroup, facts: dict[str, Any]
@@ -158,10 +181,7 @@ class Evaluator:
             )
         timed_out, found = False, None
         if op is Operator.MATCHES or op is Operator.WORDS:
-            try:
-                found = _search(self._pattern(op, value), actual)
-            except TimeoutError:
-                timed_out = True
+            found, timed_out = self._find(op, value, actual)
             held = found is not None
         else:
             held = _CHECKS[op](actual, value)
@@ -175,11 +195,16 @@ class Evaluator:
             timed_out=timed_out,
         )
 
-    def _pattern(self, op: Operator, value: Any) -> regex.Pattern[str]:
-        words = [value] if isinstance(value, str) else [str(w) for w in value or []]
-        key = (op, "\x00".join(words))
-        pattern = self._patterns.get(key)
-        if pattern is None:
-            pattern = compile_pattern(words[0]) if op is Operator.MATCHES else word_pattern(words)
-            self._patterns[key] = pattern
-        return pattern
+    def _find(self, op: Operator, value: Any, actual: Any) -> tuple[str | None, bool]:
+        """What a pattern test found, and whether it ran out of time (its own time box,
+        the evaluation's budget, or a ``words`` list too large to compile)."""
+        words = (value,) if isinstance(value, str) else tuple(str(w) for w in value or ())
+        if sum(len(w) for w in words) > MAX_WORDS_CHARS:
+            return None, True
+        timeout = min(MATCH_TIMEOUT_SECONDS, self._deadline - time.monotonic())
+        if timeout <= 0:
+            return None, True
+        try:
+            return _search(_compiled(op, words), actual, timeout), False
+        except TimeoutError:
+            return None, True

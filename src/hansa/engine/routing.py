@@ -78,7 +78,6 @@ class Router:
         self.rules = tuple(rules)
         self.compiled = compile_routing(self.rules)
         """The routing rules as rules (``source: config``)."""
-        self._evaluator = Evaluator()
         for rule in self.compiled:  # a bad pattern is a start-up error, not a silent miss
             try:
                 check(rule, set(), agent_ids)
@@ -88,10 +87,12 @@ class Router:
                 ) from exc
 
     def decide(self, text: str, previous_agent_id: str | None) -> RoutingDecision:
-        """The agent for ``text``; with no match the active agent (or Hans) keeps it."""
+        """The agent for ``text``; with no match the active agent (or Hans) keeps it. Its
+        pattern tests may take their time box: call it on a worker thread from async code."""
         previous = previous_agent_id or SUPERVISOR_ID
         facts = {"message": {"content": text}}
-        for firing in evaluate(self.compiled, "message.received", facts, self._evaluator):
+        evaluator = Evaluator()  # patterns are compiled once per process; the budget is per call
+        for firing in evaluate(self.compiled, "message.received", facts, evaluator):
             if not firing.matched:
                 continue
             route = firing.actions[0].params

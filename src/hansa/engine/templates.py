@@ -131,20 +131,61 @@ def render(text: str, scope: Scope) -> str:
     return "".join(parts)
 
 
-def render_value(value: T, scope: Scope) -> T:
+class ParamsTooLarge(errors.InvalidInput):
+    """A node's parameters, filled, would exceed their cap (``HANSA_MAX_NODE_PARAMS_BYTES``):
+    each string and each whole-reference value counts by its size, so one large result named
+    a thousand times counts a thousand times (it would be stored so)."""
+
+    code = "template_too_large"
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            f"the node's parameters render to more than {limit} bytes "
+            "(HANSA_MAX_NODE_PARAMS_BYTES); nothing was done or stored",
+            details={"limitBytes": limit},
+        )
+
+
+def render_value(value: T, scope: Scope, *, max_bytes: int | None = None) -> T:
     """``value`` with every string in it (however deeply nested in dicts and lists)
     rendered; a string that is exactly one reference (spaces around it allowed) becomes
     the referenced value itself, keeping its type (and its size: nothing is built). Keys
     are left as they are. A top-level parameter asking for facts (:func:`facts_wanted`)
     gets them, after the strings are rendered (so nothing it brings in is rendered).
+
+    Raises:
+        ParamsTooLarge: with ``max_bytes``, the strings and values filled in add up to more
+            (counted as they are filled: past the cap nothing more is measured).
     """
-    rendered = map_strings(value, lambda text: _fill(text, scope))
+    used = 0
+
+    def counted(filled: Any) -> Any:
+        nonlocal used
+        if max_bytes is not None:
+            used += json_bytes(filled, max_bytes - used)
+            if used > max_bytes:
+                raise ParamsTooLarge(max_bytes)
+        return filled
+
+    rendered = map_strings(value, lambda text: counted(_fill(text, scope)))
     if not isinstance(rendered, dict):
         return rendered
     filled = {
-        k: _facts(v[FACTS_WANTED], scope) if _wants_facts(v) else v for k, v in rendered.items()
+        k: counted(_facts(v[FACTS_WANTED], scope)) if _wants_facts(v) else v
+        for k, v in rendered.items()
     }
     return filled  # type: ignore[return-value]
+
+
+def json_bytes(value: Any, enough: int | None = None) -> int:
+    """About how many bytes ``value`` takes as compact JSON (a string by its UTF-8 bytes);
+    with ``enough``, a string longer than that counts by its length alone (it is past any
+    cap the caller checks, and encoding it all would only cost time)."""
+    if isinstance(value, str):
+        if enough is not None and len(value) > enough:
+            return len(value)
+        return _bytes(value) + 2
+    return len(_as_text(value).encode("utf-8"))
 
 
 def facts_wanted(paths: Collection[str]) -> dict[str, list[str]]:
@@ -265,11 +306,31 @@ def _walk(value: Any, path: list[str]) -> Any:
     for part in path:
         if isinstance(value, Mapping) and part in value:
             value = value[part]
-        elif isinstance(value, list | tuple) and part.isdigit() and int(part) < len(value):
-            value = value[int(part)]
+        elif isinstance(value, list | tuple) and _index(part) < len(value):
+            value = value[_index(part)]
         else:
             return _MISSING
     return value
+
+
+def context_too_large(context: Mapping[str, Any], limit: int) -> str | None:
+    """Why ``context`` may not be a conversation's context (more than ``limit`` bytes of
+    JSON, ``HANSA_MAX_CONVERSATION_CONTEXT_BYTES``), or None: a ``context.update`` whose
+    values filled in would take it past that fails and changes nothing."""
+    if json_bytes(dict(context)) <= limit:
+        return None
+    return (
+        f"the conversation's context would hold more than {limit} bytes "
+        "(HANSA_MAX_CONVERSATION_CONTEXT_BYTES); nothing was changed"
+    )
+
+
+def _index(part: str) -> int:
+    """A path segment as a list index; one no list could reach (a 5,000-digit number, which
+    ``int`` refuses to convert) or that is not a number at all is past every list."""
+    if not (part.isascii() and part.isdigit()) or len(part) > 18:
+        return 1 << 62
+    return int(part)
 
 
 def _as_text(value: Any) -> str:

@@ -100,6 +100,12 @@ def get(conn: Connection, tenant_id: str, rule_id: str) -> Rule:
     return _rule(row)
 
 
+def count(conn: Connection, tenant_id: str) -> int:
+    """How many rules the tenant has (``HANSA_MAX_RULES_PER_TENANT`` caps it)."""
+    query = sa.select(sa.func.count()).where(_rules.c.tenant_id == tenant_id)
+    return int(conn.execute(query).scalar_one())
+
+
 @growing
 def list_all(conn: Connection, tenant_id: str) -> list[Rule]:
     """The tenant's rules, highest priority first."""

@@ -227,11 +227,12 @@ class TaskType(Generic[P]):
     node_type: str | None = None
     """The graph node type this task type runs, where the two names differ (a graph's
     ``wait`` is ``wait.durable``: the plain ``wait`` sleeps in its executor)."""
-    settle: Callable[[P], Result] | None = None
+    settle: Callable[[P], Result | None] | None = None
     """A pure node (``condition``, ``parallel``) reads nothing outside and changes nothing:
     the run job decides it as it starts, in the transaction that starts it, from its
     parameters alone (its ``TaskFailed`` fails it), so a chain of them costs one step. Its
-    executor serves a call from anywhere else."""
+    executor serves a call from anywhere else, and the nodes it answers None for (work that
+    may take time, such as a condition's pattern tests: never in a transaction)."""
     hold: Callable[[P], timedelta] | None = None
     """How long the run waits, durably, before the task runs (a graph's ``wait``): the
     first time it would start it goes back to ``open`` with a due time the store keeps,

@@ -3,9 +3,11 @@ chain of graph nodes they run as: ``engine/triggers/actions.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import anyio.to_thread
 import regex
 
 from hansa import errors
@@ -27,6 +29,31 @@ from hansa.domain.rules import (
 from hansa.engine import templates
 
 TRIGGER_MESSAGE: Trigger = "message.received"
+
+
+@dataclass(frozen=True)
+class WordsCap:
+    """How large a ``words`` list may be (``HANSA_MAX_RULE_WORDS``, ``…_CHARS``)."""
+
+    words: int
+    chars: int
+
+
+async def evaluate_off_loop(
+    rule_sets: Sequence[Iterable[Rule]],
+    trigger: Trigger,
+    facts: dict[str, Any],
+    budget_seconds: float,
+) -> list[Firing]:
+    """:func:`evaluate` for each of ``rule_sets`` in turn, on a worker thread, their pattern
+    tests sharing ``budget_seconds`` (the event loop never waits on a pattern: a tenant's
+    rules cannot stall another tenant's requests). The clock starts on the thread."""
+
+    def go() -> list[Firing]:
+        evaluator = Evaluator(budget_seconds)
+        return [f for rules in rule_sets for f in evaluate(rules, trigger, facts, evaluator)]
+
+    return await anyio.to_thread.run_sync(go)
 
 
 def evaluate(
@@ -54,10 +81,13 @@ def evaluate(
     return firings
 
 
-def check(spec: RuleSpec, task_types: set[str], agent_ids: set[str]) -> None:
+def check(
+    spec: RuleSpec, task_types: set[str], agent_ids: set[str], words_cap: WordsCap | None = None
+) -> None:
     """Refuse (422, saying what is wrong) a rule whose actions or values cannot work: an
     unknown action type, an agent that is not there, a node's parameters its node type
-    refuses, a template naming what the chain will not have."""
+    refuses, a template naming what the chain will not have, a ``words`` list past
+    ``words_cap`` (a tenant's rules; the config's are the operator's)."""
     known = {*ENGINE_ACTIONS, *NODE_CONFIGS, *task_types}
     for action in spec.actions:
         if action.type not in known:
@@ -70,7 +100,7 @@ def check(spec: RuleSpec, task_types: set[str], agent_ids: set[str]) -> None:
     if nodes:
         _check_chain(spec.trigger, nodes, task_types)
     for condition in _leaves(spec.conditions):
-        _check_value(condition)
+        _check_value(condition, words_cap)
 
 
 def _check_params(action: Action, agent_ids: set[str]) -> None:
@@ -167,7 +197,7 @@ def _leaves(group: ConditionGroup) -> Iterable[Condition]:
             yield item
 
 
-def _check_value(c: Condition) -> None:
+def _check_value(c: Condition, words_cap: WordsCap | None) -> None:
     def bad(why: str) -> errors.InvalidInput:
         return errors.InvalidInput(
             f"condition on {c.field!r} ({c.operator.value}): {why}",
@@ -190,5 +220,12 @@ def _check_value(c: Condition) -> None:
             or not all(isinstance(w, str) and w.strip() for w in words)
         ):
             raise bad("needs a word or a list of words")
+        if words_cap is not None and (
+            len(words) > words_cap.words or sum(len(w) for w in words) > words_cap.chars
+        ):
+            raise bad(
+                f"a words list holds at most {words_cap.words} words and "
+                f"{words_cap.chars} characters in all"
+            )
     elif op in (Operator.IN, Operator.NOT_IN) and not isinstance(value, list):
         raise bad("needs a list of values")

@@ -82,6 +82,7 @@ async def connectors_for(
     policy = outbound_policy(services)
     config = project.config
     found: dict[str, Any] = {"workspace": workspace, "outbound": policy}
+    found["conditionBudget"] = services.settings.rule_evaluation_budget_ms / 1000  # seconds
     async with contextlib.AsyncExitStack() as stack:
         box = secrets.box(services.settings.secret_keys())
         # config.mcpServers, opened per call; stdio ones only the operator's

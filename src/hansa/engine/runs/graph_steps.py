@@ -104,21 +104,33 @@ def _make(book: Book, cid: str, asked: Change) -> str | None:
                 return f"the conversation cannot move to {target.value} from where it is"
         case MergeContext(values=values):
             current = conversations.get(conn, tenant, cid)
-            conversations.set_context(conn, tenant, cid, {**current.context, **values}, now)
+            merged = {**current.context, **values}
+            limit = change.services.settings.max_conversation_context_bytes
+            refused = templates.context_too_large(merged, limit)
+            if refused is not None:
+                return refused
+            conversations.set_context(conn, tenant, cid, merged, now)
         case _:
             assert_never(asked)
     return None
 
 
-def settle(book: Book, task: run.Task, decide: Callable[[Any], Result], params: BaseModel) -> None:
+def settle(
+    book: Book, task: run.Task, decide: Callable[[Any], Result | None], params: BaseModel
+) -> bool:
     """Complete a pure task (``TaskType.settle``: ``condition``, ``parallel``) as it
     starts, in the transaction that starts it: it reads nothing outside and changes
     nothing, so it needs no execution of its own, and a chain of them is decided in one
-    step. Its failure (a condition comparing a number to a word) fails it the same way."""
+    step. Its failure (a condition comparing a number to a word) fails it the same way.
+    False when ``decide`` declines (None: a condition's pattern tests, which run off the
+    event loop): the task is then executed like any other."""
     try:
         result = decide(params)
     except TaskFailed as exc:
         error = {"error": {"code": exc.code, "message": exc.message}}
         book.move(task.id, run.TaskStatus.FAILED, error=exc.message, result=error, announce=True)
-        return
+        return True
+    if result is None:
+        return False
     book.move(task.id, run.TaskStatus.COMPLETED, result=result, announce=True)
+    return True

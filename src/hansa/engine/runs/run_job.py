@@ -310,9 +310,8 @@ class RunDriver:
             graph_steps.hold(book, task, kind.hold(checked))
             return None
         moved = book.move(task.id, run.TaskStatus.IN_PROGRESS, attempt=True, announce=True)
-        if kind.settle is not None:  # decided in this transaction, never executed
-            graph_steps.settle(book, task, kind.settle, checked)
-            return None
+        if kind.settle is not None and graph_steps.settle(book, task, kind.settle, checked):
+            return None  # decided in this transaction, never executed
         if task.node_id is None:  # a plan's step (a graph's node has its task_status per node)
             _think(book, task, f"{judged.agent.display_name} is working on: {_what(task)}")
         return Started(moved, kind, checked, judged.project, outputs)
@@ -333,11 +332,16 @@ class RunDriver:
             if task.node_id is None:
                 params = laws.resolve_refs(opened, outputs)
             else:
-                params = templates.render_value(opened, graph_steps.scope(book, r, task, outputs))
+                scope = graph_steps.scope(book, r, task, outputs)
+                limit = self.services.settings.max_node_params_bytes
+                params = templates.render_value(opened, scope, max_bytes=limit)
             judged = judge.task(task.task_type, params, task.created_by, task.project_id)
             judged.verdict.raise_for_refusal()
         except errors.UserError as exc:
             self._fail(book, task, exc.message)
+            return None
+        except (ValueError, TypeError, RecursionError) as exc:  # bad data, not a bad job
+            self._fail(book, task, f"its parameters could not be filled in: {exc}")
             return None
         return judged
 

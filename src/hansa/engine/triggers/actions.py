@@ -175,7 +175,9 @@ def _filled(scene: Scene, action: Action, scope: templates.Scope) -> BaseModel |
         return None
     config = canonical(action.type, action.params)
     try:
-        params: BaseModel = task_type.params.model_validate(templates.render_value(config, scope))
+        limit = scene.services.settings.max_node_params_bytes
+        filled = templates.render_value(config, scope, max_bytes=limit)
+        params: BaseModel = task_type.params.model_validate(filled)
     except (errors.UserError, ValidationError):
         return None
     return params
@@ -288,6 +290,10 @@ def _start_graph(scene: Scene, action: Action) -> str:
 def _update_context(scene: Scene, conn: Connection, changes: dict[str, Any]) -> None:
     current = conversations.get(conn, scene.tenant_id, scene.conversation_id)
     merged = {**current.context, **changes}
+    limit = scene.services.settings.max_conversation_context_bytes
+    refused = templates.context_too_large(merged, limit)
+    if refused is not None:  # the trigger's transaction fails, and changes nothing
+        raise errors.InvalidInput(refused, details={"field": "context"})
     conversations.set_context(
         conn, scene.tenant_id, scene.conversation_id, merged, scene.services.clock()
     )

@@ -1,14 +1,19 @@
-"""Fire a trigger: the facts of the moment, the tenant's rules, their firings and actions."""
+"""Fire a trigger: the facts of the moment, the tenant's rules, their firings and actions.
+
+The rules are evaluated first, off the event loop and within the evaluation budget
+(:func:`evaluated`, ``HANSA_RULE_EVALUATION_BUDGET_MS``); :func:`fire` then records the
+firings and applies their actions, inside the caller's transaction when it has one (so no
+pattern ever runs while the loop, or SQLite's one writer, waits)."""
 
 from __future__ import annotations
 
 import dataclasses
 from typing import Any
 
-from hansa.domain.conditions import Evaluator
 from hansa.domain.conversation import Conversation
 from hansa.domain.rules import Firing, Rule, Trigger
-from hansa.engine.rules.evaluate import evaluate
+from hansa.engine.rules.evaluate import evaluate_off_loop
+from hansa.engine.runtime.services import Services
 from hansa.engine.triggers import actions
 
 
@@ -30,13 +35,26 @@ def facts_of(convo: Conversation, **more: Any) -> dict[str, Any]:
     }
 
 
+async def evaluated(
+    services: Services, rules: list[Rule], trigger: Trigger, facts: dict[str, Any]
+) -> list[Firing]:
+    """``rules``' firings for ``trigger``, evaluated on a worker thread within the budget."""
+    if not rules:
+        return []
+    budget = services.settings.rule_evaluation_budget_ms / 1000
+    return await evaluate_off_loop([rules], trigger, facts, budget)
+
+
 def fire(
-    scene: actions.Scene, rules: list[Rule], trigger: Trigger, facts: dict[str, Any]
+    scene: actions.Scene,
+    rules: list[Rule],
+    trigger: Trigger,
+    facts: dict[str, Any],
+    firings: list[Firing],
 ) -> tuple[list[Firing], actions.Applied]:
-    """Evaluate ``rules`` for ``trigger``, record the evaluation and apply the actions in
-    ``scene``'s batch; nothing at all when there are no rules."""
+    """Record the evaluation of ``rules`` (``firings``, from :func:`evaluated`) and apply
+    the actions in ``scene``'s batch; nothing at all when there are no rules."""
     if not rules:
         return [], actions.Applied()
-    firings = evaluate(rules, trigger, facts, Evaluator())
     actions.record(scene, trigger, firings)
     return firings, actions.apply(dataclasses.replace(scene, facts=facts), firings)

@@ -4,7 +4,8 @@ A trigger job is enqueued, keyed by its conversation, in the transaction that ma
 change, and only when the tenant has rules for that trigger. A timer job is due at its
 rule's next firing; it fires the rule in the rule's conversation and, in the same
 transaction, queues the next firing while the rule is enabled: at most one is live per
-rule, and a restart loses none.
+rule, and a restart loses none. Both read and evaluate the rules (off the event loop)
+before the transaction that records the firings and applies their actions.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import job
+from hansa.domain.conversation import Conversation
 from hansa.domain.rules import Rule
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.engine.triggers import actions
-from hansa.engine.triggers.fire import facts_of, fire
+from hansa.engine.triggers.fire import evaluated, facts_of, fire
 from hansa.store import conversations, queue
 from hansa.store import rules as rule_rows
 
@@ -31,11 +33,17 @@ async def run_trigger_job(services: Services, claimed: job.Job) -> None:
     trigger = work.trigger
     batch = Batch(work.conversation_id, None)
 
-    def go(conn: Connection) -> None:
+    def look(conn: Connection) -> tuple[Conversation, list[Rule]]:
         convo = conversations.get(conn, tenant_id, work.conversation_id)
-        found = rule_rows.for_trigger(conn, tenant_id, trigger, convo.project_id)
+        return convo, rule_rows.for_trigger(conn, tenant_id, trigger, convo.project_id)
+
+    convo, found = await services.db.read(look)
+    facts = facts_of(convo, **work.facts)
+    firings = await evaluated(services, found, trigger, facts)  # before the transaction
+
+    def go(conn: Connection) -> None:
         scene = actions.Scene(services, tenant_id, convo.id, convo.project_id, batch)
-        fire(scene, found, trigger, facts_of(convo, **work.facts))
+        fire(scene, found, trigger, facts, firings)
         queue.finish(conn, claimed, services.clock())
 
     batch.then(go)
@@ -71,10 +79,13 @@ async def run_timer_job(services: Services, claimed: job.Job) -> None:
         "everySeconds": rule.schedule.every_seconds,
     }
 
+    convo = await services.db.read(conversations.get, tenant_id, conversation_id)
+    facts = facts_of(convo, timer=timer)
+    firings = await evaluated(services, [rule], "timer.fired", facts)  # before the transaction
+
     def go(conn: Connection) -> None:
-        convo = conversations.get(conn, tenant_id, conversation_id)
         scene = actions.Scene(services, tenant_id, convo.id, convo.project_id, batch)
-        fire(scene, [rule], "timer.fired", facts_of(convo, timer=timer))
+        fire(scene, [rule], "timer.fired", facts, firings)
         queue.finish(conn, claimed, services.clock())
         schedule_timer(conn, services, rule, fired=work.fired + 1)
 

@@ -8,9 +8,8 @@ from typing import Any
 
 from hansa import errors
 from hansa.domain.base import new_id
-from hansa.domain.conditions import Evaluator
 from hansa.domain.rules import Firing, RecordedFiring, Rule, RuleSpec, Trigger
-from hansa.engine.rules.evaluate import check, evaluate
+from hansa.engine.rules.evaluate import WordsCap, check, evaluate_off_loop
 from hansa.engine.runtime.services import Services
 from hansa.engine.triggers import jobs
 from hansa.store import conversations, projects
@@ -22,7 +21,9 @@ EDITABLE = ("name", "priority", "enabled", "conditions", "actions", "stop", "sch
 
 def _check(services: Services, conn: Any, tenant_id: str, spec: RuleSpec) -> None:
     agents = {a.id for a in services.agents.all(conn, tenant_id)}
-    check(spec, {t.name for t in services.registry.all()}, agents)
+    settings = services.settings
+    cap = WordsCap(settings.max_rule_words, settings.max_rule_words_chars)
+    check(spec, {t.name for t in services.registry.all()}, agents, cap)
 
 
 def _owned(conn: Any, tenant_id: str, rule: Rule) -> None:
@@ -42,6 +43,13 @@ async def create(services: Services, tenant_id: str, spec: RuleSpec) -> Rule:
 
     def store(conn: Any) -> None:
         _check(services, conn, tenant_id, spec)
+        limit = services.settings.max_rules_per_tenant
+        if rule_rows.count(conn, tenant_id) >= limit:
+            raise errors.InvalidInput(
+                f"a tenant may have at most {limit} rules (HANSA_MAX_RULES_PER_TENANT); "
+                "delete one first",
+                details={"field": "rules", "limit": limit},
+            )
         _owned(conn, tenant_id, rule)
         rule_rows.create(conn, rule)
         jobs.schedule_timer(conn, services, rule)
@@ -128,8 +136,6 @@ async def dry_run(
     """What the tenant's rules would do, then (for messages) the routing rules, in the order
     a turn evaluates them (the rules stage, then the route stage); nothing is written."""
     stored = await services.db.read(rule_rows.list_all, tenant_id)
-    evaluator = Evaluator()
-    firings = evaluate(stored, trigger, facts, evaluator)
-    if trigger == "message.received":
-        firings += evaluate(services.router.compiled, trigger, facts, evaluator)
-    return firings
+    rule_sets = [stored, services.router.compiled] if trigger == "message.received" else [stored]
+    budget = services.settings.rule_evaluation_budget_ms / 1000
+    return await evaluate_off_loop(rule_sets, trigger, facts, budget)

@@ -20,8 +20,11 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import anyio.to_thread
+
 from hansa.domain import node_configs as graph
-from hansa.domain.conditions import Evaluator
+from hansa.domain.conditions import DEFAULT_BUDGET_SECONDS, Evaluator
+from hansa.domain.rules import Operator
 from hansa.domain.secrets import mask_url
 from hansa.tasks.base import (
     ANY_AGENT,
@@ -69,14 +72,24 @@ async def _send(p: graph.MessageSend, ctx: TaskContext) -> Result:
 
 
 async def _test(p: graph.Condition, ctx: TaskContext) -> Result:
-    del ctx
+    # on a worker thread, within the evaluation budget: a pattern never holds the loop
+    budget = float(ctx.connectors.get("conditionBudget", DEFAULT_BUDGET_SECONDS))
+    return await anyio.to_thread.run_sync(decided, p, budget)
+
+
+def settled(p: graph.Condition) -> Result | None:
+    """A condition decided as it starts, in the run's transaction; None (executed instead,
+    on a worker thread) when it has a ``matches`` or ``words`` test, which may take time."""
+    if any(t.operator in (Operator.MATCHES, Operator.WORDS) for t in p.group().tests()):
+        return None
     return decided(p)
 
 
-def decided(p: graph.Condition) -> Result:
+def decided(p: graph.Condition, budget_seconds: float = DEFAULT_BUDGET_SECONDS) -> Result:
     """A condition's result: the branch it takes, and how each test fared, by the rules'
-    evaluator over the facts its fields named (filled as it started)."""
-    held, tests = Evaluator().group(p.group(), p.facts or {})
+    evaluator over the facts its fields named (filled as it started); its pattern tests
+    share ``budget_seconds`` (``HANSA_RULE_EVALUATION_BUDGET_MS``)."""
+    held, tests = Evaluator(budget_seconds).group(p.group(), p.facts or {})
     return {
         "branch": "true" if held else "false",
         "conditions": [t.model_dump(mode="json", by_alias=True) for t in tests],
@@ -247,7 +260,7 @@ def register(add: Register) -> None:
             _test,
             ANY_AGENT,
             graph_node=True,
-            settle=decided,
+            settle=settled,
             reads=_fields,
         )
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import anyio.to_thread
 from sqlalchemy import Connection
 
 from hansa.domain import conversation, event, message, turn
@@ -44,7 +45,8 @@ async def route(ctx: TurnContext) -> Then:
             reason=PLANS_IT,
         )
     else:
-        decision = ctx.services.router.decide(ctx.user_text, previous)
+        router = ctx.services.router  # its patterns run on a worker thread, not the loop
+        decision = await anyio.to_thread.run_sync(router.decide, ctx.user_text, previous)
     agent = await ctx.services.agents.find(ctx.tenant_id, decision.agent_id)
     if agent is None:  # a registered agent removed since it was chosen: Hans answers, and says so
         decision = RoutingDecision(

@@ -15,7 +15,7 @@ from datetime import timedelta
 
 from hansa.domain.rules import Trigger
 from hansa.engine.triggers import actions, claims
-from hansa.engine.triggers.fire import facts_of, fire
+from hansa.engine.triggers.fire import evaluated, facts_of, fire
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.store import rules as rule_rows
 
@@ -36,7 +36,9 @@ async def rules(ctx: TurnContext) -> Then:
     scene = actions.Scene(
         services, ctx.tenant_id, ctx.conversation_id, convo.project_id, ctx.batch()
     )
-    firings, applied = fire(scene, found, TRIGGER, facts_of(convo, message=message))
+    facts = facts_of(convo, message=message)
+    evaluation = await evaluated(services, found, TRIGGER, facts)  # off the event loop
+    firings, applied = fire(scene, found, TRIGGER, facts, evaluation)
     if applied.ends_turn:
         await ctx.flush()  # the actions' steps add events (a handoff's): they come before ``done``
         return Then.FINALIZE
