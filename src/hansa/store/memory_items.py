@@ -9,7 +9,8 @@ a tenant's expired rows are deleted when it reaches its limit of items.
 Search has no embeddings and no ranking: a filter is equality of top-level fields, a word
 a case-insensitive substring of the value's JSON text. Both are matched here, in Python,
 on the tenant's items under the prefix, most recently updated first (an index serves that
-order), so that they mean the same on SQLite and PostgreSQL; a tenant has at most
+order), so that they mean the same on SQLite and PostgreSQL; the database reads only the
+rows a filter's plain fields could keep (``_narrowed``), and a tenant has at most
 :data:`MAX_ITEMS` items and ``max_bytes`` of values (``HANSA_AP_STORE_MAX_BYTES_PER_TENANT``,
 each value's ``size`` kept beside it) to look through.
 """
@@ -17,6 +18,8 @@ each value's ``size`` kept beside it) to look through.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,6 +27,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
+from sqlalchemy.dialects import postgresql
 
 from hansa import errors
 from hansa.store import tables
@@ -236,6 +240,27 @@ def matches(value: dict[str, Any], filter: Mapping[str, Any], words: Sequence[st
     return all(word.casefold() in text for word in words)
 
 
+_PLAIN_FIELD = re.compile(r"[A-Za-z0-9_]{1,64}")
+
+
+def _narrowed(conn: Connection, filter: Mapping[str, Any] | None) -> list[sa.ColumnElement[bool]]:
+    """The database's share of ``filter``: a condition per top-level field of a plain name
+    and a scalar value, kept by every row :func:`matches` keeps (a few more, such as ``1``
+    for ``true`` on SQLite, which Python then drops), so a search reads only candidates."""
+    found: list[sa.ColumnElement[bool]] = []
+    for field, wanted in (filter or {}).items():
+        if not _PLAIN_FIELD.fullmatch(field) or not isinstance(wanted, str | int | float):
+            continue
+        if isinstance(wanted, float) and not math.isfinite(wanted):
+            continue
+        if conn.dialect.name == "postgresql":
+            as_json = sa.cast(sa.literal(json.dumps(wanted)), postgresql.JSONB)
+            found.append(_m.c.value[field] == as_json)
+        else:
+            found.append(sa.func.json_extract(_m.c.value, f"$.{field}") == wanted)
+    return found
+
+
 @growing
 def search(
     conn: Connection,
@@ -252,7 +277,7 @@ def search(
     ``words``, most recently updated first (then by key and namespace), from ``offset``."""
     query = (
         sa.select(_m)
-        .where(_m.c.tenant_id == tenant_id, _under(prefix), _live(now))
+        .where(_m.c.tenant_id == tenant_id, _under(prefix), _live(now), *_narrowed(conn, filter))
         .order_by(_m.c.updated_at.desc(), _m.c.key, _m.c.namespace)
     )
     if not filter and not words:
