@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import threading
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from hansa.tasks.base import TaskFailed
-from hansa.tasks.connectors.outbound import OutboundPolicy, call, stays_inside
+from hansa.tasks.connectors.outbound import OutboundClient, OutboundPolicy, call, stays_inside
 
 
 class _Server(ThreadingHTTPServer):
@@ -64,6 +65,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             for _ in range(100):
                 self.wfile.write(b"x" * 1000)
+        elif path in ("/gzip-bomb", "/gzip-small"):  # compressed though identity was asked
+            size = 20_000_000 if path == "/gzip-bomb" else 100
+            data = gzip.compress(b'{"x": "' + b"A" * size + b'"}')
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         elif path == "/fail":
             self._send(503, b"down for maintenance", "text/plain; charset=utf-8")
         else:
@@ -270,6 +280,25 @@ async def test_a_large_response_is_cut_off(start_server: Callable[[], _Server]) 
     server = start_server()
     failure = await _refused(_policy(server, max_response_bytes=10_000), f"{server.base}/big")
     assert failure.code == "response_too_large"
+
+
+@pytest.mark.anyio
+async def test_a_compressed_answer_counts_what_it_decompresses_to(
+    start_server: Callable[[], _Server],
+) -> None:
+    # security review 2026-11-27, M1: a few KB of gzip held 20 MB
+    server = start_server()
+    policy = _policy(server, max_response_bytes=100_000)
+    failure = await _refused(policy, f"{server.base}/gzip-bomb")
+    small = await call(policy, url=f"{server.base}/gzip-small", method="GET", idempotency_key="k")
+    async with OutboundClient(policy, timeout=10) as connector:  # WordPress and WooCommerce
+        with pytest.raises(TaskFailed) as by_connector:
+            await connector.send("GET", f"{server.base}/gzip-bomb")
+        reply = await connector.send("GET", f"{server.base}/gzip-small")
+    assert failure.code == "response_too_large" and "decompressed" in failure.message
+    assert small["body"] == {"x": "A" * 100}
+    assert by_connector.value.code == "response_too_large"
+    assert reply.json() == {"x": "A" * 100}
 
 
 @pytest.mark.anyio
