@@ -101,15 +101,12 @@ class ChatCompletion(BaseModel):
     choices: list[ChoiceOut]
 
 
-@router.get("/models", response_model=None, responses=answers(ModelList))
-async def list_models(services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+@router.get("/models")
+async def list_models(services: ServicesDep, tenant: TenantDep) -> ModelList:
     """The agents a completion may name as its ``model``."""
     created = int(time.time())
-    data = [
-        ModelOut(id=agent_id, created=created, owned_by="hansa")
-        for agent_id in [a.id for a in await services.agents.listing(tenant)]
-    ]
-    return ModelList(data=data).model_dump()
+    agents = await services.agents.listing(tenant)
+    return ModelList(data=[ModelOut(id=a.id, created=created, owned_by="hansa") for a in agents])
 
 
 @router.post(

@@ -61,7 +61,7 @@ class AgentDirectory:
         if found is not None:
             return found
         if field is None:
-            raise errors.NotFound(f"agent {agent_id} not found")
+            raise errors.NotFound(f"{agent_id!r} is not an agent of this tenant")
         raise errors.InvalidInput(f"unknown agent {agent_id!r}", details={"field": field})
 
     def all(self, conn: Connection, tenant_id: str) -> list[AgentDefinition]:
