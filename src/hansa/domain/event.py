@@ -299,13 +299,14 @@ class HandoffStatusData(Wire):
 
 class RuleEvaluatedData(Wire):
     """The rules of a trigger were evaluated: each matched rule with its conditions and
-    actions; rules that did not match are only counted."""
+    actions, and each rule with a ``timedOut`` test (it did not match); the other rules that
+    did not match are only counted."""
 
     type: Literal["rule_evaluated"] = "rule_evaluated"
     trigger: str
     firings: list[Firing]
     skipped: int = 0
-    """Rules evaluated that did not match."""
+    """Rules evaluated that did not match (and had no test that timed out)."""
 
 
 class ClaimData(Wire):

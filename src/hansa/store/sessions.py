@@ -49,6 +49,14 @@ _FIELDS = (
 )
 
 
+def live_count(conn: Connection, tenant_id: str) -> int:
+    """How many of the tenant's sessions are running or paused (not ended)."""
+    query = sa.select(sa.func.count()).where(
+        _s.c.tenant_id == tenant_id, _s.c.status.in_(("running", "paused"))
+    )
+    return int(conn.execute(query).scalar_one())
+
+
 def _session(row: Any) -> AgentSession:
     return AgentSession.model_validate(dict(row))
 

@@ -46,7 +46,8 @@ class NewSession(Wire):
     state: dict[str, Any] = Field(default_factory=dict)
     step: str = Field(default="1", min_length=1, max_length=200)
     every_seconds: float | None = Field(default=None, ge=1, le=MAX_DELAY_SECONDS)
-    """Ongoing work's cadence: the least wait between two steps (the first runs at once)."""
+    """Ongoing work's cadence: the least wait between two steps (the first runs at once);
+    without one, ``HANSA_SESSION_DEFAULT_EVERY_SECONDS``."""
 
 
 def key_of(session_id: str) -> str:
@@ -80,7 +81,8 @@ def announce(batch: Batch, session: AgentSession, agent_id: str) -> None:
 
 async def create(services: Services, tenant_id: str, new: NewSession) -> AgentSession:
     """Store a running session and queue its first step; a new conversation is made for it
-    unless it joins one (whose events then carry the session's)."""
+    unless it joins one (whose events then carry the session's). Past the tenant's
+    ``HANSA_MAX_SESSIONS_PER_TENANT`` running or paused sessions: 429, nothing stored."""
     conversation_id = new.conversation_id or new_id()
     batch = Batch(conversation_id, None)
     session = opening(services, tenant_id, new, batch, conversation_id)
@@ -121,7 +123,16 @@ def opening(
         conversation_id, title=new.goal[:80], agent_id=new.agent_id, agent_field="agentId"
     )
 
+    limit = services.settings.max_sessions_per_tenant
+
     def store(conn: Connection) -> None:
+        if rows.live_count(conn, tenant_id) >= limit:
+            raise errors.RateLimited(
+                f"a tenant may have at most {limit} running or paused agent sessions "
+                "(HANSA_MAX_SESSIONS_PER_TENANT); stop one first",
+                retry_after=60,
+                details={"limit": limit},
+            )
         if new.conversation_id is None:
             opening_conversation(services, tenant_id, new_conversation)(conn)  # and its agent
         else:

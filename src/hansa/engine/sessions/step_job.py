@@ -7,7 +7,9 @@ its own (``session_step``, a message when the step says something, ``session_sta
 when it ends) and the next step's job commit in one transaction with
 the job's guard: after a crash the step is either recorded once or run again from the same
 frame, never twice and never skipped. A job whose session moved on (a stale job, left by
-a pause and a resume) ends without a step.
+a pause and a resume) ends without a step; one past its tenant's steps per minute
+(``engine/sessions/pace.py``) is put off, and a session without a cadence of its own waits
+``HANSA_SESSION_DEFAULT_EVERY_SECONDS`` between steps.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from hansa.engine import prompts
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
+from hansa.engine.sessions.pace import pace_of
 from hansa.engine.sessions.service import announce, ended, queue_step
 from hansa.engine.sessions.step_tools import StepAnswer, StepCall
 from hansa.models.base import ChatMessage
@@ -52,6 +55,11 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
     ended = _limit_reached(session, services.clock())
     if _stale(session, work) or ended is not None:
         await recorder.write(_ending(services, claimed, work, session, ended))
+        return
+    per_minute = services.settings.session_steps_per_minute_per_tenant
+    wait = pace_of(services).wait_for(tenant_id, per_minute)
+    if wait:  # the tenant's steps this minute are spent: this one is put off, durably
+        await recorder.write(_put_off(services, claimed, work, session, wait))
         return
     agent = await services.agents.find(tenant_id, session.agent_id)
     project = await services.db.read(
@@ -106,6 +114,26 @@ def _ending(
             rows.save(conn, stopped)
             announce(batch, stopped, stopped.agent_id)
         queue.finish(conn, claimed, now)
+
+    batch.then(go)
+    return batch
+
+
+def _put_off(
+    services: Services, claimed: Job, work: SessionStepJob, seen: AgentSession, wait: float
+) -> Batch:
+    """End the job and queue the same step ``wait`` seconds later (unless the session moved
+    on meanwhile: then as :func:`_ending`)."""
+    batch = Batch(seen.conversation_id, None)
+
+    def go(conn: Connection) -> None:
+        now = services.clock()
+        session = rows.get(conn, claimed.tenant_id, work.session_id, lock=True)
+        queue.finish(conn, claimed, now)
+        if not _stale(session, work):
+            later = session.model_copy(update={"next_run_at": now + timedelta(seconds=wait)})
+            rows.save(conn, later)
+            queue_step(conn, later, now, wait)
 
     batch.then(go)
     return batch
@@ -220,7 +248,10 @@ def _record(
     if moved.status is SessionStatus.RUNNING and iteration >= session.max_steps:
         moved = ended(moved, now, "max_steps")  # the last step it was given
     if moved.status is SessionStatus.RUNNING:
-        delay = max(frame.delay_seconds, session.every_seconds or 0.0)
+        every = session.every_seconds
+        if every is None:  # no cadence of its own: the operator's default
+            every = services.settings.session_default_every_seconds
+        delay = max(frame.delay_seconds, every)
         if delay:
             moved = moved.model_copy(update={"next_run_at": now + timedelta(seconds=delay)})
         queue_step(conn, moved, now, delay)

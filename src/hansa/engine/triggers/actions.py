@@ -69,13 +69,13 @@ class Scene:
 
 
 def record(scene: Scene, trigger: Trigger, firings: list[Firing]) -> None:
-    """The ``rule_evaluated`` event (matched rules in full, the others counted) and, in the
-    same transaction, each matched rule's firing in its last firings."""
+    """The ``rule_evaluated`` event (matched rules in full, and rules a pattern test ran out
+    of time in, so that is seen; the others counted) and, in the same transaction, each
+    matched rule's firing in its last firings."""
     matched = [f for f in firings if f.matched]
+    shown = [f for f in firings if f.matched or any(c.timed_out for c in f.conditions)]
     scene.batch.event(
-        event.RuleEvaluatedData(
-            trigger=trigger, firings=matched, skipped=len(firings) - len(matched)
-        ),
+        event.RuleEvaluatedData(trigger=trigger, firings=shown, skipped=len(firings) - len(shown)),
         agent_id=scene.services.supervisor.id,
     )
     if matched:
