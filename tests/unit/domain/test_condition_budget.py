@@ -1,0 +1,39 @@
+"""The evaluator's time box (issue 28, H1): one evaluation's pattern tests share a budget,
+and a ``words`` list too large to compile is never compiled (that an evaluation leaves the
+event loop serving: ``tests/unit/engine/test_rule_limits.py`` and the e2e tests)."""
+
+from __future__ import annotations
+
+import time
+
+from hansa.domain.conditions import MAX_WORDS_CHARS, Evaluator
+from hansa.domain.rules import Condition, ConditionGroup, Operator
+
+EVIL = Condition(field="message.content", operator=Operator.MATCHES, value=r"(a|a)*$")
+FACTS = {"message": {"content": "a" * 30_000 + "!"}}
+
+
+def test_fifty_catastrophic_leaves_share_one_budget() -> None:
+    group = ConditionGroup(logic="or", conditions=[EVIL] * 50)
+    started = time.monotonic()
+    held, results = Evaluator(budget_seconds=0.1).group(group, FACTS)
+    took = time.monotonic() - started
+    assert not held
+    assert all(r.timed_out and not r.matched for r in results)
+    assert took < 1.0, f"50 leaves took {took:.2f} s; the budget is 0.1 s (2.5 s without it)"
+
+
+def test_tests_other_than_patterns_run_past_the_budget() -> None:
+    cheap = Condition(field="message.content", operator=Operator.CONTAINS, value="!")
+    group = ConditionGroup(logic="and", conditions=[EVIL, cheap])
+    _, (evil, plain) = Evaluator(budget_seconds=0.01).group(group, FACTS)
+    assert evil.timed_out and plain.matched and not plain.timed_out
+
+
+def test_a_words_list_too_large_to_compile_times_out_without_compiling() -> None:
+    words = [f"w{n:05d}" for n in range(MAX_WORDS_CHARS // 5)]  # 6 chars each: past it
+    huge = Condition(field="message.content", operator=Operator.WORDS, value=words)
+    started = time.monotonic()
+    result = Evaluator().condition(huge, {"message": {"content": "w00001"}})
+    assert result.timed_out and not result.matched
+    assert time.monotonic() - started < 0.1, "compiling it would take seconds"
