@@ -116,6 +116,20 @@ def test_rules_per_tenant_and_words_lists_are_capped(server: Server) -> None:
         )
         assert too_many_words.status_code == 422, too_many_words.text
         assert "at most 100 words" in too_many_words.json()["error"]["message"]
+        slow = {"field": "message.content", "operator": "matches", "value": "(a{1000}){1000}"}
+        with _health(server) as slowest:  # compiling it took 0.4 s where the rule is saved
+            slow_to_compile = client.post(
+                "/api/rules",
+                json={
+                    "name": "slow",
+                    "trigger": "message.received",
+                    "conditions": {"conditions": [slow]},
+                    "actions": [{"type": "context.update", "params": {"set": {"a": 1}}}],
+                },
+            )
+        assert slow_to_compile.status_code == 422, slow_to_compile.text
+        assert "expand to more than" in slow_to_compile.json()["error"]["message"]
+        assert slowest[0] < HEALTHY, f"/healthz took {slowest[0]:.3f} s"
         assert server.row_counts() == before
         made = [_rule(client, [leaf], f"r{n}") for n in range(3)]
         refused = client.post(

@@ -57,8 +57,53 @@ def word_pattern(words: list[str]) -> regex.Pattern[str]:
     return regex.compile(rf"\b(?:{alternatives})(?:s|es|ing|ed)?\b", regex.IGNORECASE)
 
 
+MAX_PATTERN_SIZE = 20_000
+"""The most items a ``matches`` pattern may expand to once its counted repeats are written
+out (:func:`expanded_size`): compiling writes them out, and ``(a{1000}){1000}`` took 0.4 s
+(``((a{300}){300}){30}`` 1.9 s) where a rule is saved."""
+_COUNTED = regex.compile(r"\{(\d*)(?:,\d*)?\}")
+
+
+def expanded_size(source: str) -> int:
+    """About how many items compiling ``source`` writes out: each counted repeat's least
+    count multiplies what it repeats (nested ones multiply each other); a cheap scan, no
+    compile."""
+    frames: list[list[int]] = [[0, 0]]  # per group: [size so far, size of its last item]
+    i = 0
+    while i < len(source):
+        char, step, size = source[i], 1, 1
+        if char == "\\":
+            step = 2
+        elif char == "[":
+            end = i + 1 + (source[i + 1 : i + 2] == "]")
+            while end < len(source) and source[end] != "]":
+                end += 2 if source[end] == "\\" else 1
+            step = end + 1 - i
+        elif char == "(":
+            frames.append([0, 0])
+            i += 1
+            continue
+        elif char == ")" and len(frames) > 1:
+            size = max(1, frames.pop()[0])
+        elif char == "{" and (counted := _COUNTED.match(source, i)) is not None:
+            digits = counted.group(1)
+            times = max(1, int(digits) if 0 < len(digits) <= 9 else (1 if not digits else 10**9))
+            frame = frames[-1]
+            frame[0] += frame[1] * (times - 1)
+            frame[1] *= times
+            i = counted.end()
+            continue
+        frames[-1][0] += size
+        frames[-1][1] = size
+        i += step
+    return sum(frame[0] for frame in frames)
+
+
 def compile_pattern(source: str) -> regex.Pattern[str]:
-    """A ``matches`` value as a case-insensitive pattern (``regex.error`` if it is not one)."""
+    """A ``matches`` value as a case-insensitive pattern (``regex.error`` if it is not one,
+    or if it would expand past :data:`MAX_PATTERN_SIZE`, which compiling would take long)."""
+    if expanded_size(source) > MAX_PATTERN_SIZE:
+        raise regex.error(f"its counted repeats expand to more than {MAX_PATTERN_SIZE} items")
     return regex.compile(source, regex.IGNORECASE)
 
 
@@ -206,5 +251,5 @@ class Evaluator:
             return None, True
         try:
             return _search(_compiled(op, words), actual, timeout), False
-        except TimeoutError:
+        except (TimeoutError, regex.error):  # a pattern too large to compile counts so too
             return None, True

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 import time
 
-from hansa.domain.conditions import MAX_WORDS_CHARS, Evaluator
+import pytest
+import regex
+
+from hansa.domain.conditions import (
+    MAX_PATTERN_SIZE,
+    MAX_WORDS_CHARS,
+    Evaluator,
+    compile_pattern,
+    expanded_size,
+)
 from hansa.domain.rules import Condition, ConditionGroup, Operator
 
 EVIL = Condition(field="message.content", operator=Operator.MATCHES, value=r"(a|a)*$")
@@ -37,3 +46,16 @@ def test_a_words_list_too_large_to_compile_times_out_without_compiling() -> None
     result = Evaluator().condition(huge, {"message": {"content": "w00001"}})
     assert result.timed_out and not result.matched
     assert time.monotonic() - started < 0.1, "compiling it would take seconds"
+
+
+def test_a_pattern_whose_repeats_expand_too_far_is_refused_without_compiling() -> None:
+    assert expanded_size(r"order\s+\d+") < 20 and expanded_size("(a{100}){100}") == 10_000
+    for source in ("(a{1000}){1000}", "((a{300}){300}){30}", "a{99999999999}"):
+        assert expanded_size(source) > MAX_PATTERN_SIZE
+        started = time.monotonic()
+        with pytest.raises(regex.error, match="expand"):
+            compile_pattern(source)
+        assert time.monotonic() - started < 0.05, "refused before compiling (0.4 s to 2 s)"
+    stored = Condition(field="message.content", operator=Operator.MATCHES, value="(a{9}){9999}")
+    result = Evaluator().condition(stored, {"message": {"content": "a"}})
+    assert result.timed_out and not result.matched
