@@ -25,7 +25,11 @@ HEALTHY = 0.5
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("patterns")
-    env = {"HANSA_MAX_RULES_PER_TENANT": "3", "HANSA_MAX_RULE_WORDS": "100"}
+    env = {
+        "HANSA_MAX_RULES_PER_TENANT": "3",
+        "HANSA_MAX_RULE_WORDS": "100",
+        "HANSA_MAX_CONVERSATION_CONTEXT_BYTES": "200000",
+    }
     with running_server(tmp, env=env) as s:
         yield s
 
@@ -244,6 +248,23 @@ def test_a_few_copies_still_fit(server: Server) -> None:
         convo = client.get(f"/api/conversations/{cid}").json()
     assert done["status"] == "completed", done
     assert convo["context"]["k"] == ["x" * 65_000] * 2
+
+
+def test_a_conversations_context_is_capped(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client)
+        path = f"/api/conversations/{cid}"
+        first = client.patch(path, json={"context": {"a": "x" * 150_000}})
+        assert first.status_code == 200, first.text
+        refused = client.patch(path, json={"context": {"b": "x" * 100_000}, "title": "t"})
+        graph_id = _amplifier(client, 1)  # 65 KB more through a context.update
+        done = _run(client, graph_id, cid)
+        convo = client.get(path).json()
+    assert refused.status_code == 422, refused.text
+    assert "HANSA_MAX_CONVERSATION_CONTEXT_BYTES" in refused.json()["error"]["message"]
+    assert done["status"] == "failed", done
+    assert "HANSA_MAX_CONVERSATION_CONTEXT_BYTES" in _nodes(done)["u"]["error"]
+    assert sorted(convo["context"]) == ["a"] and convo["title"] != "t", "nothing was changed"
 
 
 def test_a_huge_list_index_fails_the_node_and_ends_the_run(server: Server) -> None:

@@ -17,6 +17,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import conversation, event, job, message, turn
 from hansa.domain.base import new_id
+from hansa.engine import templates
 from hansa.engine.rules.enqueue import enqueue_if_ruled
 from hansa.engine.runtime import interrupt
 from hansa.engine.runtime.follow import follow
@@ -310,6 +311,10 @@ async def update_conversation(
             return
         merged = {**convo.context, **context}
         merged = {k: v for k, v in merged.items() if v is not None}
+        limit = services.settings.max_conversation_context_bytes
+        refused = templates.context_too_large(merged, limit)
+        if refused is not None:  # before anything of this change is written
+            raise errors.InvalidInput(refused, details={"field": "context", "limitBytes": limit})
         conversations.set_context(conn, tenant_id, conversation_id, merged, now)
         changed = {"changed": sorted(context), "context": merged}  # as of this change
         enqueue_if_ruled(
