@@ -82,12 +82,17 @@ def evaluate(
 
 
 def check(
-    spec: RuleSpec, task_types: set[str], agent_ids: set[str], words_cap: WordsCap | None = None
+    spec: RuleSpec,
+    task_types: set[str],
+    agent_ids: set[str],
+    words_cap: WordsCap | None = None,
+    *,
+    conditions: bool = True,
 ) -> None:
     """Refuse (422, saying what is wrong) a rule whose actions or values cannot work: an
     unknown action type, an agent that is not there, a node's parameters its node type
-    refuses, a template naming what the chain will not have, a ``words`` list past
-    ``words_cap`` (a tenant's rules; the config's are the operator's)."""
+    refuses, a template naming what the chain will not have, and (unless ``conditions`` is
+    false: checked before, by :func:`check_conditions`) a condition's value."""
     known = {*ENGINE_ACTIONS, *NODE_CONFIGS, *task_types}
     for action in spec.actions:
         if action.type not in known:
@@ -99,7 +104,16 @@ def check(
     nodes = [(i, a) for i, a in enumerate(spec.actions) if a.type not in ENGINE_ACTIONS]
     if nodes:
         _check_chain(spec.trigger, nodes, task_types)
-    for condition in _leaves(spec.conditions):
+    if conditions:
+        check_conditions(spec.conditions, words_cap)
+
+
+def check_conditions(group: ConditionGroup, words_cap: WordsCap | None = None) -> None:
+    """Refuse a condition whose value cannot work: a ``matches`` pattern that does not
+    compile (or would take long to), a ``words`` list past ``words_cap`` (a tenant's rules;
+    the config's are the operator's). It compiles patterns: from async code, call it on a
+    worker thread, outside any transaction."""
+    for condition in _leaves(group):
         _check_value(condition, words_cap)
 
 

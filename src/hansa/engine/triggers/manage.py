@@ -6,10 +6,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import anyio.to_thread
+
 from hansa import errors
 from hansa.domain.base import new_id
 from hansa.domain.rules import Firing, RecordedFiring, Rule, RuleSpec, Trigger
-from hansa.engine.rules.evaluate import WordsCap, check, evaluate_off_loop
+from hansa.engine.rules.evaluate import WordsCap, check, check_conditions, evaluate_off_loop
 from hansa.engine.runtime.services import Services
 from hansa.engine.triggers import jobs
 from hansa.store import conversations, projects
@@ -20,10 +22,17 @@ EDITABLE = ("name", "priority", "enabled", "conditions", "actions", "stop", "sch
 
 
 def _check(services: Services, conn: Any, tenant_id: str, spec: RuleSpec) -> None:
+    """Everything but the conditions' values (:func:`_check_conditions`, done before)."""
     agents = {a.id for a in services.agents.all(conn, tenant_id)}
+    check(spec, {t.name for t in services.registry.all()}, agents, conditions=False)
+
+
+async def _check_conditions(services: Services, spec: RuleSpec) -> None:
+    """The conditions' values, checked on a worker thread before the rule's transaction:
+    compiling a rule's patterns (up to 50) must hold neither the event loop nor the writer."""
     settings = services.settings
     cap = WordsCap(settings.max_rule_words, settings.max_rule_words_chars)
-    check(spec, {t.name for t in services.registry.all()}, agents, cap)
+    await anyio.to_thread.run_sync(check_conditions, spec.conditions, cap)
 
 
 def _owned(conn: Any, tenant_id: str, rule: Rule) -> None:
@@ -36,6 +45,7 @@ def _owned(conn: Any, tenant_id: str, rule: Rule) -> None:
 
 async def create(services: Services, tenant_id: str, spec: RuleSpec) -> Rule:
     """Check and store a new rule."""
+    await _check_conditions(services, spec)
     now = services.clock()
     rule = Rule(
         **spec.model_dump(), id=new_id(), tenant_id=tenant_id, created_at=now, updated_at=now
@@ -108,10 +118,18 @@ async def change(services: Services, tenant_id: str, rule_id: str, changes: dict
             f"these fields cannot be changed: {', '.join(unknown)}", details={"field": unknown[0]}
         )
 
+    def merged(current: Rule) -> RuleSpec:
+        return RuleSpec.model_validate(
+            {**current.model_dump(include=set(RuleSpec.model_fields)), **changes}
+        )
+
+    if "conditions" in changes:  # new conditions: checked before the transaction
+        now_stored = await services.db.read(rule_rows.get, tenant_id, rule_id)
+        await _check_conditions(services, merged(now_stored))
+
     def go(conn: Any) -> Rule:
         current = rule_rows.get(conn, tenant_id, rule_id)
-        merged = {**current.model_dump(include=set(RuleSpec.model_fields)), **changes}
-        spec = RuleSpec.model_validate(merged)
+        spec = merged(current)
         _check(services, conn, tenant_id, spec)
         updated = current.model_copy(update=spec.model_dump())
         valid = Rule.model_validate(updated.model_dump())
