@@ -12,7 +12,9 @@ import pytest
 
 from harness import Server, new_conversation, poll_until, running_server, turn
 
-SLOW_POLL = {"HANSA_POLL_SECONDS": "60"}
+SLOW_POLL = {"HANSA_POLL_SECONDS": "60", "HANSA_SESSION_DEFAULT_EVERY_SECONDS": "0"}
+"""A session's steps without a cadence (the default one, 1 s, makes each next step a due
+time, which the poll finds: this test is about the wake after a commit)."""
 SOON = 15.0
 """Seconds: far below the poll, far above a scripted job's work."""
 
