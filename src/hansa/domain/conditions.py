@@ -18,6 +18,7 @@ name (``engine/templates.py``: ``logsResult.total``, ``llmResponse``). Same shap
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from functools import lru_cache
@@ -38,6 +39,10 @@ MAX_WORDS_CHARS = 20_000
 ``HANSA_MAX_RULE_WORDS_CHARS`` setting; rules stored before that cap count as timed out)."""
 MISSING = object()
 """A field path that leads nowhere in the facts."""
+SHOWN_CHARS = 500
+"""The most of a fact a condition's result shows (``actual``): a result is stored in the
+``rule_evaluated`` event and a condition node's result, once per test, and 50 tests of a
+20,000-character message would store it 50 times."""
 
 
 def lookup(facts: dict[str, Any], path: str) -> Any:
@@ -105,6 +110,25 @@ def compile_pattern(source: str) -> regex.Pattern[str]:
     if expanded_size(source) > MAX_PATTERN_SIZE:
         raise regex.error(f"its counted repeats expand to more than {MAX_PATTERN_SIZE} items")
     return regex.compile(source, regex.IGNORECASE)
+
+
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def preview(value: Any) -> Any:
+    """``value`` as a result shows it: itself when small, else its first
+    :data:`SHOWN_CHARS` characters (as compact JSON when it is not a string) and ``…``."""
+    if isinstance(value, str):
+        return value if len(value) <= SHOWN_CHARS else value[:SHOWN_CHARS] + "…"
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    chunks, size = [], 0
+    for chunk in _ENCODER.iterencode(value):  # lazily: a large value is never encoded whole
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > SHOWN_CHARS:
+            return "".join(chunks)[:SHOWN_CHARS] + "…"
+    return value
 
 
 def _text(value: Any) -> str | None:
@@ -213,7 +237,7 @@ class Evaluator:
         """One condition against the facts; a missing fact matches only ``not_exists``."""
         actual = lookup(facts, condition.field)
         op, value = condition.operator, condition.value
-        shown = None if actual is MISSING else actual
+        shown = None if actual is MISSING else preview(actual)
         if op is Operator.EXISTS or op is Operator.NOT_EXISTS:
             there = actual is not MISSING and actual is not None
             held = there if op is Operator.EXISTS else not there

@@ -12,6 +12,7 @@ import regex
 from hansa.domain.conditions import (
     MAX_PATTERN_SIZE,
     MAX_WORDS_CHARS,
+    SHOWN_CHARS,
     Evaluator,
     compile_pattern,
     expanded_size,
@@ -59,3 +60,16 @@ def test_a_pattern_whose_repeats_expand_too_far_is_refused_without_compiling() -
     stored = Condition(field="message.content", operator=Operator.MATCHES, value="(a{9}){9999}")
     result = Evaluator().condition(stored, {"message": {"content": "a"}})
     assert result.timed_out and not result.matched
+
+
+def test_a_result_shows_a_bounded_part_of_a_large_fact() -> None:
+    """Each test's result is stored (the event, a condition node's result): 50 tests of a
+    20,000-character message stored it 50 times."""
+    contains = Condition(field="message.content", operator=Operator.CONTAINS, value="!")
+    result = Evaluator().condition(contains, FACTS)
+    assert result.matched and result.actual == "a" * SHOWN_CHARS + "…"
+    whole = Condition(field="context", operator=Operator.EXISTS)
+    big = Evaluator().condition(whole, {"context": {"k": ["x" * 1000] * 1000}})
+    assert isinstance(big.actual, str) and len(big.actual) == SHOWN_CHARS + 1
+    small = Evaluator().condition(whole, {"context": {"tier": "gold"}})
+    assert small.actual == {"tier": "gold"}
