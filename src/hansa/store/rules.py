@@ -112,10 +112,29 @@ def list_all(conn: Connection, tenant_id: str) -> list[Rule]:
     return [_rule(r) for r in direct.rows(conn, _ALL, {"p_tenant": tenant_id})]
 
 
+def any_for_trigger(conn: Connection, tenant_id: str, trigger: str, project_id: str | None) -> bool:
+    """Whether :func:`for_trigger` has any rule (one row looked at, none parsed)."""
+    mine = sa.or_(_rules.c.project_id.is_(None), _rules.c.project_id == project_id)
+    query = (
+        sa.select(_rules.c.id)
+        .where(
+            _rules.c.tenant_id == tenant_id,
+            _rules.c.trigger == trigger,
+            _rules.c.enabled.is_(True),
+            mine,
+        )
+        .limit(1)
+    )
+    return conn.execute(query).first() is not None
+
+
+@growing
 def for_trigger(
     conn: Connection, tenant_id: str, trigger: str, project_id: str | None
 ) -> list[Rule]:
-    """The enabled rules of ``trigger``: the tenant's, and those of ``project_id``."""
+    """The enabled rules of ``trigger``: the tenant's, and those of ``project_id`` (up to
+    ``HANSA_MAX_RULES_PER_TENANT`` of 50 conditions each: 200 took ~35 ms to read, so on a
+    reader thread)."""
     found = direct.rows(conn, _FOR_TRIGGER, {"p_tenant": tenant_id, "p_trigger": trigger})
     return [r for r in map(_rule, found) if r.project_id is None or r.project_id == project_id]
 

@@ -23,7 +23,7 @@ def enqueue_if_ruled(
     facts: dict[str, Any] | None = None,
 ) -> None:
     """Queue a trigger job in the caller's transaction when the tenant has rules for it."""
-    if rule_rows.for_trigger(conn, tenant_id, trigger, project_id):
+    if rule_rows.any_for_trigger(conn, tenant_id, trigger, project_id):
         work = job.TriggerJob(trigger=trigger, conversation_id=conversation_id, facts=facts or {})
         queue.enqueue(
             conn, tenant_id, job.JobKind.TRIGGER, job.payload(work), now, key=conversation_id

@@ -24,6 +24,7 @@ from hansa.engine.triggers import actions
 from hansa.engine.triggers.fire import evaluated, facts_of, fire
 from hansa.store import conversations, queue
 from hansa.store import rules as rule_rows
+from hansa.store.db import growing
 
 
 async def run_trigger_job(services: Services, claimed: job.Job) -> None:
@@ -33,6 +34,7 @@ async def run_trigger_job(services: Services, claimed: job.Job) -> None:
     trigger = work.trigger
     batch = Batch(work.conversation_id, None)
 
+    @growing  # the tenant's rules: on a reader thread, as ``rule_rows.for_trigger`` is
     def look(conn: Connection) -> tuple[Conversation, list[Rule]]:
         convo = conversations.get(conn, tenant_id, work.conversation_id)
         return convo, rule_rows.for_trigger(conn, tenant_id, trigger, convo.project_id)
