@@ -62,10 +62,10 @@ def word_pattern(words: list[str]) -> regex.Pattern[str]:
     return regex.compile(rf"\b(?:{alternatives})(?:s|es|ing|ed)?\b", regex.IGNORECASE)
 
 
-MAX_PATTERN_SIZE = 20_000
+MAX_PATTERN_SIZE = 5_000
 """The most items a ``matches`` pattern may expand to once its counted repeats are written
 out (:func:`expanded_size`): compiling writes them out, and ``(a{1000}){1000}`` took 0.4 s
-(``((a{300}){300}){30}`` 1.9 s) where a rule is saved."""
+(``((a{300}){300}){30}`` 1.9 s) where a rule is saved; 10,000 items took ~1.4 MB."""
 _COUNTED = regex.compile(r"\{(\d*)(?:,\d*)?\}")
 
 
@@ -185,9 +185,10 @@ def _search(pattern: regex.Pattern[str], actual: Any, timeout: float) -> str | N
     return None if found is None else found.group(0)
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=64)
 def _compiled(op: Operator, words: tuple[str, ...]) -> regex.Pattern[str]:
-    """A condition's pattern, compiled once per process (a rule set fires again and again)."""
+    """A condition's pattern, compiled once per process (a rule set fires again and again);
+    the last 64 are kept (a large one takes about a megabyte)."""
     return compile_pattern(words[0]) if op is Operator.MATCHES else word_pattern(list(words))
 
 
