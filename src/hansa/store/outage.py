@@ -24,6 +24,9 @@ RETRY_AFTER_SECONDS = 5
 READY_AFTER_SECONDS = 10.0
 """How long ``/readyz`` stays 503 after a write met an outage (each failure renews it)."""
 
+_LINGERING: frozenset[Reason] = frozenset({"full", "read_only", "io_error"})
+"""Outages a small probe write can pass while real writes fail."""
+
 LOG_EVERY_SECONDS = 30.0
 """A repeated outage is logged once per this long, per place."""
 
@@ -110,8 +113,11 @@ class Recent:
         self._last: tuple[float, Reason] | None = None
 
     def note(self, reason: Reason) -> None:
-        """A write failed for ``reason`` now."""
-        self._last = (self._clock(), reason)
+        """A write failed for ``reason`` now. Only a disk's state lingers: a lock held too
+        long or a database out of reach is met by the probe's own write, and readiness
+        comes back the moment it commits."""
+        if reason in _LINGERING:
+            self._last = (self._clock(), reason)
 
     def within(self, seconds: float) -> Reason | None:
         """The reason of an outage met in the last ``seconds``, or None."""

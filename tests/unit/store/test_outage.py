@@ -65,3 +65,16 @@ def test_the_throttle_says_yes_once_per_interval() -> None:
 @pytest.mark.parametrize("reason", ["full", "busy", "read_only", "io_error", "unreachable"])
 def test_every_reason_has_words(reason: outage.Reason) -> None:
     assert outage.describe(reason).startswith("the database")
+
+
+def test_only_a_disks_state_keeps_readiness_down_after_the_failed_write() -> None:
+    now = [100.0]
+    recent = outage.Recent(clock=lambda: now[0])
+    recent.note("busy")
+    recent.note("unreachable")
+    assert recent.within(outage.READY_AFTER_SECONDS) is None, "the probe meets these itself"
+    recent.note("full")
+    now[0] += outage.READY_AFTER_SECONDS - 1
+    assert recent.within(outage.READY_AFTER_SECONDS) == "full"
+    now[0] += 2
+    assert recent.within(outage.READY_AFTER_SECONDS) is None
