@@ -17,7 +17,20 @@ from uuid import UUID
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from hansa import errors
-from hansa.api.models.agent_protocol import AssistantOut, RunMetadata, RunOut
+from hansa.api.models.agent_protocol import (
+    AssistantOut,
+    Checkpoint,
+    Interrupt,
+    InterruptValue,
+    LcMessage,
+    RunError,
+    RunMetadata,
+    RunOut,
+    StateTask,
+    ThreadOut,
+    ThreadStateOut,
+    Values,
+)
 from hansa.domain import message, run, turn
 from hansa.domain.agent import AgentDefinition
 from hansa.engine.turns.outcome import Outcome, Standing, Waiting
@@ -106,28 +119,47 @@ def assistant(agent: AgentDefinition, now: datetime) -> AssistantOut:
     )
 
 
-def lc_message(m: message.Message) -> dict[str, Any]:
-    """A stored message as a LangChain message dict."""
+def lc_message(m: message.Message) -> LcMessage:
+    """A stored message as a LangChain message (a ``human`` one has no ``name`` nor
+    ``tool_calls``: they are left unset, and the routes leave out what is unset)."""
     if m.kind is message.Kind.USER:
-        return {"type": "human", "content": m.content, "id": m.id}
-    return {"type": "ai", "content": m.content, "id": m.id, "name": m.agent_id, "tool_calls": []}
+        return LcMessage(type="human", content=m.content, id=m.id)
+    return LcMessage(type="ai", content=m.content, id=m.id, name=m.agent_id, tool_calls=[])
 
 
-def values(standing: Standing) -> dict[str, Any]:
-    return {"messages": [lc_message(m) for m in standing.messages]}
+def values(standing: Standing) -> Values:
+    """The thread's newest messages (``__interrupt__`` and ``__error__`` unset)."""
+    return Values(messages=[lc_message(m) for m in standing.messages])
 
 
-def interrupts(conversation_id: str, waiting: Waiting | None) -> list[dict[str, Any]]:
+def final_values(standing: Standing, failed: str | None) -> Values:
+    """The thread's values once a run is done: with ``__interrupt__`` when the thread waits
+    for the user, ``__error__`` when the turn failed (each set only then)."""
+    extra: dict[str, Any] = {}
+    if standing.waiting is not None:
+        extra["__interrupt__"] = interrupts(standing.conversation.id, standing.waiting)
+    if failed is not None:
+        extra["__error__"] = RunError(error="turn_failed", message=failed)
+    return Values(messages=[lc_message(m) for m in standing.messages], **extra)
+
+
+def wire(answer: BaseModel) -> dict[str, Any]:
+    """An answer's JSON as the routes write it (by alias, unset fields left out), for a
+    stream's ``data`` line."""
+    return answer.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+def interrupts(conversation_id: str, waiting: Waiting | None) -> list[Interrupt]:
     if waiting is None:
         return []
-    value = {
-        "kind": waiting.kind,
-        "question": waiting.question,
-        "runId": waiting.run_id,
-        "taskIds": list(waiting.task_ids),
-        "resume": RESUME_HINT,
-    }
-    return [{"value": value, "id": f"{waiting.kind}:{waiting.run_id or conversation_id}"}]
+    value = InterruptValue(
+        kind=waiting.kind,
+        question=waiting.question,
+        runId=waiting.run_id,
+        taskIds=list(waiting.task_ids),
+        resume=RESUME_HINT,
+    )
+    return [Interrupt(value=value, id=f"{waiting.kind}:{waiting.run_id or conversation_id}")]
 
 
 def thread_status(standing: Standing) -> ThreadStatus:
@@ -136,43 +168,42 @@ def thread_status(standing: Standing) -> ThreadStatus:
     return "interrupted" if standing.waiting is not None else "idle"
 
 
-def thread(standing: Standing) -> dict[str, Any]:
+def thread(standing: Standing) -> ThreadOut:
     convo = standing.conversation
     waits = interrupts(convo.id, standing.waiting)
-    return {
-        "thread_id": convo.id,
-        "created_at": convo.created_at.isoformat(),
-        "updated_at": convo.updated_at.isoformat(),
-        "metadata": convo.metadata.get(THREAD_METADATA) or {},
-        "status": thread_status(standing),
-        "values": values(standing),
-        "interrupts": {waits[0]["id"]: waits} if waits else {},
-    }
+    return ThreadOut(
+        thread_id=convo.id,
+        created_at=convo.created_at,
+        updated_at=convo.updated_at,
+        metadata=convo.metadata.get(THREAD_METADATA) or {},
+        status=thread_status(standing),
+        values=values(standing),
+        interrupts={waits[0].id: waits} if waits else {},
+    )
 
 
-def thread_state(standing: Standing, supervisor_id: str) -> dict[str, Any]:
+def thread_state(standing: Standing, supervisor_id: str) -> ThreadStateOut:
     """A thread's state: there is one checkpoint, the conversation as it is now."""
     convo = standing.conversation
     waits = interrupts(convo.id, standing.waiting)
     tasks = [
-        {"id": w["id"], "name": supervisor_id, "path": [], "error": None, "interrupts": [w]}
-        for w in waits
+        StateTask(id=w.id, name=supervisor_id, path=[], error=None, interrupts=[w]) for w in waits
     ]
-    return {
-        "values": values(standing),
-        "next": [supervisor_id] if waits else [],
-        "tasks": tasks,
-        "interrupts": waits,
-        "metadata": convo.metadata.get(THREAD_METADATA) or {},
-        "created_at": convo.updated_at.isoformat(),
-        "checkpoint": {
-            "thread_id": convo.id,
-            "checkpoint_ns": "",
-            "checkpoint_id": str(convo.last_seq),
-            "checkpoint_map": None,
-        },
-        "parent_checkpoint": None,
-    }
+    return ThreadStateOut(
+        values=values(standing),
+        next=[supervisor_id] if waits else [],
+        tasks=tasks,
+        interrupts=waits,
+        metadata=convo.metadata.get(THREAD_METADATA) or {},
+        created_at=convo.updated_at,
+        checkpoint=Checkpoint(
+            thread_id=convo.id,
+            checkpoint_ns="",
+            checkpoint_id=str(convo.last_seq),
+            checkpoint_map=None,
+        ),
+        parent_checkpoint=None,
+    )
 
 
 def run_status(o: Outcome) -> RunStatus:

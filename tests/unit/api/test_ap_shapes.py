@@ -1,7 +1,9 @@
-"""The Agent Protocol's shapes: what a run posts, and a run's status from its outcome."""
+"""The Agent Protocol's shapes: what a run posts, a run's status from its outcome, and a
+thread's values and state as the routes write them."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,8 +12,9 @@ from pydantic import ValidationError
 
 from hansa import errors
 from hansa.api import ap_shapes as shapes
-from hansa.domain import run, turn
-from hansa.engine.turns.outcome import Outcome, Waiting
+from hansa.domain import message, run, turn
+from hansa.domain.conversation import Conversation, State
+from hansa.engine.turns.outcome import Outcome, Standing, Waiting
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 
@@ -137,6 +140,71 @@ def test_what_the_thread_waits_for_is_its_interrupt() -> None:
     waiting = Waiting("confirmation", "Confirm the DNS change?", "r1", ("k1",))
     (interrupt,) = shapes.interrupts("c1", waiting)
 
-    assert interrupt["id"] == "confirmation:r1"
-    assert interrupt["value"]["taskIds"] == ["k1"] and interrupt["value"]["kind"] == "confirmation"
+    assert interrupt.id == "confirmation:r1"
+    assert interrupt.value.taskIds == ["k1"] and interrupt.value.kind == "confirmation"
     assert shapes.interrupts("c1", None) == []
+
+
+def _message(mid: str, kind: message.Kind, agent_id: str | None) -> message.Message:
+    return message.Message(
+        id=mid,
+        conversation_id="c1",
+        turn_id=None,
+        run_id=None,
+        kind=kind,
+        author=message.Author.USER if kind is message.Kind.USER else message.Author.ASSISTANT,
+        agent_id=agent_id,
+        content="hi",
+        created_at=NOW,
+        metadata={},
+    )
+
+
+def _standing(waiting: Waiting | None) -> Standing:
+    convo = Conversation(
+        id="c1",
+        tenant_id="default",
+        project_id=None,
+        title=None,
+        state=State.IDLE,
+        current_agent="chief",
+        last_seq=4,
+        created_at=NOW,
+        updated_at=NOW,
+        metadata={shapes.THREAD_METADATA: {"customer": "ada"}},
+    )
+    said = [
+        _message("m1", message.Kind.USER, None),
+        _message("m2", message.Kind.ASSISTANT, "chief"),
+        _message("m3", message.Kind.ASSISTANT, None),
+    ]
+    return Standing(conversation=convo, busy=False, waiting=waiting, messages=said)
+
+
+def test_values_leave_out_what_a_dict_left_out() -> None:
+    waiting = Waiting("question", "Which project?", None)
+    plain = shapes.wire(shapes.values(_standing(waiting)))
+    final = shapes.wire(shapes.final_values(_standing(waiting), "boom"))
+    done = shapes.wire(shapes.final_values(_standing(None), None))
+
+    human, ai, anonymous = plain["messages"]
+    assert human == {"type": "human", "content": "hi", "id": "m1"}
+    assert ai == {"type": "ai", "content": "hi", "id": "m2", "name": "chief", "tool_calls": []}
+    assert anonymous["name"] is None, "an ai message's agent is written even when unknown"
+    assert list(plain) == ["messages"] and list(done) == ["messages"]
+    assert list(final) == ["messages", "__interrupt__", "__error__"]
+    assert final["__error__"] == {"error": "turn_failed", "message": "boom"}
+    assert final["__interrupt__"][0]["id"] == "question:c1"
+    assert final["__interrupt__"][0]["value"]["runId"] is None
+
+
+def test_a_thread_is_timed_as_isoformat() -> None:
+    found = json.loads(shapes.thread(_standing(None)).model_dump_json(exclude_unset=True))
+    state = json.loads(
+        shapes.thread_state(_standing(None), "chief").model_dump_json(exclude_unset=True)
+    )
+
+    assert found["created_at"] == NOW.isoformat() == state["created_at"]
+    assert found["metadata"] == {"customer": "ada"} and found["status"] == "idle"
+    assert found["values"]["messages"][0] == {"type": "human", "content": "hi", "id": "m1"}
+    assert state["parent_checkpoint"] is None and state["checkpoint"]["checkpoint_id"] == "4"

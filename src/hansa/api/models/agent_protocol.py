@@ -3,7 +3,6 @@ has them (snake_case, as the protocol spells them); ``api/ap_shapes.py`` builds 
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,7 +30,8 @@ class AssistantOut(_Out):
 
 
 class LcMessage(_Out):
-    """A stored user (``human``) or assistant (``ai``) message, as LangChain has it."""
+    """A stored user (``human``) or assistant (``ai``) message, as LangChain has it; a
+    ``human`` one leaves ``name`` and ``tool_calls`` unset, and out of the JSON."""
 
     type: Literal["human", "ai"]
     content: str
@@ -64,7 +64,9 @@ class RunError(_Out):
 
 
 class Values(_Out):
-    """A thread's values: its newest messages (and, after a run, what it waits for)."""
+    """A thread's values: its newest messages (and, after a run, what it waits for). The
+    routes leave out what is unset: ``__interrupt__`` and ``__error__`` are there only when
+    the thread waits or the turn failed."""
 
     messages: list[LcMessage]
     interrupt: list[Interrupt] | None = Field(default=None, alias="__interrupt__")
@@ -75,8 +77,8 @@ class ThreadOut(_Out):
     """A conversation, as a thread."""
 
     thread_id: str
-    created_at: datetime
-    updated_at: datetime
+    created_at: Time
+    updated_at: Time
     metadata: dict[str, Any]
     status: Literal["idle", "busy", "interrupted", "error"]
     values: Values
@@ -106,7 +108,7 @@ class ThreadStateOut(_Out):
     tasks: list[StateTask]
     interrupts: list[Interrupt]
     metadata: dict[str, Any]
-    created_at: datetime
+    created_at: Time
     checkpoint: Checkpoint
     parent_checkpoint: Checkpoint | None
 

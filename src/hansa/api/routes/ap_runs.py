@@ -148,21 +148,14 @@ async def _run(services: Services, tenant: str, thread_id: str, run_id: str) -> 
     return found
 
 
-async def _final(
-    services: Services, tenant: str, thread_id: str, failed: str | None
-) -> dict[str, Any]:
+async def _final(services: Services, tenant: str, thread_id: str, failed: str | None) -> Values:
     now = await services.db.read(standing, tenant, thread_id, last=shapes.MAX_VALUES)
-    values = shapes.values(now)
-    if now.waiting is not None:
-        values["__interrupt__"] = shapes.interrupts(thread_id, now.waiting)
-    if failed is not None:
-        values["__error__"] = {"error": "turn_failed", "message": failed}
-    return values
+    return shapes.final_values(now, failed)
 
 
 async def _waited(
     services: Services, tenant: str, thread_id: str, run_id: str, after: int
-) -> dict[str, Any]:
+) -> Values:
     failed = None
     async for ev in follow_work(services, tenant, thread_id, run_id, after):
         if isinstance(ev.payload, event.ErrorData) and ev.turn_id == run_id:
@@ -176,10 +169,10 @@ async def _created(services: Services, tenant: str, run: Started) -> JSONRespons
     return JSONResponse(out, headers=_location(run.thread_id, run.posted.turn_id))
 
 
-async def _answered(services: Services, tenant: str, run: Started) -> JSONResponse:
+async def _answered(services: Services, tenant: str, run: Started, response: Response) -> Values:
     turn_id, after = run.posted.turn_id, run.posted.seq - 1
-    out = await _waited(services, tenant, run.thread_id, turn_id, after)
-    return JSONResponse(out, headers=_location(run.thread_id, turn_id))
+    response.headers.update(_location(run.thread_id, turn_id))
+    return await _waited(services, tenant, run.thread_id, turn_id, after)
 
 
 def _streamed(services: Services, tenant: str, run: Started, slot: limits.Slot) -> RunEventStream:
@@ -209,22 +202,30 @@ async def create_stateless_run(
 
 @router.post(
     "/threads/{thread_id}/runs/wait",
-    response_model=None,
-    responses=answers(Values, 404, 409, 422, 429),
+    response_model_exclude_unset=True,
+    responses=answers(None, 404, 409, 422, 429),
 )
 async def wait_thread_run(
-    thread_id: str, body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
-) -> JSONResponse:
+    thread_id: str,
+    body: shapes.ApRunCreate,
+    response: Response,
+    services: ServicesDep,
+    tenant: TenantDep,
+) -> Values:
     """Run, and answer the thread's values when the run is done."""
-    return await _answered(services, tenant, await _start(services, tenant, thread_id, body))
+    run = await _start(services, tenant, thread_id, body)
+    return await _answered(services, tenant, run, response)
 
 
-@router.post("/runs/wait", response_model=None, responses=answers(Values, 404, 409, 422, 429))
+@router.post(
+    "/runs/wait", response_model_exclude_unset=True, responses=answers(None, 404, 409, 422, 429)
+)
 async def wait_stateless_run(
-    body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
-) -> JSONResponse:
+    body: shapes.ApRunCreate, response: Response, services: ServicesDep, tenant: TenantDep
+) -> Values:
     """Run on a new thread, and answer its values when the run is done."""
-    return await _answered(services, tenant, await _start(services, tenant, None, body))
+    run = await _start(services, tenant, None, body)
+    return await _answered(services, tenant, run, response)
 
 
 @router.post(
@@ -298,12 +299,12 @@ async def get_thread_run(
 
 @router.get(
     "/threads/{thread_id}/runs/{run_id}/join",
-    response_model=None,
-    responses=answers(Values, 404),
+    response_model_exclude_unset=True,
+    responses=answers(None, 404),
 )
 async def join_thread_run(
     thread_id: str, run_id: str, services: ServicesDep, tenant: TenantDep
-) -> Any:
+) -> Values:
     """Wait for the run to be done; the thread's values."""
     found = await _run(services, tenant, thread_id, run_id)
     after = await services.db.read(seq_of_turn, tenant, found.turn)
@@ -403,7 +404,7 @@ async def _events(
         elif isinstance(data, event.MessageData) and data.kind in _TURN_AGENT:
             async for out in _message_events(services, tenant, ev, data, texts, modes):
                 yield out
-    final = await _final(services, tenant, thread_id, failed)
+    final = shapes.wire(await _final(services, tenant, thread_id, failed))
     if "values" in modes:
         yield _sse("values", final)
     if failed is not None:
@@ -428,7 +429,7 @@ async def _message_events(
     as_lc |= {"id": data.message_id, "name": ev.agent_id}
     if "values" in modes:
         now = await services.db.read(standing, tenant, ev.conversation_id, last=shapes.MAX_VALUES)
-        yield _sse("values", shapes.values(now))
+        yield _sse("values", shapes.wire(shapes.values(now)))
     if "updates" in modes:
         yield _sse("updates", {ev.agent_id or services.supervisor.id: {"messages": [as_lc]}})
     if data.kind is message.Kind.ASSISTANT:

@@ -80,10 +80,10 @@ async def _standing(services: Services, tenant: str, thread_id: str) -> Standing
     return await services.db.read(standing, tenant, thread_id, last=shapes.MAX_VALUES)
 
 
-@router.post("/threads", response_model=None, responses=answers(ThreadOut, 409))
+@router.post("/threads", response_model_exclude_unset=True, responses=answers(None, 409))
 async def create_thread(
     body: shapes.ThreadCreate, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> ThreadOut:
     """A new thread (a conversation with Hans); ``thread_id`` may be the client's UUID."""
     thread_id = None if body.thread_id is None else str(body.thread_id)
     if thread_id is not None and body.if_exists == "do_nothing":
@@ -100,16 +100,18 @@ async def create_thread(
     return shapes.thread(await _standing(services, tenant, convo.id))
 
 
-@router.get("/threads/{thread_id}", response_model=None, responses=answers(ThreadOut, 404))
-async def get_thread(thread_id: str, services: ServicesDep, tenant: TenantDep) -> dict[str, Any]:
+@router.get("/threads/{thread_id}", response_model_exclude_unset=True, responses=answers(None, 404))
+async def get_thread(thread_id: str, services: ServicesDep, tenant: TenantDep) -> ThreadOut:
     """The thread: its status, values (newest messages) and interrupts."""
     return shapes.thread(await _standing(services, tenant, thread_id))
 
 
-@router.patch("/threads/{thread_id}", response_model=None, responses=answers(ThreadOut, 404))
+@router.patch(
+    "/threads/{thread_id}", response_model_exclude_unset=True, responses=answers(None, 404)
+)
 async def update_thread(
     thread_id: str, body: shapes.ThreadPatch, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> ThreadOut:
     """Merge ``metadata`` into the thread's."""
     now = services.clock()
 
@@ -147,10 +149,10 @@ def _metadata(stored: dict[str, Any]) -> dict[str, Any]:
     return kept if isinstance(kept, dict) else {}
 
 
-@router.post("/threads/search", response_model=None, responses=answers(list[ThreadOut]))
+@router.post("/threads/search", response_model_exclude_unset=True)
 async def search_threads(
     body: shapes.ThreadSearch, services: ServicesDep, tenant: TenantDep
-) -> list[dict[str, Any]]:
+) -> list[ThreadOut]:
     """Threads by metadata and status, most recently active first (among the newest
     ``SEARCH_SCAN`` conversations)."""
     _, found = await _search(services, tenant, body, page=True)
@@ -165,11 +167,11 @@ async def count_threads(body: shapes.ThreadSearch, services: ServicesDep, tenant
 
 
 @router.get(
-    "/threads/{thread_id}/state", response_model=None, responses=answers(ThreadStateOut, 404)
+    "/threads/{thread_id}/state", response_model_exclude_unset=True, responses=answers(None, 404)
 )
 async def get_thread_state(
     thread_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> ThreadStateOut:
     """The thread's state: values, what it waits for (``tasks``, ``interrupts``, ``next``)."""
     found = await _standing(services, tenant, thread_id)
     return shapes.thread_state(found, services.supervisor.id)
@@ -177,12 +179,12 @@ async def get_thread_state(
 
 @router.post(
     "/threads/{thread_id}/history",
-    response_model=None,
-    responses=answers(list[ThreadStateOut], 404),
+    response_model_exclude_unset=True,
+    responses=answers(None, 404),
 )
 async def get_thread_history(
     thread_id: str, services: ServicesDep, tenant: TenantDep
-) -> list[dict[str, Any]]:
+) -> list[ThreadStateOut]:
     """The thread's checkpoints: the one it has, now."""
     found = await _standing(services, tenant, thread_id)
     return [shapes.thread_state(found, services.supervisor.id)]

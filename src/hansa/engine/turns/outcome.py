@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Literal
 
 from sqlalchemy import Connection
 
@@ -38,12 +39,15 @@ class Outcome:
     """``started`` holds a step for the user's confirmation."""
 
 
+WaitKind = Literal["question", "approval", "confirmation"]
+"""What a conversation waits for: an answer, a plan's approval or a step's confirmation."""
+
+
 @dataclass(frozen=True, slots=True)
 class Waiting:
     """What the user is asked: a question, a plan to approve or a step to confirm."""
 
-    kind: str
-    """``question``, ``approval`` or ``confirmation``."""
+    kind: WaitKind
     question: str
     """Hans's last message."""
     run_id: str | None
@@ -121,7 +125,7 @@ def standing(conn: Connection, tenant_id: str, conversation_id: str, *, last: in
     proposed = [r for r in open_runs if r.status in _AWAITING_USER]
     if waiting is None and (proposed or convo.state is conversation.State.WAITING_FOR_USER):
         approval = any(r.status is run.RunStatus.AWAITING_APPROVAL for r in proposed)
-        kind = "approval" if approval else "question"
+        kind: WaitKind = "approval" if approval else "question"
         waiting = Waiting(kind, question, proposed[-1].id if proposed else None)
     busy = executing or bool(turns.unfinished(conn, tenant_id, conversation_id))
     return Standing(conversation=convo, busy=busy, waiting=waiting, messages=shown)
