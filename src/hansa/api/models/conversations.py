@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
@@ -62,10 +61,11 @@ class Posted(Out):
     """The seq of the message's event: follow the stream from ``seq - 1``."""
 
 
-class TimelineEntry(Wire):
-    """One line of the experience timeline (seed 000 §9.2)."""
+class TimelineEntry(Out):
+    """One line of the experience timeline (seed 000 §9.2), from ``engine/turns/timeline.py``'s
+    entry."""
 
-    time: datetime
+    time: Time
     seq: int
     actor: str
     kind: str

@@ -87,19 +87,18 @@ async def post_message(
     return Posted(message_id=posted.message_id, turn_id=posted.turn_id, seq=posted.seq)
 
 
-@router.get(
-    "/{conversation_id}/timeline", response_model=None, responses=answers(list[TimelineEntry])
-)
+@router.get("/{conversation_id}/timeline")
 async def get_timeline(
     conversation_id: str,
     services: ServicesDep,
     tenant: TenantDep,
     runId: str | None = None,  # noqa: N803 - the query parameter's name in API.md
-) -> list[dict[str, Any]]:
+) -> list[TimelineEntry]:
     """The experience timeline (seed 000 §9.2), optionally of one run."""
     log = await services.db.read(events.all_of, tenant, conversation_id, run_id=runId)
     authors = await services.agents.display_names(tenant, (e.agent_id for e in log))
-    return timeline.build(log, {**services.agents.names(), **authors}, services.registry)
+    names = {**services.agents.names(), **authors}
+    return [TimelineEntry.of(e) for e in timeline.build(log, names, services.registry)]
 
 
 class ConversationPatch(Wire):

@@ -8,6 +8,7 @@ its ``task_created`` event gave; a run by its title; a plan by its steps.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from hansa.domain import event
@@ -17,13 +18,24 @@ from hansa.tasks.registry import TaskRegistry
 _SKIPPED = ("text_delta", "context_usage", "session", "agent_state")
 
 
-def build(
-    log: list[event.Event], names: dict[str, str], registry: TaskRegistry
-) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One line of the timeline: what happened, who did it, and when."""
+
+    time: datetime
+    seq: int
+    actor: str
+    kind: str
+    run_id: str | None
+    turn_id: str | None
+    summary: str
+
+
+def build(log: list[event.Event], names: dict[str, str], registry: TaskRegistry) -> list[Entry]:
     """One entry per event a person would care about, in order (a completed task as its
     type in ``registry`` describes it)."""
     seen = _Seen(names, registry)
-    entries: list[dict[str, Any]] = []
+    entries: list[Entry] = []
     for ev in log:
         if ev.type in _SKIPPED:
             continue
@@ -31,17 +43,7 @@ def build(
         actor, kind, summary = _run_entry(ev, seen) or _describe(
             ev.payload, ev.agent_id, seen.names
         )
-        entries.append(
-            {
-                "time": ev.created_at.isoformat(),
-                "seq": ev.seq,
-                "actor": actor,
-                "kind": kind,
-                "runId": ev.run_id,
-                "turnId": ev.turn_id,
-                "summary": summary,
-            }
-        )
+        entries.append(Entry(ev.created_at, ev.seq, actor, kind, ev.run_id, ev.turn_id, summary))
     return entries
 
 
