@@ -6,19 +6,20 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from hansa.api.models.base import ErrorInfo
+from hansa.api.models.base import ErrorInfo, Out
 from hansa.domain.base import Wire
 
 
-class McpToolOut(Wire):
-    """One tool as its server describes it, and what the laws make of a call to it."""
+class McpToolOut(Out):
+    """One tool as its server describes it (``McpToolOut.of`` a ``ToolFacts``), and what the
+    laws make of a call to it."""
 
     name: str
     description: str
     input_schema: dict[str, Any]
     """The JSON schema ``mcp.call``'s ``arguments`` must match."""
-    read_only_hint: bool | None
-    destructive_hint: bool | None
+    read_only: bool | None = Field(alias="readOnlyHint")
+    destructive: bool | None = Field(alias="destructiveHint")
     needs_confirmation: bool
     """True unless ``readOnlyHint`` is true: a call waits for the user's confirmation."""
 

@@ -7,15 +7,15 @@ listed afresh only by the POST (checked like every write) or by a call."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Literal
 
 import anyio
 from fastapi import APIRouter
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
-from hansa.api.models.base import answers
-from hansa.api.models.mcp import McpToolsOut
+from hansa.api.models.base import ErrorInfo, answers
+from hansa.api.models.mcp import McpServerOut, McpToolOut, McpToolsOut
 from hansa.engine import runs
 from hansa.engine.runtime.services import Services
 from hansa.store import projects
@@ -30,12 +30,9 @@ router = APIRouter(prefix="/api/projects", tags=["projects"])
 @router.get(
     "/{project_id}/mcp-tools",
     operation_id="listMcpTools",
-    response_model=None,
-    responses=answers(McpToolsOut, 404),
+    responses=answers(None, 404),
 )
-async def list_mcp_tools(
-    project_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+async def list_mcp_tools(project_id: str, services: ServicesDep, tenant: TenantDep) -> McpToolsOut:
     """The project's MCP servers (``config.mcpServers``) and their tools: schemas, hints,
     and whether a call needs the user's confirmation. A server that cannot be listed is
     shown with its error. Listings are kept a few seconds; a call always lists again. A
@@ -47,19 +44,16 @@ async def list_mcp_tools(
 @router.post(
     "/{project_id}/mcp-tools",
     operation_id="refreshMcpTools",
-    response_model=None,
-    responses=answers(McpToolsOut, 404),
+    responses=answers(None, 404),
 )
 async def refresh_mcp_tools(
     project_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> McpToolsOut:
     """As ``GET``, but stdio servers are started and listed too."""
     return await _servers(services, tenant, project_id, start=True)
 
 
-async def _servers(
-    services: Services, tenant: str, project_id: str, *, start: bool
-) -> dict[str, Any]:
+async def _servers(services: Services, tenant: str, project_id: str, *, start: bool) -> McpToolsOut:
     proj = await services.db.read(lambda conn: projects.get(conn, tenant, project_id))
     servers = McpServers(
         proj.config,
@@ -68,7 +62,7 @@ async def _servers(
         services.stdio_servers,
     )
     names = mcp_config.names(proj.config)
-    shown: list[dict[str, Any]] = [{} for _ in names]
+    shown: list[McpServerOut | None] = [None for _ in names]
 
     async def one(i: int, name: str) -> None:
         shown[i] = await _listed(servers, name, start=start)
@@ -76,37 +70,38 @@ async def _servers(
     async with anyio.create_task_group() as group:
         for i, name in enumerate(names):
             group.start_soon(one, i, name)
-    return {"servers": shown}
+    return McpToolsOut(servers=[s for s in shown if s is not None])
 
 
-async def _listed(servers: McpServers, name: str, *, start: bool) -> dict[str, Any]:
+async def _listed(servers: McpServers, name: str, *, start: bool) -> McpServerOut:
     entry = mcp_config.stored_entry(servers.config, name) or {}
-    out: dict[str, Any] = {
-        "name": name,
-        "transport": entry.get("transport", "http"),
-        "tools": [],
-        "error": None,
-    }
+    # a stored entry was checked when the config was written: its transport is one of these
+    transport: Literal["stdio", "http"] = "stdio" if entry.get("transport") == "stdio" else "http"
+
+    def failed(exc: errors.HansaError) -> McpServerOut:
+        shown = ErrorInfo(code=exc.code, message=exc.message, details={})
+        return McpServerOut(name=name, transport=transport, error=shown)
+
     try:
         key, server = servers.server(name)
     except errors.HansaError as exc:  # a secret no key opens, say
-        return {**out, "error": _error(exc)}
+        return failed(exc)
     try:
         listing = CATALOG.fresh(key)
         if listing is None and not start and not isinstance(server, HttpServer):
             listing = CATALOG.known(key)
             if listing is None:
-                return {**out, "error": _error(_NOT_STARTED)}
+                return failed(_NOT_STARTED)
         if listing is None:
             with anyio.fail_after(server.timeout_seconds):
                 async with mcp_client.session(server, servers.policy) as opened:
                     listing = CATALOG.keep(key, await mcp_client.list_tools(opened))
     except TimeoutError:
-        late = TaskFailed(f"the MCP server {name!r} did not answer in time", code="timeout")
-        return {**out, "error": _error(late)}
+        return failed(TaskFailed(f"the MCP server {name!r} did not answer in time", code="timeout"))
     except TaskFailed as exc:
-        return {**out, "error": _error(exc)}
-    return {**out, "tools": [t.shown() for t in listing.values()]}
+        return failed(exc)
+    tools = [McpToolOut.of(t) for t in listing.values()]
+    return McpServerOut(name=name, transport=transport, tools=tools, error=None)
 
 
 _NOT_STARTED = TaskFailed(
@@ -114,7 +109,3 @@ _NOT_STARTED = TaskFailed(
     "POST /api/projects/{id}/mcp-tools lists it, as does any mcp.call",
     code="not_listed",
 )
-
-
-def _error(exc: errors.HansaError) -> dict[str, Any]:
-    return {"code": exc.code, "message": exc.message, "details": {}}

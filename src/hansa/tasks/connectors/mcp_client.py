@@ -72,17 +72,6 @@ class ToolFacts:
             destructive=hints.destructive_hint if hints else None,
         )
 
-    def shown(self) -> dict[str, Any]:
-        """As ``GET /api/projects/{id}/mcp-tools`` shows it."""
-        return {
-            "name": self.name,
-            "description": self.description,
-            "inputSchema": self.input_schema,
-            "readOnlyHint": self.read_only,
-            "destructiveHint": self.destructive,
-            "needsConfirmation": self.needs_confirmation,
-        }
-
 
 def argument_problems(schema: Mapping[str, Any], arguments: Mapping[str, Any]) -> list[str]:
     """How ``arguments`` break the tool's input schema, in plain words (empty: none)."""
