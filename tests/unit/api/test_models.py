@@ -12,11 +12,13 @@ from hansa.api.models.agents import AgentOut, ProjectOut
 from hansa.api.models.automation import SessionOut
 from hansa.api.models.conversations import ConversationOut
 from hansa.api.models.runs import RunCard, RunSummary, TaskOut
+from hansa.api.models.usage import EntityOut
 from hansa.domain import message, run
 from hansa.domain.agent import AgentDefinition, Category
 from hansa.domain.conversation import Conversation, State
 from hansa.domain.project import Project
 from hansa.domain.session import AgentSession, SessionStatus
+from hansa.domain.workspace import WorkspaceEdge, WorkspaceEntity
 
 NOW = datetime(2026, 11, 27, 12, 30, 5, 120, tzinfo=UTC)
 SECRET = {"apiKey": "sk-live-0123456789abcdef", "keep": 1}
@@ -187,3 +189,27 @@ def test_a_session_counts_its_steps_as_api_md_names_them() -> None:
     out = _wire(SessionOut.of(session))
     assert (out["iteration"], out["step"], out["nextStep"]) == (3, 3, "audit")
     assert out["state"] == {"token": "***"}
+
+
+def test_a_workspace_entity_is_masked_and_timed_as_the_api_always_wrote_it() -> None:
+    entity = WorkspaceEntity(
+        id="e1",
+        tenant_id="default",
+        project_id=None,
+        kind="document",
+        name="Brand token=abc12345xyz",
+        parent_id=None,
+        position=0,
+        data={"context": SECRET, "html": "<p>Hi</p>"},
+        idempotency_key="k1",
+        created_at=NOW,
+        updated_at=NOW,
+        deleted_at=None,
+    )
+    edge = WorkspaceEdge(id="g1", from_id="e1", to_id="e2", relation="supports")
+    out = _wire(EntityOut.of_entity(entity, [edge]))
+    assert out["name"] == "Brand token=***"
+    assert out["data"] == {"context": {"apiKey": "***", "keep": 1}, "html": "<p>Hi</p>"}
+    assert out["createdAt"] == NOW.isoformat() and out["deleted"] is False
+    assert out["edges"] == [{"edgeId": "g1", "fromId": "e1", "toId": "e2", "relation": "supports"}]
+    assert "tenantId" not in out and "deletedAt" not in out

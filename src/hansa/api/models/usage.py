@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
 
-from hansa.api.models.base import Out
-from hansa.domain.base import Wire
+from pydantic import Field
+
+from hansa.api.models.base import Masked, MaskedText, Out, Time
 from hansa.domain.usage import Usage
+from hansa.domain.workspace import WorkspaceEdge, WorkspaceEntity
 
 
 class LlmCallOut(Out):
@@ -31,30 +33,37 @@ class LlmCallOut(Out):
     created_at: datetime
 
 
-class EdgeOut(Wire):
-    """An edge between two workspace entities."""
+class EdgeOut(Out):
+    """An edge between two workspace entities (``EdgeOut.of`` a ``WorkspaceEdge``)."""
 
-    edge_id: str
+    id: str = Field(alias="edgeId")
     from_id: str
     to_id: str
     relation: str
 
 
-class EntityOut(Wire):
-    """A live workspace entity (secrets masked) with its edges from and to others."""
+class EntityOut(Out):
+    """A live workspace entity (secrets masked: in its fields, and credentials written in
+    its name or key) with its edges from and to others."""
 
     id: str
     project_id: str | None
     kind: str
-    name: str
+    name: MaskedText
     parent_id: str | None
     position: int
-    data: dict[str, Any]
-    created_at: datetime
-    updated_at: datetime
+    data: Masked
+    created_at: Time
+    updated_at: Time
     deleted: bool
-    idempotency_key: str | None
+    idempotency_key: MaskedText | None
     edges: list[EdgeOut]
+
+    @classmethod
+    def of_entity(cls, entity: WorkspaceEntity, edges: Iterable[WorkspaceEdge]) -> EntityOut:
+        """``entity`` as it is shown, with ``edges``."""
+        shown = {**dict(entity), "deleted": entity.deleted, "edges": [EdgeOut.of(e) for e in edges]}
+        return cls.model_validate(shown, by_alias=False, by_name=True)
 
 
 __all__ = ["EntityOut", "LlmCallOut", "Usage"]

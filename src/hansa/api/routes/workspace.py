@@ -10,20 +10,17 @@ inline styles.
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from fastapi import APIRouter
 from fastapi.responses import HTMLResponse
+from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models import usage as models
-from hansa.api.models.base import answers
-from hansa.domain import secrets
 from hansa.domain.workspace import WorkspaceEntity
 from hansa.engine.runtime.services import Services
 from hansa.store import workspace
-from hansa.tasks.workspace import edge_result, entity_result
 
 router = APIRouter(tags=["workspace"])
 
@@ -74,22 +71,15 @@ async def workspace_product(
     return _document(product.name, body)
 
 
-@router.get(
-    "/api/workspace/entities/{entity_id}",
-    operation_id="getWorkspaceEntity",
-    response_model=None,
-    responses=answers(models.EntityOut),
-)
+@router.get("/api/workspace/entities/{entity_id}", operation_id="getWorkspaceEntity")
 async def workspace_entity(
     entity_id: str, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> models.EntityOut:
     """A live workspace entity with its fields (secrets masked), and its edges from and to
     other entities."""
 
-    def read(conn: Any) -> dict[str, Any]:
+    def read(conn: Connection) -> models.EntityOut:
         entity = workspace.get(conn, tenant, entity_id)
-        edges = workspace.edges_of(conn, tenant, entity_id)
-        return {**entity_result(entity), "edges": [edge_result(e) for e in edges]}
+        return models.EntityOut.of_entity(entity, workspace.edges_of(conn, tenant, entity_id))
 
-    found: dict[str, Any] = secrets.mask(await services.db.read(read))
-    return found
+    return await services.db.read(read)
