@@ -162,15 +162,14 @@ class StoreNamespacesOut(BaseModel):
     namespaces: list[list[str]]
 
 
-def _out(item: items.Item) -> dict[str, Any]:
-    out = StoreItemOut(
+def _out(item: items.Item) -> StoreItemOut:
+    return StoreItemOut(
         namespace=list(item.namespace),
         key=item.key,
         value=item.value,
         created_at=item.created_at,
         updated_at=item.updated_at,
     )
-    return out.model_dump(mode="json")
 
 
 @router.put("/items", status_code=204, responses=answers(None, status=204, description="Stored"))
@@ -196,7 +195,7 @@ async def put_store_item(body: PutStoreItem, services: ServicesDep, tenant: Tena
     return Response(status_code=204)
 
 
-@router.get("/items", response_model=None, responses=answers(StoreItemOut, 404))
+@router.get("/items", responses=answers(StoreItemOut, 404))
 async def get_store_item(
     services: ServicesDep,
     tenant: TenantDep,
@@ -210,7 +209,7 @@ async def get_store_item(
     ],
     key: Annotated[str, Query(min_length=1, max_length=items.MAX_KEY_CHARS)],
     refresh_ttl: bool | None = None,  # the protocol's; ignored: expiry counts from the put
-) -> dict[str, Any]:
+) -> StoreItemOut:
     """One item; ``namespace`` is its labels joined by ``.``. 404 when there is none, or it
     expired."""
     found = await services.db.read(
@@ -233,10 +232,10 @@ async def delete_store_item(
     return Response(status_code=204)
 
 
-@router.post("/items/search", response_model=None, responses=answers(StoreItemsOut))
+@router.post("/items/search")
 async def search_store_items(
     body: SearchStoreItems, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> StoreItemsOut:
     """Items whose namespace starts with the labels of ``namespace_prefix`` (whole labels;
     none: every item), most recently updated first, then by key.
 
@@ -256,13 +255,13 @@ async def search_store_items(
         limit=body.limit,
         offset=body.offset,
     )
-    return {"items": [_out(i) for i in found]}
+    return StoreItemsOut(items=[_out(i) for i in found])
 
 
-@router.post("/namespaces", response_model=None, responses=answers(StoreNamespacesOut))
+@router.post("/namespaces")
 async def list_store_namespaces(
     body: ListStoreNamespaces, services: ServicesDep, tenant: TenantDep
-) -> dict[str, Any]:
+) -> StoreNamespacesOut:
     """The namespaces the tenant has items in: those starting with ``prefix`` and ending
     with ``suffix`` (whole labels, matched as given: no ``*`` wildcards), each cut to its
     first ``max_depth`` labels and listed once, in label order."""
@@ -276,4 +275,4 @@ async def list_store_namespaces(
         limit=body.limit,
         offset=body.offset,
     )
-    return {"namespaces": [list(n) for n in found]}
+    return StoreNamespacesOut(namespaces=[list(n) for n in found])
