@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from hansa import errors
@@ -163,10 +163,10 @@ async def _waited(
     return await _final(services, tenant, thread_id, failed)
 
 
-async def _created(services: Services, tenant: str, run: Started) -> JSONResponse:
+async def _created(services: Services, tenant: str, run: Started, response: Response) -> RunOut:
     found = await _run(services, tenant, run.thread_id, run.posted.turn_id)
-    out = shapes.run_out(found, services.supervisor.id).model_dump(mode="json")
-    return JSONResponse(out, headers=_location(run.thread_id, run.posted.turn_id))
+    response.headers.update(_location(run.thread_id, run.posted.turn_id))
+    return shapes.run_out(found, services.supervisor.id)
 
 
 async def _answered(services: Services, tenant: str, run: Started, response: Response) -> Values:
@@ -180,24 +180,25 @@ def _streamed(services: Services, tenant: str, run: Started, slot: limits.Slot) 
     return _streaming(services, tenant, run.thread_id, turn_id, after, run.stream_mode, slot)
 
 
-@router.post(
-    "/threads/{thread_id}/runs",
-    response_model=None,
-    responses=answers(RunOut, 404, 409, 422, 429),
-)
+@router.post("/threads/{thread_id}/runs", responses=answers(None, 404, 409, 422, 429))
 async def create_thread_run(
-    thread_id: str, body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
-) -> JSONResponse:
+    thread_id: str,
+    body: shapes.ApRunCreate,
+    response: Response,
+    services: ServicesDep,
+    tenant: TenantDep,
+) -> RunOut:
     """Start a run in the background: follow it with ``join``, ``stream`` or ``get``."""
-    return await _created(services, tenant, await _start(services, tenant, thread_id, body))
+    run = await _start(services, tenant, thread_id, body)
+    return await _created(services, tenant, run, response)
 
 
-@router.post("/runs", response_model=None, responses=answers(RunOut, 404, 409, 422, 429))
+@router.post("/runs", responses=answers(None, 404, 409, 422, 429))
 async def create_stateless_run(
-    body: shapes.ApRunCreate, services: ServicesDep, tenant: TenantDep
-) -> JSONResponse:
+    body: shapes.ApRunCreate, response: Response, services: ServicesDep, tenant: TenantDep
+) -> RunOut:
     """Start a run on a new thread (``thread_id`` in the answer)."""
-    return await _created(services, tenant, await _start(services, tenant, None, body))
+    return await _created(services, tenant, await _start(services, tenant, None, body), response)
 
 
 @router.post(
