@@ -4,6 +4,7 @@ and each limit answers 429 ``rate_limited`` with ``Retry-After`` (or its own cod
 from __future__ import annotations
 
 import json
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -39,6 +40,18 @@ def limited(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 def _ws(server: Server, cid: str, query: str = "") -> str:
     return server.url.replace("http://", "ws://") + f"/api/conversations/{cid}/ws{query}"
+
+
+def _posted(server: Server) -> tuple[int, int]:
+    """What posting a message writes: user messages and turns. The first turn is being
+    answered meanwhile (the worker is woken by the commit), so its events and messages
+    may grow between two reads and are not counted."""
+    with sqlite3.connect(f"file:{server.db_path}?mode=ro", uri=True) as conn:
+        users = "SELECT count(*) FROM assistant_messages WHERE kind = 'user'"
+        return (
+            conn.execute(users).fetchone()[0],
+            conn.execute("SELECT count(*) FROM assistant_turns").fetchone()[0],
+        )
 
 
 def _retry_after(response: httpx.Response) -> int:
@@ -92,9 +105,9 @@ def test_a_conversation_holds_a_bounded_number_of_unfinished_turns(limited: Serv
         cid = new_conversation(client)
         first = post(client, cid, "one")
         post(client, cid, "two")
-        before = limited.row_counts()
+        before = _posted(limited)
         refused = client.post(f"/api/conversations/{cid}/messages", json={"content": "three"})
-        after = limited.row_counts()
+        after = _posted(limited)
         with connect(_ws(limited, cid, "?after=999")) as ws:
             ws.send(json.dumps({"type": "message", "content": "three, again"}))
             by_socket = json.loads(ws.recv(timeout=10))
@@ -106,6 +119,7 @@ def test_a_conversation_holds_a_bounded_number_of_unfinished_turns(limited: Serv
         events_until(client, cid, lambda e: e["turnId"] == first["turnId"] and e["type"] == "done")
     assert _retry_after(refused) == 5
     assert refused.json()["error"]["details"] == {"unfinishedTurns": 2}
+    assert before == (2, 2), "two user messages and their turns"
     assert after == before, "the refused message wrote nothing"
     assert by_socket["type"] == "error"
     assert by_socket["error"]["code"] == "rate_limited" and by_socket["error"]["retryAfter"] == 5
