@@ -11,6 +11,7 @@ or deflate is refused (``bad_response``) rather than handed to a decoder without
 from __future__ import annotations
 
 import zlib
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 
 from hansa.tasks.base import TaskFailed
 
@@ -85,3 +86,23 @@ def plain_headers(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes
     """The raw headers of a response whose body is handed on decoded: without
     ``Content-Encoding`` and ``Content-Length`` (which counted the encoded bytes)."""
     return [(k, v) for k, v in headers if k.lower() not in (b"content-encoding", b"content-length")]
+
+
+async def opened(
+    encoding: str | None, limit: int, host: str, close: Callable[[], Awaitable[None]]
+) -> BoundedBody:
+    """The decoder of a response's body; a refused encoding closes the response first."""
+    try:
+        return BoundedBody(encoding, limit, host)
+    except TaskFailed:
+        await close()
+        raise
+
+
+async def decoded(raw: AsyncIterable[bytes], body: BoundedBody) -> AsyncIterator[bytes]:
+    """The body as it arrives, decoded within the cap (both transports' streams yield it)."""
+    async for chunk in raw:
+        if data := body.feed(chunk):
+            yield data
+    if tail := body.flush():
+        yield tail

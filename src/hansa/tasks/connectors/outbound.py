@@ -153,12 +153,8 @@ class _BoundedStream(httpx.AsyncByteStream):
         self._raw = raw
         self._body = body
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._raw:
-            if decoded := self._body.feed(chunk):
-                yield decoded
-        if tail := self._body.flush():
-            yield tail
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return bounded.decoded(self._raw, self._body)
 
     async def aclose(self) -> None:
         await self._raw.aclose()
@@ -179,13 +175,8 @@ class _VettedTransport(httpx.AsyncHTTPTransport):
         """The answer with its body decoded here, within the cap (``bounded.py``)."""
         response = await super().handle_async_request(request)
         assert isinstance(response.stream, httpx.AsyncByteStream)
-        try:
-            body = bounded.BoundedBody(
-                response.headers.get("content-encoding"), self._limit, request.url.host
-            )
-        except TaskFailed:
-            await response.aclose()
-            raise
+        encoding = response.headers.get("content-encoding")
+        body = await bounded.opened(encoding, self._limit, request.url.host, response.aclose)
         return httpx.Response(
             response.status_code,
             headers=bounded.plain_headers(response.headers.raw),
