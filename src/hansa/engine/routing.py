@@ -17,7 +17,7 @@ from hansa import errors
 from hansa.domain.agent import SUPERVISOR_ID
 from hansa.domain.conditions import Evaluator
 from hansa.domain.routing import RoutingDecision, RoutingRule
-from hansa.engine.rules.evaluate import check, evaluate
+from hansa.engine.rules.evaluate import check_conditions, evaluate
 from hansa.engine.rules.routing import compile_routing
 
 DEFAULT_RULES: tuple[RoutingRule, ...] = (
@@ -80,7 +80,7 @@ class Router:
         """The routing rules as rules (``source: config``)."""
         for rule in self.compiled:  # a bad pattern is a start-up error, not a silent miss
             try:
-                check(rule, set(), agent_ids)
+                check_conditions(rule.conditions)
             except errors.InvalidInput as exc:
                 raise errors.ConfigError(
                     f"routing rule {rule.id!r} has a bad pattern: {exc}"

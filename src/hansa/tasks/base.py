@@ -247,6 +247,21 @@ class TaskType(Generic[P]):
     reads: Callable[[P], Collection[str]] | None = None
     """The facts a graph's node reads by path (a condition's fields, an ``llm.invoke``'s
     ``contextFields``): its run fills them in as the task starts (``engine/graphs/start.py``)."""
+    binds: Callable[[P], tuple[str, ...]] | None = None
+    """The bare names it binds for the tasks that depend on it (a loop's body), in order:
+    a loop's ``itemKey``, then its ``indexKey``. The scheduler binds them for each copy of
+    the body (``engine/runs/loops.py``); a rule's save lets its body name them
+    (``engine/rules/evaluate.py``)."""
+    refers: Callable[[P], Collection[str]] | None = None
+    """What its parameters name besides their templates, as a template names it (a
+    condition's fields): a rule's save refuses one that names nothing the chain will hold
+    there, as it does a template. Unlike ``reads``, which is only what to fill in: an
+    ``llm.invoke``'s ``contextFields`` name namespaces the trigger may not carry (they are
+    then given empty)."""
+    ends_turn: Callable[[P], bool] | None = None
+    """Whether, as a rule's action, it ends the turn: no assistant answers the message the
+    rule fired on (``handoff.create``; a ``state.transition`` to a state where no one
+    answers: ``engine/triggers/actions.py``)."""
     describe: Callable[[Mapping[str, Any]], str | None] | None = None
     """The timeline's sentence for a completed execution, from its result ("Page created in
     WordPress at https://…"); None, or no sentence: the generic "<type> completed"."""

@@ -13,6 +13,7 @@ import pytest
 from hansa import errors
 from hansa.domain.rules import Action, Condition, ConditionGroup, Operator, Rule, RuleSpec
 from hansa.engine.rules.evaluate import WordsCap, check, evaluate_off_loop
+from hansa.tasks.registry import TaskRegistry
 
 
 def _spec(words: list[str]) -> RuleSpec:
@@ -30,12 +31,12 @@ def _spec(words: list[str]) -> RuleSpec:
 
 def test_a_words_list_past_the_cap_is_refused_at_save() -> None:
     cap = WordsCap(words=3, chars=20)
-    check(_spec(["refund", "chargeback"]), set(), {"chief"}, cap)
+    check(_spec(["refund", "chargeback"]), TaskRegistry(), {"chief"}, cap)
     with pytest.raises(errors.InvalidInput, match="at most 3 words"):
-        check(_spec(["a", "b", "c", "d"]), set(), {"chief"}, cap)
+        check(_spec(["a", "b", "c", "d"]), TaskRegistry(), {"chief"}, cap)
     with pytest.raises(errors.InvalidInput, match="20 characters"):
-        check(_spec(["x" * 21]), set(), {"chief"}, cap)
-    check(_spec(["x" * 21] * 5), set(), {"chief"})  # the config's rules: the operator's
+        check(_spec(["x" * 21]), TaskRegistry(), {"chief"}, cap)
+    check(_spec(["x" * 21] * 5), TaskRegistry(), {"chief"})  # the config's rules: the operator's
 
 
 def _evil(rule_id: str) -> Rule:

@@ -20,6 +20,9 @@ from hansa.domain.rules import (
     RuleSpec,
 )
 from hansa.engine.rules.evaluate import check, evaluate
+from hansa.tasks.registry import TaskRegistry, default_registry
+
+REGISTRY = default_registry()
 
 FACTS: dict[str, Any] = {
     "message": {"content": "Please refund my Order 42, the uploads failed", "author": "user"},
@@ -173,25 +176,25 @@ def test_a_rule_is_refused_when_it_cannot_work() -> None:
         }
     )
     with pytest.raises(errors.InvalidInput, match="does not compile"):
-        check(RuleSpec.model_validate(bad_regex), set(), {"chief"})
+        check(RuleSpec.model_validate(bad_regex), TaskRegistry(), {"chief"})
     with pytest.raises(errors.InvalidInput, match="unknown action type 'launch'"):
-        check(RuleSpec.model_validate(_spec(actions=[{"type": "launch"}])), {"create_page"}, set())
-    check(RuleSpec.model_validate(_spec(actions=[{"type": "create_page"}])), {"create_page"}, set())
+        check(RuleSpec.model_validate(_spec(actions=[{"type": "launch"}])), REGISTRY, set())
+    check(RuleSpec.model_validate(_spec(actions=[{"type": "create_page"}])), REGISTRY, set())
 
 
 def test_a_rules_actions_are_checked_as_the_chain_they_run_as() -> None:
     def refused(actions: list[dict[str, Any]], trigger: str = "message.received") -> str:
         spec = RuleSpec.model_validate(_spec(actions=actions, trigger=trigger))
         with pytest.raises(errors.InvalidInput) as caught:
-            check(spec, {"create_page"}, {"chief"})
+            check(spec, REGISTRY, {"chief"})
         return f"{caught.value.message} {caught.value.details}"
 
     ask = {"type": "llm.invoke", "params": {"promptTemplate": "Asked: {{message.content}}"}}
     tell = {"type": "message.send", "params": {"content": "{{llmResponse}}"}}
     fetch = {"type": "service.call", "params": {"service": "logs", "resultKey": "found"}}
     total = {"type": "message.send", "params": {"content": "{{found.total}} in all"}}
-    check(RuleSpec.model_validate(_spec(actions=[ask, tell])), set(), set())
-    check(RuleSpec.model_validate(_spec(actions=[fetch, total])), set(), set())
+    check(RuleSpec.model_validate(_spec(actions=[ask, tell])), REGISTRY, set())
+    check(RuleSpec.model_validate(_spec(actions=[fetch, total])), REGISTRY, set())
     assert "llmResponse" in refused([tell, ask])
     assert "found.total" in refused([total, fetch])
     assert "message.content" in refused([ask], trigger="conversation.created")
@@ -208,3 +211,33 @@ def test_a_rules_actions_are_checked_as_the_chain_they_run_as() -> None:
         },
     }
     assert "nowhere.x" in refused([nested])
+
+
+def test_a_loops_names_are_its_bodys_and_what_a_node_gives_is_its_types_to_say() -> None:
+    def spec(actions: list[dict[str, Any]], trigger: str = "message.received") -> RuleSpec:
+        return RuleSpec.model_validate(_spec(actions=actions, trigger=trigger))
+
+    fetch = {"type": "service.call", "params": {"service": "logs", "resultKey": "logs"}}
+    loop = {
+        "type": "loop",
+        "params": {
+            "collection": "{{logs.entries}}",
+            "itemKey": "entry",
+            "indexKey": "i",
+            "actions": [{"type": "message.send", "params": {"content": "{{i}}: {{entry.text}}"}}],
+        },
+    }
+    after = {"type": "message.send", "params": {"content": "last: {{entry.text}}"}}
+    check(spec([fetch, loop]), REGISTRY, set())
+    with pytest.raises(errors.InvalidInput, match="entry.text") as caught:
+        check(spec([fetch, loop, after]), REGISTRY, set())  # the run binds it in the body only
+    assert caught.value.details == {"field": "actions[2].params"}
+    # an llm.invoke's contextFields are only filled in (a namespace the trigger lacks is
+    # given empty), never refused as a condition's fields are
+    ask = {"type": "llm.invoke", "params": {"promptTemplate": "hi", "contextFields": ["message"]}}
+    check(spec([ask], trigger="conversation.created"), REGISTRY, set())
+    # without the task types, a node binds and answers nothing
+    tell = {"type": "message.send", "params": {"content": "{{llmResponse}}"}}
+    check(spec([ask, tell]), REGISTRY, set())
+    with pytest.raises(errors.InvalidInput, match="llmResponse"):
+        check(spec([ask, tell]), TaskRegistry(), set())

@@ -54,6 +54,49 @@ def test_only_graph_nodes_are_held_settled_or_govern_the_tasks_after_them() -> N
     assert all(t.graph_node for t in special), "a plan's step is never held or settled"
 
 
+def test_a_loop_binds_its_item_then_its_index_for_its_body() -> None:
+    kind = REGISTRY.get("loop")
+    assert kind.binds is not None
+    keyed = {"collection": "{{logs.entries}}", "itemKey": "entry"}
+    assert kind.binds(kind.params.model_validate(keyed)) == ("entry",)
+    indexed = kind.params.model_validate({**keyed, "indexKey": "i"})
+    assert kind.binds(indexed) == ("entry", "i")
+    assert [t.name for t in REGISTRY.all() if t.binds] == ["loop"]
+
+
+def test_a_conditions_fields_are_names_it_refers_to_an_llms_context_fields_are_not() -> None:
+    kind = REGISTRY.get("condition")
+    assert kind.refers is not None
+    test = {"condition": {"field": "logs.total", "operator": "gt", "value": 0}}
+    assert list(kind.refers(kind.params.model_validate(test))) == ["logs.total"]
+    ask = REGISTRY.get("llm.invoke")
+    assert ask.refers is None and ask.reads is not None, "read if there, never required"
+
+
+@pytest.mark.parametrize(
+    ("name", "config", "ends"),
+    [
+        ("handoff.create", {}, True),
+        ("state.transition", {"to": "resolved"}, True),
+        ("state.transition", {"to": "archived"}, True),
+        ("state.transition", {"to": "handoff_pending"}, True),
+        ("state.transition", {"to": "waiting_for_user"}, False),
+        ("state.transition", {"to": "idle"}, False),
+    ],
+)
+def test_a_handoff_or_a_move_where_no_one_answers_ends_the_turn(
+    name: str, config: dict[str, Any], ends: bool
+) -> None:
+    kind = REGISTRY.get(name)
+    assert kind.ends_turn is not None
+    assert kind.ends_turn(kind.params.model_validate(config)) is ends
+
+
+def test_only_a_handoff_and_a_move_may_end_the_turn() -> None:
+    ending = {t.name for t in REGISTRY.all() if t.ends_turn}
+    assert ending == {"handoff.create", "state.transition"}
+
+
 def test_a_wait_is_held_for_its_seconds() -> None:
     kind = REGISTRY.get("wait.durable")
     assert kind.hold is not None

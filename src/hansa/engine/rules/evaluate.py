@@ -3,18 +3,18 @@ chain of graph nodes they run as: ``engine/triggers/actions.py``)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import anyio.to_thread
 import regex
+from pydantic import ValidationError
 
 from hansa import errors
 from hansa.domain import action_lists, graph
 from hansa.domain.conditions import Evaluator, compile_pattern
 from hansa.domain.node_configs import NODE_CONFIGS
-from hansa.domain.node_configs import Condition as ConditionNode
 from hansa.domain.rules import (
     ENGINE_ACTIONS,
     Action,
@@ -27,6 +27,8 @@ from hansa.domain.rules import (
     Trigger,
 )
 from hansa.engine import templates
+from hansa.tasks.base import TaskType
+from hansa.tasks.registry import TaskRegistry
 
 TRIGGER_MESSAGE: Trigger = "message.received"
 
@@ -83,7 +85,7 @@ def evaluate(
 
 def check(
     spec: RuleSpec,
-    task_types: set[str],
+    registry: TaskRegistry,
     agent_ids: set[str],
     words_cap: WordsCap | None = None,
     *,
@@ -92,7 +94,9 @@ def check(
     """Refuse (422, saying what is wrong) a rule whose actions or values cannot work: an
     unknown action type, an agent that is not there, a node's parameters its node type
     refuses, a template naming what the chain will not have, and (unless ``conditions`` is
-    false: checked before, by :func:`check_conditions`) a condition's value."""
+    false: checked before, by :func:`check_conditions`) a condition's value. What a node
+    binds and names is its task type's to say (``registry``)."""
+    task_types = {t.name for t in registry.all()}
     known = {*ENGINE_ACTIONS, *NODE_CONFIGS, *task_types}
     for action in spec.actions:
         if action.type not in known:
@@ -103,7 +107,7 @@ def check(
         _check_params(action, agent_ids)
     nodes = [(i, a) for i, a in enumerate(spec.actions) if a.type not in ENGINE_ACTIONS]
     if nodes:
-        _check_chain(spec.trigger, nodes, task_types)
+        _check_chain(spec.trigger, nodes, registry)
     if conditions:
         check_conditions(spec.conditions, words_cap)
 
@@ -142,7 +146,7 @@ def _check_params(action: Action, agent_ids: set[str]) -> None:
         raise bad("version must be a whole number from 1")
 
 
-def _check_chain(trigger: Trigger, nodes: list[tuple[int, Action]], task_types: set[str]) -> None:
+def _check_chain(trigger: Trigger, nodes: list[tuple[int, Action]], registry: TaskRegistry) -> None:
     """The rule's chain checked as the graph it runs as (``domain/graph.py``): every problem
     of its nodes, then every template reference, in order, against what the chain will
     hold when that node starts."""
@@ -152,13 +156,14 @@ def _check_chain(trigger: Trigger, nodes: list[tuple[int, Action]], task_types: 
     for path, message in compiled.problems:
         _refuse(_in_rule(path, nodes), message)
     body = {"name": "rule", "components": compiled.components, "edges": compiled.edges}
+    task_types = [t.name for t in registry.all()]
     for problem in graph.problems(body, task_types, action_lists.MAX_ACTIONS):
         path = problem.field or ""
         for i, origin in reversed(list(enumerate(where))):
             path = path.replace(f"components[{i}].config", f"{origin}.params")
             path = path.replace(f"components[{i}]", origin)
         _refuse(path or "actions", problem.message.replace(problem.field or "\0", path))
-    _check_references(trigger, compiled, where)
+    _check_references(trigger, compiled, where, registry)
 
 
 def _in_rule(path: str, nodes: list[tuple[int, Action]]) -> str:
@@ -170,33 +175,64 @@ def _in_rule(path: str, nodes: list[tuple[int, Action]]) -> str:
     return f"actions[{nodes[int(index)][0]}]{rest}"
 
 
-def _check_references(trigger: Trigger, compiled: action_lists.Compiled, where: list[str]) -> None:
-    """Every template reference and condition field of the chain, node by node in the order
-    they were written, against the names the nodes before it set (a template naming nothing
-    would stop its node under the law of clarity: knowable now, so refused now)."""
-    namespaces = {"user", "context", "project"} | (
-        {"message"} if trigger == TRIGGER_MESSAGE else set()
-    )
-    known: set[str] = set(namespaces)
-    loops: set[str] = set()
+def _check_references(
+    trigger: Trigger, compiled: action_lists.Compiled, where: list[str], registry: TaskRegistry
+) -> None:
+    """Every template reference of the chain, and every name a node's parameters give
+    besides (``TaskType.refers``: a condition's fields), node by node in the order they
+    were written, against the names the nodes before it set: each node's id, the latest
+    model answer once a node ``answers``, and for the nodes that depend on it directly (a
+    loop's body) what a node ``binds``, as the run will (a template naming nothing would
+    stop its node under the law of clarity: knowable now, so refused now)."""
+    known = {"user", "context", "project"} | ({"message"} if trigger == TRIGGER_MESSAGE else set())
+    given: dict[str, set[str]] = {}  # by node: what the nodes it depends on bind for it
     for component, path in zip(compiled.components, where, strict=True):
-        config = component["config"]
-        if component["type"] == "loop":
-            loops |= {str(config.get(k)) for k in ("itemKey", "indexKey") if config.get(k)}
-        names = list(templates.references(config, loop_keys=known | loops))
-        if component["type"] == "condition":
-            names += [leaf.field for leaf in ConditionNode.model_validate(config).group().tests()]
+        node, config = str(component["id"]), component["config"]
+        kind = _kind(registry, str(component["type"]))
+        here = known | given.get(node, set())
+        names = [*templates.references(config, loop_keys=here), *_refers(kind, config)]
         for name in names:
-            head = name.split(".", 1)[0]
-            if head not in known | loops:
+            if name.split(".", 1)[0] not in here:
                 _refuse(
                     f"{path}.params",
                     f"{path}: {{{{{name}}}}} names nothing this rule's actions have here; "
-                    f"they have {', '.join(sorted(known | loops))}",
+                    f"they have {', '.join(sorted(here))}",
                 )
-        known.add(str(component["id"]))
-        if component["type"] == "llm.invoke":
+        known.add(node)
+        if kind is not None and kind.answers:
             known.add(templates.LLM_RESPONSE)
+        bound = _binds(kind, config)
+        for edge in compiled.edges if bound else ():
+            if edge.get("from") == node:
+                given.setdefault(str(edge.get("to")), set()).update(bound)
+
+
+def _kind(registry: TaskRegistry, node_type: str) -> TaskType[Any] | None:
+    try:
+        return registry.for_node(node_type)
+    except errors.InvalidInput:
+        return None
+
+
+def _refers(kind: TaskType[Any] | None, config: Mapping[str, Any]) -> Collection[str]:
+    if kind is None or kind.refers is None or (params := _params(kind, config)) is None:
+        return ()
+    return kind.refers(params)
+
+
+def _binds(kind: TaskType[Any] | None, config: Mapping[str, Any]) -> Collection[str]:
+    if kind is None or kind.binds is None or (params := _params(kind, config)) is None:
+        return ()
+    return kind.binds(params)
+
+
+def _params(kind: TaskType[Any], config: Mapping[str, Any]) -> Any:
+    """The node's parameters; None where they do not validate (a task type's node: its
+    parameters are checked when its task is created; a node type's were checked above)."""
+    try:
+        return kind.params.model_validate(config)
+    except ValidationError:
+        return None
 
 
 def _refuse(path: str, message: str) -> None:

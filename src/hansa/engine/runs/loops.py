@@ -3,11 +3,12 @@
 A ``loop`` task completes with the collection it was given (``{items, count}``, at most
 its ``maxIterations`` and ``MAX_LOOP_ITERATIONS``). The scheduler then materialises its
 body, the tasks that depend on it, once per item: a copy of each (``parent_task_id`` the
-body task, node id ``<body>[<i>]``) bound to the loop's ``itemKey`` and ``indexKey``
-(``metadata.loop``), each copy after the one before, so the items go in order. The body
-task itself then depends on its copies and, once they are done, completes without
-running, with ``{results: [...]}`` in order: the nodes after it see the loop as done. The
-copies count towards the run's task cap; a loop that would pass it fails.
+body task, node id ``<body>[<i>]``) bound to the names its type ``binds`` (the loop's
+``itemKey`` and ``indexKey``: ``metadata.loop``), each copy after the one before, so the
+items go in order. The body task itself then depends on its copies and, once they are
+done, completes without running, with ``{results: [...]}`` in order: the nodes after it
+see the loop as done. The copies count towards the run's task cap; a loop that would pass
+it fails.
 """
 
 from __future__ import annotations
@@ -37,8 +38,7 @@ def materialise(book: Book, after: dict[str, list[str]], cap: int) -> None:
         if len(book.tasks) + len(items) * len(body) > cap:
             _too_many(book, loop, body, cap)
             continue
-        params = loop.parameters
-        keys = (str(params.get("itemKey")), params.get("indexKey"))
+        keys = _binds(book, loop)
         for task in body:
             copies = _copies(book, loop, task, items, keys)
             runs.add_tasks(book.change.conn, book.change.tenant_id, copies)
@@ -66,6 +66,14 @@ def _unrolled(book: Book, t: run.Task) -> bool:
     )
 
 
+def _binds(book: Book, loop: run.Task) -> tuple[str, ...]:
+    """The names the loop's type binds for each copy: its item's, then its index's."""
+    kind = book.kind(loop)
+    if kind is None or kind.binds is None:
+        return ()
+    return tuple(kind.binds(kind.params.model_validate(loop.parameters)))
+
+
 def _mark(book: Book, loop: run.Task) -> None:
     meta = {**loop.metadata, UNROLLED: True}
     runs.update_task(book.change.conn, loop.id, book.change.now, metadata=meta)
@@ -77,15 +85,12 @@ def _copy(t: run.Task) -> bool:
 
 
 def _copies(
-    book: Book, loop: run.Task, task: run.Task, items: list[Any], keys: tuple[str, Any]
+    book: Book, loop: run.Task, task: run.Task, items: list[Any], keys: tuple[str, ...]
 ) -> list[run.Task]:
-    item_key, index_key = keys
     now, made = book.change.now, []
     previous: str | None = None
     for i, item in enumerate(items):
-        bound: dict[str, Any] = {item_key: item}
-        if index_key:
-            bound[str(index_key)] = i
+        bound = dict(zip(keys, (item, i), strict=False))  # the item's name, the index's
         node = f"{task.node_id}[{i}]"
         copy = task.model_copy(
             update={

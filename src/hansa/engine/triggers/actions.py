@@ -30,11 +30,6 @@ MAX_ACTIONS_PER_TRIGGER = 20
 """How many actions one trigger may run in all; the rest are skipped and said so. Actions
 never fire a trigger themselves, so a rule cannot call itself in a loop."""
 
-ENDS_THE_TURN = frozenset(
-    {conversation.State.HANDOFF_PENDING, conversation.State.RESOLVED, conversation.State.ARCHIVED}
-)
-"""States after which no assistant answers the message."""
-
 
 @dataclass(frozen=True)
 class RouteTo:
@@ -143,7 +138,7 @@ def _chain(scene: Scene, rule_id: str, nodes: list[Action], applied: Applied) ->
     rest = nodes[settled:]
     if rest:
         applied.runs.append(_start_chain(scene, rule_id, rest))
-    applied.ends_turn = applied.ends_turn or any(_ends_turn(a) for a in nodes)
+    applied.ends_turn = applied.ends_turn or any(_ends_turn(scene, a) for a in nodes)
 
 
 def _scope(facts: dict[str, Any]) -> templates.Scope:
@@ -159,10 +154,17 @@ def _scope(facts: dict[str, Any]) -> templates.Scope:
     )
 
 
-def _ends_turn(action: Action) -> bool:
-    if action.type == "handoff.create":
-        return True
-    return action.type == "state.transition" and action.params.get("to") in ENDS_THE_TURN
+def _ends_turn(scene: Scene, action: Action) -> bool:
+    """Whether the node ends the turn (``TaskType.ends_turn``: a handoff, a move to a state
+    where no one answers), by its parameters as written; not when they do not validate."""
+    task_type = scene.services.registry.for_node(action.type)
+    if task_type.ends_turn is None:
+        return False
+    try:
+        params = task_type.params.model_validate(canonical(action.type, action.params))
+    except ValidationError:
+        return False
+    return task_type.ends_turn(params)
 
 
 def _filled(scene: Scene, action: Action, scope: templates.Scope) -> BaseModel | None:

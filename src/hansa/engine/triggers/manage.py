@@ -24,7 +24,7 @@ EDITABLE = ("name", "priority", "enabled", "conditions", "actions", "stop", "sch
 def _check(services: Services, conn: Any, tenant_id: str, spec: RuleSpec) -> None:
     """Everything but the conditions' values (:func:`_check_conditions`, done before)."""
     agents = {a.id for a in services.agents.all(conn, tenant_id)}
-    check(spec, {t.name for t in services.registry.all()}, agents, conditions=False)
+    check(spec, services.registry, agents, conditions=False)
 
 
 async def _check_conditions(services: Services, spec: RuleSpec) -> None:

@@ -10,8 +10,8 @@ url or by a name the project's config gives an address, through the outbound cli
 ``wait.durable``) is held by the run job, durably, before it completes. Their configs are
 ``domain/node_configs.py``'s. Every agent may own them (``ANY_AGENT``); none is offered to an
 agent as a tool (``graph_node``). What the run machinery does with each beyond executing
-it is said here, on its task type (``settle``, ``hold``, ``flow``, ``answers``), never by
-its name in the engine.
+it is said here, on its task type (``settle``, ``hold``, ``flow``, ``answers``, ``binds``,
+``refers``, ``ends_turn``), never by its name in the engine.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import anyio.to_thread
 
 from hansa.domain import node_configs as graph
 from hansa.domain.conditions import DEFAULT_BUDGET_SECONDS, Evaluator
+from hansa.domain.conversation import State
 from hansa.domain.rules import Operator
 from hansa.domain.secrets import mask_url
 from hansa.tasks.base import (
@@ -45,6 +46,9 @@ from hansa.tasks.registry import Register
 
 MAX_ANSWER_CHARS = graph.MAX_TEXT
 """An ``llm.invoke`` answer is cut to this many characters (it feeds later templates)."""
+ENDS_THE_TURN = frozenset({State.HANDOFF_PENDING, State.RESOLVED, State.ARCHIVED})
+"""States after which no assistant answers the message: a rule's ``state.transition`` to
+one ends the turn."""
 
 
 async def _invoke(p: graph.LlmInvoke, ctx: TaskContext) -> Result:
@@ -182,6 +186,15 @@ def _changes(ctx: TaskContext) -> list[Change]:
     return ctx.changes
 
 
+def _moves_away(p: graph.StateTransition) -> bool:
+    return p.to in ENDS_THE_TURN
+
+
+def _always(p: graph.HandoffCreate) -> bool:
+    del p
+    return True
+
+
 async def _waited(p: graph.Wait, ctx: TaskContext) -> Result:
     del ctx
     return {"waitedSeconds": p.seconds}
@@ -213,6 +226,10 @@ def _fields(p: graph.Condition) -> list[str]:
 
 def _namespaces(p: graph.LlmInvoke) -> list[str]:
     return list(p.context_fields or [])
+
+
+def _loop_keys(p: graph.Loop) -> tuple[str, ...]:
+    return (p.item_key,) if p.index_key is None else (p.item_key, p.index_key)
 
 
 def register(add: Register) -> None:
@@ -262,6 +279,7 @@ def register(add: Register) -> None:
             graph_node=True,
             settle=settled,
             reads=_fields,
+            refers=_fields,
         )
     )
     add(
@@ -285,6 +303,7 @@ def register(add: Register) -> None:
             ANY_AGENT,
             graph_node=True,
             flow=Flow.LOOP,
+            binds=_loop_keys,
         )
     )
     add(
@@ -307,6 +326,7 @@ def register(add: Register) -> None:
             ANY_AGENT,
             graph_node=True,
             at_once=True,
+            ends_turn=_moves_away,
         )
     )
     add(
@@ -318,6 +338,7 @@ def register(add: Register) -> None:
             ANY_AGENT,
             graph_node=True,
             at_once=True,
+            ends_turn=_always,
         )
     )
     add(
