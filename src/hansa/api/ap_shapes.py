@@ -132,12 +132,14 @@ def values(standing: Standing) -> Values:
     return Values(messages=[lc_message(m) for m in standing.messages])
 
 
-def final_values(standing: Standing, failed: str | None) -> Values:
+def final_values(standing: Standing, failed: str | None, *, thread_id: str | None = None) -> Values:
     """The thread's values once a run is done: with ``__interrupt__`` when the thread waits
-    for the user, ``__error__`` when the turn failed (each set only then)."""
+    for the user, ``__error__`` when the turn failed (each set only then). ``thread_id`` is
+    what the client calls the thread (by default its conversation's id), as in
+    :func:`thread`."""
     extra: dict[str, Any] = {}
     if standing.waiting is not None:
-        extra["__interrupt__"] = interrupts(standing.conversation.id, standing.waiting)
+        extra["__interrupt__"] = interrupts(thread_id or standing.conversation.id, standing.waiting)
     if failed is not None:
         extra["__error__"] = RunError(error="turn_failed", message=failed)
     return Values(messages=[lc_message(m) for m in standing.messages], **extra)
@@ -149,7 +151,7 @@ def wire(answer: BaseModel) -> dict[str, Any]:
     return answer.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
-def interrupts(conversation_id: str, waiting: Waiting | None) -> list[Interrupt]:
+def interrupts(thread_id: str, waiting: Waiting | None) -> list[Interrupt]:
     if waiting is None:
         return []
     value = InterruptValue(
@@ -159,7 +161,7 @@ def interrupts(conversation_id: str, waiting: Waiting | None) -> list[Interrupt]
         taskIds=list(waiting.task_ids),
         resume=RESUME_HINT,
     )
-    return [Interrupt(value=value, id=f"{waiting.kind}:{waiting.run_id or conversation_id}")]
+    return [Interrupt(value=value, id=f"{waiting.kind}:{waiting.run_id or thread_id}")]
 
 
 def thread_status(standing: Standing) -> ThreadStatus:
@@ -168,11 +170,14 @@ def thread_status(standing: Standing) -> ThreadStatus:
     return "interrupted" if standing.waiting is not None else "idle"
 
 
-def thread(standing: Standing) -> ThreadOut:
+def thread(standing: Standing, *, thread_id: str | None = None) -> ThreadOut:
+    """The conversation as a thread; ``thread_id`` is what the client calls it (the id it
+    chose, or the conversation's own: by default the latter)."""
     convo = standing.conversation
-    waits = interrupts(convo.id, standing.waiting)
+    shown = thread_id or convo.id
+    waits = interrupts(shown, standing.waiting)
     return ThreadOut(
-        thread_id=convo.id,
+        thread_id=shown,
         created_at=convo.created_at,
         updated_at=convo.updated_at,
         metadata=convo.metadata.get(THREAD_METADATA) or {},
@@ -182,10 +187,14 @@ def thread(standing: Standing) -> ThreadOut:
     )
 
 
-def thread_state(standing: Standing, supervisor_id: str) -> ThreadStateOut:
-    """A thread's state: there is one checkpoint, the conversation as it is now."""
+def thread_state(
+    standing: Standing, supervisor_id: str, *, thread_id: str | None = None
+) -> ThreadStateOut:
+    """A thread's state: there is one checkpoint, the conversation as it is now
+    (``thread_id`` as in :func:`thread`)."""
     convo = standing.conversation
-    waits = interrupts(convo.id, standing.waiting)
+    shown = thread_id or convo.id
+    waits = interrupts(shown, standing.waiting)
     tasks = [
         StateTask(id=w.id, name=supervisor_id, path=[], error=None, interrupts=[w]) for w in waits
     ]
@@ -197,7 +206,7 @@ def thread_state(standing: Standing, supervisor_id: str) -> ThreadStateOut:
         metadata=convo.metadata.get(THREAD_METADATA) or {},
         created_at=convo.updated_at,
         checkpoint=Checkpoint(
-            thread_id=convo.id,
+            thread_id=shown,
             checkpoint_ns="",
             checkpoint_id=str(convo.last_seq),
             checkpoint_map=None,
@@ -226,14 +235,15 @@ def run_status(o: Outcome) -> RunStatus:
     return "error" if o.started.status is run.RunStatus.FAILED else "success"
 
 
-def run_out(o: Outcome, supervisor_id: str) -> RunOut:
+def run_out(o: Outcome, supervisor_id: str, *, thread_id: str | None = None) -> RunOut:
+    """A turn as a run (``thread_id`` as in :func:`thread`)."""
     t = o.turn
     changed = t.finished_at or t.created_at
     if o.started is not None:
         changed = max(changed, o.started.updated_at)
     return RunOut(
         run_id=t.id,
-        thread_id=t.conversation_id,
+        thread_id=thread_id or t.conversation_id,
         assistant_id=t.agent_id or supervisor_id,
         created_at=t.created_at,
         updated_at=changed,

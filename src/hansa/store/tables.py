@@ -68,7 +68,9 @@ assistant_conversations = sa.Table(
     sa.Column("updated_at", UtcDateTime(), nullable=False),
     sa.Column("closed_at", UtcDateTime()),
     sa.Column("metadata", Json, nullable=False),
+    sa.Column("client_id", sa.String(36)),  # the client's own id for it (a UUID), if it chose one
     sa.Index("ix_conversations_tenant", "tenant_id", "created_at"),
+    sa.Index("ix_conversations_tenant_client", "tenant_id", "client_id", unique=True),
 )
 
 assistant_messages = sa.Table(

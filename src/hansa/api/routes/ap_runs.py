@@ -11,6 +11,10 @@ the turn failed); ``stream`` sends ``metadata``, then the stream modes asked for
 shape), then ``end``. Other modes are accepted and send nothing. A run that approved a plan
 is done when the plan's run has ended and Hans has summed it up, or when a step waits for
 confirmation. ``multitask_strategy`` ``rollback`` interrupts like ``interrupt``.
+
+A thread is named by its conversation's id or by the UUID its client chose
+(``ap_threads.conversation_of``); answers, streams and ``Content-Location`` name it as the
+request did.
 """
 
 from __future__ import annotations
@@ -31,12 +35,13 @@ from hansa.api import limits
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.agent_protocol import RunOut, Values
 from hansa.api.models.base import answers
-from hansa.domain import event, message
+from hansa.api.routes.ap_threads import conversation_of
+from hansa.domain import base, event, message
 from hansa.engine import runs
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns import cancel, chat
 from hansa.engine.turns.outcome import Outcome, follow_work, outcome, seq_of_turn, standing
-from hansa.store import conversations, turns
+from hansa.store import turns
 
 router = APIRouter(prefix="/ap", tags=["agent-protocol"])
 MAX_LISTED = 100
@@ -66,54 +71,48 @@ class RunEventStream(StreamingResponse):
             self.slot.release()
 
 
-def _hold(request: Request, tenant: str, thread_id: str) -> limits.Slot:
-    """One of the thread's subscriber slots (429 past the stream limits)."""
-    return limits.of(request.app).subscribers.hold(tenant, thread_id)
+def _hold(request: Request, tenant: str, thread: Thread) -> limits.Slot:
+    """One of the thread's subscriber slots, its conversation's, as ``/api`` streams hold
+    (429 past the stream limits)."""
+    return limits.of(request.app).subscribers.hold(tenant, thread.conversation_id)
 
 
 _TURN_AGENT = frozenset({message.Kind.USER, message.Kind.ASSISTANT})
 
 
 @dataclass(frozen=True, slots=True)
+class Thread:
+    """The thread a run is for: what the client calls it, its conversation, and whether the
+    run opens it (``if_not_exists: create``; its conversation's id is chosen beforehand)."""
+
+    thread_id: str
+    conversation_id: str
+    new: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Started:
     """A run's message, posted in its thread."""
 
-    thread_id: str
+    thread: Thread
     posted: chat.Posted
     stream_mode: str | list[str]
 
 
-async def _start(
-    services: Services, tenant: str, thread_id: str | None, body: shapes.ApRunCreate
-) -> Started:
-    """Post the run's message; a new conversation for a run without a thread."""
-    text = shapes.text_of(body)
-    await services.agents.require(tenant, body.assistant_id)
-    active = None if body.assistant_id == services.supervisor.id else body.assistant_id
-    if thread_id is None:
-        thread_id = (await chat.create_conversation(services, tenant, active_agent_id=active)).id
-    elif body.if_not_exists == "create" and not await _exists(services, tenant, thread_id):
-        await _create_thread(services, tenant, thread_id)
-    if body.command is not None:
-        now = await services.db.read(standing, tenant, thread_id, last=1)
-        if now.waiting is None:
-            raise errors.Conflict(
-                "the thread is not waiting for an answer: there is nothing to resume",
-                details={"threadId": thread_id},
-            )
-        active = None  # the answer goes to whoever asked
-    strategy = "interrupt" if body.multitask_strategy == "rollback" else body.multitask_strategy
-    posted = await chat.post_message(
-        services, tenant, thread_id, text, active_agent_id=active, strategy=strategy
-    )
-    return Started(thread_id, posted, body.stream_mode)
-
-
-async def _create_thread(services: Services, tenant: str, thread_id: str) -> None:
-    """Open the thread a run names (``if_not_exists: create``). Its id must be a UUID, as
-    ``POST /ap/threads`` takes, so no id Hansa issued (another tenant's conversation, say)
-    is ever one a client may claim; one another tenant's client chose answers 404, as every
-    id of another tenant does, not 409 (security review 2026-11-27, L2)."""
+async def _thread(
+    services: Services, tenant: str, thread_id: str, body: shapes.ApRunCreate
+) -> Thread:
+    """The tenant's thread a run's path names; with ``if_not_exists: create``, a new one for
+    an id the tenant has no thread of. A client chooses only a UUID, as ``POST /ap/threads``
+    takes, so no id Hansa issued (another tenant's conversation, say) is one a client may
+    claim. Ids a client chose are unique within its tenant only: one another tenant's client
+    chose opens a thread of the caller's, as a free UUID does (security review 2026-11-27,
+    L2)."""
+    try:
+        return Thread(thread_id, await conversation_of(services, tenant, thread_id))
+    except errors.NotFound:
+        if body.if_not_exists != "create":
+            raise
     try:
         chosen = str(uuid.UUID(thread_id))
     except ValueError:
@@ -123,61 +122,100 @@ async def _create_thread(services: Services, tenant: str, thread_id: str) -> Non
             "a thread a run creates needs a UUID for its id, as POST /ap/threads does",
             details={"field": "thread_id"},
         )
+    return Thread(thread_id, base.new_id(), new=True)
+
+
+async def _start(
+    services: Services, tenant: str, thread: Thread | None, body: shapes.ApRunCreate
+) -> Started:
+    """Post the run's message; a new conversation for a run without a thread, or for a new
+    one."""
+    text = shapes.text_of(body)
+    await services.agents.require(tenant, body.assistant_id)
+    active = None if body.assistant_id == services.supervisor.id else body.assistant_id
+    if thread is None:
+        cid = (await chat.create_conversation(services, tenant, active_agent_id=active)).id
+        thread = Thread(cid, cid)
+    elif thread.new:
+        thread = await _open(services, tenant, thread)
+    cid = thread.conversation_id
+    if body.command is not None:
+        now = await services.db.read(standing, tenant, cid, last=1)
+        if now.waiting is None:
+            raise errors.Conflict(
+                "the thread is not waiting for an answer: there is nothing to resume",
+                details={"threadId": thread.thread_id},
+            )
+        active = None  # the answer goes to whoever asked
+    strategy = "interrupt" if body.multitask_strategy == "rollback" else body.multitask_strategy
+    posted = await chat.post_message(
+        services, tenant, cid, text, active_agent_id=active, strategy=strategy
+    )
+    return Started(thread, posted, body.stream_mode)
+
+
+async def _open(services: Services, tenant: str, thread: Thread) -> Thread:
+    """Open the new thread a run names, under the client's id; the tenant's thread of that id
+    if another request of the tenant opened it meanwhile."""
     try:
-        await chat.create_conversation(services, tenant, conversation_id=thread_id)
+        await chat.create_conversation(
+            services, tenant, conversation_id=thread.conversation_id, client_id=thread.thread_id
+        )
     except errors.Conflict:
-        raise errors.NotFound(f"thread {thread_id} not found") from None
-
-
-async def _exists(services: Services, tenant: str, thread_id: str) -> bool:
-    try:
-        await services.db.read(conversations.get, tenant, thread_id)
-    except errors.NotFound:
-        return False
-    return True
+        return Thread(thread.thread_id, await conversation_of(services, tenant, thread.thread_id))
+    return Thread(thread.thread_id, thread.conversation_id)
 
 
 def _location(thread_id: str, run_id: str) -> dict[str, str]:
     return {"Content-Location": f"/ap/threads/{thread_id}/runs/{run_id}"}
 
 
-async def _run(services: Services, tenant: str, thread_id: str, run_id: str) -> Outcome:
+async def _of(services: Services, tenant: str, thread_id: str) -> Thread:
+    """The tenant's thread ``thread_id`` names (404 otherwise)."""
+    return Thread(thread_id, await conversation_of(services, tenant, thread_id))
+
+
+async def _run(services: Services, tenant: str, thread: Thread, run_id: str) -> Outcome:
     found = await services.db.read(outcome, tenant, run_id)
-    if found.turn.conversation_id != thread_id:
-        raise errors.NotFound(f"run {run_id} is not a run of thread {thread_id}")
+    if found.turn.conversation_id != thread.conversation_id:
+        raise errors.NotFound(f"run {run_id} is not a run of thread {thread.thread_id}")
     return found
 
 
-async def _final(services: Services, tenant: str, thread_id: str, failed: str | None) -> Values:
-    now = await services.db.read(standing, tenant, thread_id, last=shapes.MAX_VALUES)
-    return shapes.final_values(now, failed)
+async def _final(services: Services, tenant: str, thread: Thread, failed: str | None) -> Values:
+    now = await services.db.read(standing, tenant, thread.conversation_id, last=shapes.MAX_VALUES)
+    return shapes.final_values(now, failed, thread_id=thread.thread_id)
 
 
 async def _waited(
-    services: Services, tenant: str, thread_id: str, run_id: str, after: int
+    services: Services, tenant: str, thread: Thread, run_id: str, after: int
 ) -> Values:
     failed = None
-    async for ev in follow_work(services, tenant, thread_id, run_id, after):
+    async for ev in follow_work(services, tenant, thread.conversation_id, run_id, after):
         if isinstance(ev.payload, event.ErrorData) and ev.turn_id == run_id:
             failed = ev.payload.message
-    return await _final(services, tenant, thread_id, failed)
+    return await _final(services, tenant, thread, failed)
+
+
+def _out(services: Services, found: Outcome, thread: Thread) -> RunOut:
+    return shapes.run_out(found, services.supervisor.id, thread_id=thread.thread_id)
 
 
 async def _created(services: Services, tenant: str, run: Started, response: Response) -> RunOut:
-    found = await _run(services, tenant, run.thread_id, run.posted.turn_id)
-    response.headers.update(_location(run.thread_id, run.posted.turn_id))
-    return shapes.run_out(found, services.supervisor.id)
+    found = await _run(services, tenant, run.thread, run.posted.turn_id)
+    response.headers.update(_location(run.thread.thread_id, run.posted.turn_id))
+    return _out(services, found, run.thread)
 
 
 async def _answered(services: Services, tenant: str, run: Started, response: Response) -> Values:
     turn_id, after = run.posted.turn_id, run.posted.seq - 1
-    response.headers.update(_location(run.thread_id, turn_id))
-    return await _waited(services, tenant, run.thread_id, turn_id, after)
+    response.headers.update(_location(run.thread.thread_id, turn_id))
+    return await _waited(services, tenant, run.thread, turn_id, after)
 
 
 def _streamed(services: Services, tenant: str, run: Started, slot: limits.Slot) -> RunEventStream:
     turn_id, after = run.posted.turn_id, run.posted.seq - 1
-    return _streaming(services, tenant, run.thread_id, turn_id, after, run.stream_mode, slot)
+    return _streaming(services, tenant, run.thread, turn_id, after, run.stream_mode, slot)
 
 
 @router.post("/threads/{thread_id}/runs", responses=answers(None, 404, 409, 422, 429))
@@ -189,7 +227,7 @@ async def create_thread_run(
     tenant: TenantDep,
 ) -> RunOut:
     """Start a run in the background: follow it with ``join``, ``stream`` or ``get``."""
-    run = await _start(services, tenant, thread_id, body)
+    run = await _start(services, tenant, await _thread(services, tenant, thread_id, body), body)
     return await _created(services, tenant, run, response)
 
 
@@ -214,7 +252,7 @@ async def wait_thread_run(
     tenant: TenantDep,
 ) -> Values:
     """Run, and answer the thread's values when the run is done."""
-    run = await _start(services, tenant, thread_id, body)
+    run = await _start(services, tenant, await _thread(services, tenant, thread_id, body), body)
     return await _answered(services, tenant, run, response)
 
 
@@ -244,9 +282,10 @@ async def stream_thread_run(
     tenant: TenantDep,
 ) -> RunEventStream:
     """Run, streamed as Server-Sent Events."""
-    slot = _hold(request, tenant, thread_id)  # before the run starts: a 429 starts nothing
+    thread = await _thread(services, tenant, thread_id, body)
+    slot = _hold(request, tenant, thread)  # before the run starts: a 429 starts nothing
     try:
-        run = await _start(services, tenant, thread_id, body)
+        run = await _start(services, tenant, thread, body)
     except BaseException:
         slot.release()
         raise
@@ -265,7 +304,7 @@ async def stream_stateless_run(
 ) -> RunEventStream:
     """Run on a new thread, streamed as Server-Sent Events."""
     run = await _start(services, tenant, None, body)
-    return _streamed(services, tenant, run, _hold(request, tenant, run.thread_id))
+    return _streamed(services, tenant, run, _hold(request, tenant, run.thread))
 
 
 @router.get("/threads/{thread_id}/runs", responses=answers(None, 404))
@@ -277,14 +316,15 @@ async def list_thread_runs(
     offset: int = Query(default=0, ge=0, le=100_000),
 ) -> list[RunOut]:
     """The thread's runs (its turns), newest first."""
-    await services.db.read(conversations.get, tenant, thread_id)  # 404 for an unknown thread
+    thread = await _of(services, tenant, thread_id)  # 404 for an unknown thread
+    cid = thread.conversation_id
     page = await services.db.read(
         lambda conn: [
             outcome(conn, tenant, t.id)
-            for t in turns.of_conversation(conn, tenant, thread_id, limit=limit, offset=offset)
+            for t in turns.of_conversation(conn, tenant, cid, limit=limit, offset=offset)
         ]
     )
-    return [shapes.run_out(o, services.supervisor.id) for o in page]
+    return [_out(services, o, thread) for o in page]
 
 
 @router.get(
@@ -295,7 +335,8 @@ async def get_thread_run(
     thread_id: str, run_id: str, services: ServicesDep, tenant: TenantDep
 ) -> RunOut:
     """One run: its status is the turn's, then that of the plan it approved."""
-    return shapes.run_out(await _run(services, tenant, thread_id, run_id), services.supervisor.id)
+    thread = await _of(services, tenant, thread_id)
+    return _out(services, await _run(services, tenant, thread, run_id), thread)
 
 
 @router.get(
@@ -307,9 +348,10 @@ async def join_thread_run(
     thread_id: str, run_id: str, services: ServicesDep, tenant: TenantDep
 ) -> Values:
     """Wait for the run to be done; the thread's values."""
-    found = await _run(services, tenant, thread_id, run_id)
+    thread = await _of(services, tenant, thread_id)
+    found = await _run(services, tenant, thread, run_id)
     after = await services.db.read(seq_of_turn, tenant, found.turn)
-    return await _waited(services, tenant, thread_id, run_id, after)
+    return await _waited(services, tenant, thread, run_id, after)
 
 
 @router.get(
@@ -328,10 +370,11 @@ async def join_thread_run_stream(
     stream_mode: Annotated[list[str], Query(max_length=10)] = ["values"],  # noqa: B006
 ) -> RunEventStream:
     """The run's stream from its start, then live until it is done."""
-    found = await _run(services, tenant, thread_id, run_id)
+    thread = await _of(services, tenant, thread_id)
+    found = await _run(services, tenant, thread, run_id)
     after = await services.db.read(seq_of_turn, tenant, found.turn)
-    slot = _hold(request, tenant, thread_id)
-    return _streaming(services, tenant, thread_id, run_id, after, stream_mode, slot)
+    slot = _hold(request, tenant, thread)
+    return _streaming(services, tenant, thread, run_id, after, stream_mode, slot)
 
 
 @router.post(
@@ -345,7 +388,7 @@ async def cancel_thread_run(
 ) -> Response:
     """Cancel the run: its turn while it is queued or running, else the plan's run it
     started while that executes (409 once both have ended)."""
-    found = await _run(services, tenant, thread_id, run_id)
+    found = await _run(services, tenant, await _of(services, tenant, thread_id), run_id)
     if shapes.run_status(found) in ("pending", "running") and found.started is None:
         await cancel.cancel_turn(services, tenant, run_id)
     elif found.started is not None and shapes.run_status(found) in ("running", "interrupted"):
@@ -358,7 +401,7 @@ async def cancel_thread_run(
 def _streaming(
     services: Services,
     tenant: str,
-    thread_id: str,
+    thread: Thread,
     run_id: str,
     after: int,
     modes: str | list[str],
@@ -368,8 +411,8 @@ def _streaming(
     wanted = named or frozenset({"values"})  # the SDK's join_stream sends an empty mode
     return RunEventStream(
         slot,
-        _events(services, tenant, thread_id, run_id, after, wanted),
-        headers=_location(thread_id, run_id),
+        _events(services, tenant, thread, run_id, after, wanted),
+        headers=_location(thread.thread_id, run_id),
     )
 
 
@@ -380,15 +423,15 @@ def _sse(name: str, data: Any) -> str:
 async def _events(
     services: Services,
     tenant: str,
-    thread_id: str,
+    thread: Thread,
     run_id: str,
     after: int,
     modes: frozenset[str],
 ) -> AsyncIterator[str]:
-    yield _sse("metadata", {"run_id": run_id, "thread_id": thread_id, "attempt": 1})
+    yield _sse("metadata", {"run_id": run_id, "thread_id": thread.thread_id, "attempt": 1})
     failed: str | None = None
     texts: dict[str, str] = {}  # message id -> text streamed so far
-    async for ev in follow_work(services, tenant, thread_id, run_id, after):
+    async for ev in follow_work(services, tenant, thread.conversation_id, run_id, after):
         data = ev.payload
         if isinstance(data, event.ErrorData) and ev.turn_id == run_id:
             failed = data.message
@@ -405,12 +448,12 @@ async def _events(
         elif isinstance(data, event.MessageData) and data.kind in _TURN_AGENT:
             async for out in _message_events(services, tenant, ev, data, texts, modes):
                 yield out
-    final = shapes.wire(await _final(services, tenant, thread_id, failed))
+    final = shapes.wire(await _final(services, tenant, thread, failed))
     if "values" in modes:
         yield _sse("values", final)
     if failed is not None:
         yield _sse("error", final["__error__"])
-    found = await _run(services, tenant, thread_id, run_id)
+    found = await _run(services, tenant, thread, run_id)
     yield _sse("end", {"run_id": run_id, "status": shapes.run_status(found)})
 
 

@@ -6,7 +6,10 @@ the store in ``ap_store.py``.
 Assistants are the tenant's agents, listed as they are (create, update and delete them
 with ``/api/agents``). Threads are conversations: a thread's ``metadata`` is the client's,
 kept in the conversation's metadata; a thread is not deleted (its conversation is the log of
-what was done), and its state has one checkpoint, the conversation as it is now.
+what was done), and its state has one checkpoint, the conversation as it is now. A thread's
+id is its conversation's, or the UUID its client chose, unique within the tenant only
+(``store/threads.py``): every route finds the conversation with :func:`conversation_of`,
+and answers name the thread as the request did.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from hansa.domain.agent import AgentDefinition
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns import chat
 from hansa.engine.turns.outcome import Standing, standing
-from hansa.store import conversations
+from hansa.store import conversations, threads
 
 router = APIRouter(prefix="/ap", tags=["agent-protocol"])
 SEARCH_SCAN = 1_000
@@ -76,34 +79,46 @@ async def get_assistant(
     return shapes.assistant(agent, services.clock())
 
 
-async def _standing(services: Services, tenant: str, thread_id: str) -> Standing:
-    return await services.db.read(standing, tenant, thread_id, last=shapes.MAX_VALUES)
+async def conversation_of(services: Services, tenant: str, thread_id: str) -> str:
+    """The tenant's conversation that ``thread_id`` names (the id its client chose, or its
+    own); 404 otherwise, also when only another tenant's client chose that id."""
+    return await services.db.read(threads.conversation_of, tenant, thread_id)
+
+
+async def _standing(services: Services, tenant: str, conversation_id: str) -> Standing:
+    return await services.db.read(standing, tenant, conversation_id, last=shapes.MAX_VALUES)
+
+
+async def _thread(services: Services, tenant: str, thread_id: str) -> ThreadOut:
+    found = await _standing(services, tenant, await conversation_of(services, tenant, thread_id))
+    return shapes.thread(found, thread_id=thread_id)
 
 
 @router.post("/threads", response_model_exclude_unset=True, responses=answers(None, 409))
 async def create_thread(
     body: shapes.ThreadCreate, services: ServicesDep, tenant: TenantDep
 ) -> ThreadOut:
-    """A new thread (a conversation with Hans); ``thread_id`` may be the client's UUID."""
+    """A new thread (a conversation with Hans); ``thread_id`` may be the client's UUID (409
+    when the tenant has a thread of that id; another tenant's is no matter)."""
     thread_id = None if body.thread_id is None else str(body.thread_id)
     if thread_id is not None and body.if_exists == "do_nothing":
         try:
-            return shapes.thread(await _standing(services, tenant, thread_id))
+            return await _thread(services, tenant, thread_id)
         except errors.NotFound:
             pass
     convo = await chat.create_conversation(
         services,
         tenant,
-        conversation_id=thread_id,
+        client_id=thread_id,
         metadata={shapes.THREAD_METADATA: body.metadata} if body.metadata else None,
     )
-    return shapes.thread(await _standing(services, tenant, convo.id))
+    return shapes.thread(await _standing(services, tenant, convo.id), thread_id=thread_id)
 
 
 @router.get("/threads/{thread_id}", response_model_exclude_unset=True, responses=answers(None, 404))
 async def get_thread(thread_id: str, services: ServicesDep, tenant: TenantDep) -> ThreadOut:
     """The thread: its status, values (newest messages) and interrupts."""
-    return shapes.thread(await _standing(services, tenant, thread_id))
+    return await _thread(services, tenant, thread_id)
 
 
 @router.patch(
@@ -116,30 +131,35 @@ async def update_thread(
     now = services.clock()
 
     def merge(conn: Connection) -> None:
-        convo = conversations.get(conn, tenant, thread_id)
-        merged = {**_metadata(convo.metadata), **body.metadata}
-        conversations.set_metadata(conn, tenant, thread_id, shapes.THREAD_METADATA, merged, now)
+        cid = threads.conversation_of(conn, tenant, thread_id)
+        merged = {**_metadata(conversations.get(conn, tenant, cid).metadata), **body.metadata}
+        conversations.set_metadata(conn, tenant, cid, shapes.THREAD_METADATA, merged, now)
 
     await services.db.write(merge)
-    return shapes.thread(await _standing(services, tenant, thread_id))
+    return await _thread(services, tenant, thread_id)
 
 
 async def _search(
     services: Services, tenant: str, body: shapes.ThreadSearch, *, page: bool
-) -> tuple[int, list[Standing]]:
+) -> tuple[int, list[ThreadOut]]:
     """How many threads match, and those of the page (all of them when ``page`` is false).
     A status filter reads each matching conversation's standing; without one, only the
     page's."""
 
-    def read(conn: Connection) -> tuple[int, list[Standing]]:
+    def read(conn: Connection) -> tuple[int, list[ThreadOut]]:
         recent = conversations.list_recent(conn, tenant, limit=SEARCH_SCAN)
         matched = [c.id for c in recent if _matches(_metadata(c.metadata), body.metadata)]
         if body.status is None:
             ids = matched[body.offset : body.offset + body.limit] if page else []
-            return len(matched), [standing(conn, tenant, i, last=shapes.MAX_VALUES) for i in ids]
+            found = [standing(conn, tenant, i, last=shapes.MAX_VALUES) for i in ids]
+            return len(matched), [_shown(conn, s) for s in found]
         found = [standing(conn, tenant, i, last=shapes.MAX_VALUES) for i in matched]
         found = [s for s in found if shapes.thread_status(s) == body.status]
-        return len(found), found[body.offset : body.offset + body.limit]
+        return len(found), [_shown(conn, s) for s in found[body.offset : body.offset + body.limit]]
+
+    def _shown(conn: Connection, found: Standing) -> ThreadOut:
+        shown = threads.thread_id_of(conn, tenant, found.conversation.id)
+        return shapes.thread(found, thread_id=shown)
 
     return await services.db.read(read)
 
@@ -156,7 +176,7 @@ async def search_threads(
     """Threads by metadata and status, most recently active first (among the newest
     ``SEARCH_SCAN`` conversations)."""
     _, found = await _search(services, tenant, body, page=True)
-    return [shapes.thread(s) for s in found]
+    return found
 
 
 @router.post("/threads/count", response_model=None, responses=answers(int))
@@ -173,8 +193,8 @@ async def get_thread_state(
     thread_id: str, services: ServicesDep, tenant: TenantDep
 ) -> ThreadStateOut:
     """The thread's state: values, what it waits for (``tasks``, ``interrupts``, ``next``)."""
-    found = await _standing(services, tenant, thread_id)
-    return shapes.thread_state(found, services.supervisor.id)
+    found = await _standing(services, tenant, await conversation_of(services, tenant, thread_id))
+    return shapes.thread_state(found, services.supervisor.id, thread_id=thread_id)
 
 
 @router.post(
@@ -186,5 +206,5 @@ async def get_thread_history(
     thread_id: str, services: ServicesDep, tenant: TenantDep
 ) -> list[ThreadStateOut]:
     """The thread's checkpoints: the one it has, now."""
-    found = await _standing(services, tenant, thread_id)
-    return [shapes.thread_state(found, services.supervisor.id)]
+    found = await _standing(services, tenant, await conversation_of(services, tenant, thread_id))
+    return [shapes.thread_state(found, services.supervisor.id, thread_id=thread_id)]

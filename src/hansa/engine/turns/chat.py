@@ -25,7 +25,7 @@ from hansa.engine.runtime.opening import NewConversation, opening_conversation
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.engine.sessions import service as sessions
-from hansa.store import conversations, queue, turns, workspace
+from hansa.store import conversations, queue, threads, turns, workspace
 
 
 async def create_conversation(
@@ -36,10 +36,13 @@ async def create_conversation(
     title: str | None = None,
     active_agent_id: str | None = None,
     conversation_id: str | None = None,
+    client_id: str | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> conversation.Conversation:
-    """A new idle conversation, optionally in a project, with a chosen agent, id (a
-    client's: 409 when it is taken) or metadata."""
+    """A new idle conversation, optionally in a project, with a chosen agent, id (one
+    Hansa issued: ``new_id()`` by default), metadata, or the id its client chose for it
+    (``client_id``, an Agent Protocol thread's UUID: unique within the tenant, 409 when the
+    tenant has it; another tenant's choice is no matter, see ``store/threads.py``)."""
     new = NewConversation(
         id=conversation_id or new_id(),
         project_id=project_id,
@@ -47,7 +50,15 @@ async def create_conversation(
         agent_id=active_agent_id,
         metadata=metadata or {},
     )
-    return await services.db.write(opening_conversation(services, tenant_id, new))
+    opening = opening_conversation(services, tenant_id, new)
+
+    def open_and_name(conn: Connection) -> conversation.Conversation:
+        convo = opening(conn)
+        if client_id is not None:
+            threads.name(conn, tenant_id, convo.id, client_id)
+        return convo
+
+    return await services.db.write(open_and_name)
 
 
 @dataclass(frozen=True, slots=True)
