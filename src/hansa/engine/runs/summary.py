@@ -210,6 +210,8 @@ def answer(
         )
     validation = {"checked": len(reviewed), "discrepancies": found}
     runs.set_metadata(conn, r.id, {**r.metadata, "validation": validation})
+    # a graph's run (a graph's, a rule's chain, a rule's graph.run) is the one run that
+    # names its graph: graphs/start.new_run, which starts them all, writes metadata.graph
     if "graph" in r.metadata and r.status is run.RunStatus.COMPLETED:
         # a graph's own nodes say what it has to say; a failure is still explained
         batch.event(event.DoneData(status=_DONE[r.status]), agent_id=chief.id)
