@@ -95,6 +95,12 @@ def hansa_server(
         yield server.url
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def record(section: str, text: str) -> None:
     """Replace ``section``'s block in docs/benchmarks.md (between its markers)."""
     path = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"

@@ -41,7 +41,7 @@ from typing import NamedTuple
 
 import aiohttp
 
-from _server import Server, free_port, hansa_process, record, server_process
+from _server import Server, cpu_seconds, free_port, hansa_process, record, server_process
 from run_throughput import RUN_TIMEOUT_SECONDS, _bounded, _http_run, _pct
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -143,12 +143,6 @@ def langgraph_process(tmp: Path, jobs: int) -> Iterator[Server]:
         yield server
 
 
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all its threads), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def _client(url: str, burst: int) -> aiohttp.ClientSession:
     # as run_throughput.hansa_http: aiohttp, a connection per run of the burst (and its stream)
     connector = aiohttp.TCPConnector(limit=burst * 2 + 10, keepalive_timeout=1)
@@ -200,10 +194,10 @@ async def measure(server: Server, hansa: bool, seq: int, burst: int) -> Side:
             await run(client, key)
             return time.perf_counter()
 
-        server_cpu, client_cpu = _cpu_seconds(server.pid), time.process_time()
+        server_cpu, client_cpu = cpu_seconds(server.pid), time.process_time()
         started = time.perf_counter()
         wall = max(await asyncio.gather(*(finished(key) for key in keys))) - started
-        server_cpu = _cpu_seconds(server.pid) - server_cpu
+        server_cpu = cpu_seconds(server.pid) - server_cpu
         client_cpu = time.process_time() - client_cpu
     return Side(sequential, burst / wall, wall, server_cpu / burst, client_cpu / burst)
 

@@ -23,7 +23,7 @@ import { TopBar } from "./topbar.js";
 const $ = (id) => document.getElementById(id);
 const REPLAY_TIMEOUT_MS = 8000;
 // The conversation's state after a handoff moves (handoff_status), and the states in which
-// no assistant answers a message (engine/triggers/actions.ENDS_THE_TURN and agent_active).
+// no assistant answers a message (tasks/builtin/graph_nodes.ENDS_THE_TURN and agent_active).
 const AFTER_HANDOFF = {
   active: "agent_active", resolved: "resolved", returned: "idle", cancelled: "idle",
 };
