@@ -21,6 +21,7 @@ from hansa.domain import event, secrets
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
 from hansa.engine import laws
+from hansa.engine.context_packs import estimate_tokens
 from hansa.models.base import ChatMessage, ToolCall, ToolDefinition
 from hansa.tasks.base import TaskType
 from hansa.tasks.registry import TaskRegistry
@@ -102,13 +103,24 @@ class Toolbox:
         """The offered task types by name: those the law of allowed scope permits (but those
         named in ``without``)."""
         self._by_wire = {wire_name(name): name for name in self.tools}
+        self._definitions: tuple[ToolDefinition, ...] | None = None
 
     def __bool__(self) -> bool:
         return bool(self.tools)
 
     def definitions(self) -> tuple[ToolDefinition, ...]:
         """The offered tools, by name."""
-        return tuple(_definition(t) for t in self.tools.values())
+        if self._definitions is None:
+            self._definitions = tuple(_definition(t) for t in self.tools.values())
+        return self._definitions
+
+    def tokens(self) -> int:
+        """The estimated tokens of the offered tools' definitions in a prompt."""
+        schemas = [
+            {"name": t.name, "description": t.description, "parameters": t.parameters}
+            for t in self.definitions()
+        ]
+        return estimate_tokens(json.dumps(schemas)) if schemas else 0
 
     def name_of(self, called: str) -> str:
         """The task type a call names: its own name, or its wire form (``entity_read``)."""

@@ -12,10 +12,8 @@ from __future__ import annotations
 import functools
 import re
 
-import regex
-
 from hansa.domain.plan import Plan
-from hansa.engine.planning.playbooks import Playbook
+from hansa.engine.planning.playbooks import Playbook, pattern
 from hansa.engine.text import MATCH_TIMEOUT_SECONDS
 
 SHORT_ANSWER_CHARS = 200
@@ -126,9 +124,9 @@ def extract(playbook: Playbook, plan: Plan, text: str, *, first: bool) -> dict[s
     if first:
         head = text[:EXTRACT_CHARS]
         for spec in playbook.requirements:
-            for pattern in spec.extract:
+            for extractor in spec.extract:
                 try:
-                    m = regex.search(pattern, head, timeout=MATCH_TIMEOUT_SECONDS)
+                    m = pattern(extractor).search(head, timeout=MATCH_TIMEOUT_SECONDS)
                 except TimeoutError:
                     m = None
                 if m and spec.name not in found:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,13 @@ from hansa.engine.text import MATCH_TIMEOUT_SECONDS, map_strings
 
 _GAP = re.compile(r"(?<=\S) {2,}(?=\S)")
 _VAR = re.compile(r"\$\{(\w+)\}")
+
+
+@lru_cache(maxsize=512)
+def pattern(source: str, flags: int = 0) -> regex.Pattern[str]:
+    """A playbook's trigger or extractor, compiled once (``regex``'s own cache is shared
+    with every rule's patterns, and a search through it costs more than the match)."""
+    return regex.compile(source, flags)
 
 
 class RequirementSpec(BaseModel):
@@ -74,7 +81,10 @@ class Playbook(BaseModel):
         """True when a trigger pattern matches ``text``."""
         for trigger in self.triggers:
             try:
-                if regex.search(trigger, text, regex.IGNORECASE, timeout=MATCH_TIMEOUT_SECONDS):
+                found = pattern(trigger, regex.IGNORECASE).search(
+                    text, timeout=MATCH_TIMEOUT_SECONDS
+                )
+                if found:
                     return True
             except TimeoutError:
                 continue

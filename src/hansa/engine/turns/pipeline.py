@@ -29,10 +29,13 @@ from hansa.domain.message import Message
 from hansa.domain.project import ProjectContext
 from hansa.domain.routing import RoutingDecision
 from hansa.domain.summary import ConversationSummary
+from hansa.engine import runs
 from hansa.engine.context_budget import Fitted
 from hansa.engine.llm import RecordedCall
+from hansa.engine.planning.triage import Triage, triage
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
+from hansa.engine.toolbox import Toolbox
 from hansa.engine.triggers.actions import RouteTo
 from hansa.models.base import ChatMessage
 
@@ -87,6 +90,10 @@ class TurnContext:
     rule_route: RouteTo | None = None
     """A rule's ``route`` action: who answers instead of the routing rules' choice."""
     pending: Batch | None = None
+    triaged: Triage | None = None
+    """How the planner sorted the user's message (``triage``), once asked."""
+    offered: Toolbox | None = None
+    """The tools offered to the answering agent (``toolbox``), once asked."""
 
     @property
     def turn_id(self) -> str:
@@ -112,6 +119,25 @@ class TurnContext:
     def supervisor(self) -> AgentDefinition:
         """Hans."""
         return self.services.supervisor
+
+    def triage(self) -> Triage:
+        """How the planner sorts the user's message: plan it or not, and why (computed
+        once a turn: routing and planning both ask)."""
+        if self.triaged is None:
+            self.triaged = triage(self.user_text)
+        return self.triaged
+
+    def toolbox(self) -> Toolbox:
+        """The tools the laws let the answering agent use in this project: made once per
+        agent a turn (the context's budget counts them, the reply offers them)."""
+        assert self.agent is not None and self.project_context is not None
+        if self.offered is None or self.offered.agent is not self.agent:
+            services = self.services
+            trusted = runs.trusted_targets(services)
+            self.offered = Toolbox(
+                services.registry, self.agent, self.project_context, trusted=trusted
+            )
+        return self.offered
 
     def batch(self) -> Batch:
         """The batch of not-yet-written entries and steps of this turn (made on first use)."""

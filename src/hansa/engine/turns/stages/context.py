@@ -7,8 +7,6 @@ window by ``context_budget.fit``; what did not fit is reported by ``context_usag
 
 from __future__ import annotations
 
-import json
-
 from sqlalchemy import Connection
 
 from hansa import errors
@@ -16,11 +14,10 @@ from hansa.domain import message
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
 from hansa.domain.workspace import WorkspaceEdge, WorkspaceEntity
-from hansa.engine import context_budget, context_packs, rolling_summary, runs, thinking
+from hansa.engine import context_budget, context_packs, rolling_summary, thinking
 from hansa.engine.project_context import build_project_context
 from hansa.engine.prompts import persona
 from hansa.engine.runtime.services import Services
-from hansa.engine.toolbox import Toolbox
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.models.base import ChatMessage
 from hansa.store import workspace
@@ -151,12 +148,4 @@ def _tool_tokens(ctx: TurnContext, *, offered: bool) -> int:
     services = ctx.services
     if not (offered and services.settings.max_tool_rounds):
         return 0
-    assert ctx.agent is not None and ctx.project_context is not None
-    toolbox = Toolbox(
-        services.registry, ctx.agent, ctx.project_context, trusted=runs.trusted_targets(services)
-    )
-    schemas = [
-        {"name": t.name, "description": t.description, "parameters": t.parameters}
-        for t in toolbox.definitions()
-    ]
-    return context_packs.estimate_tokens(json.dumps(schemas)) if schemas else 0
+    return ctx.toolbox().tokens()

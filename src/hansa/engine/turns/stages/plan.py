@@ -9,6 +9,7 @@ an agent session started in its transaction (seed 004).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import assert_never
 
 from hansa.domain import message
@@ -26,7 +27,7 @@ from hansa.engine.planning.request import (
     Planned,
     PlanningRequest,
 )
-from hansa.engine.planning.triage import Cadence, Triage, triage
+from hansa.engine.planning.triage import Cadence, Triage
 from hansa.engine.sessions import service as sessions
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.engine.turns.stages.workspace_agent import hand_to_workspace_agent
@@ -45,7 +46,7 @@ async def plan(ctx: TurnContext) -> Then:
         batch=ctx.batch(),
         calls=ctx.planner_calls,
     )
-    outcome, decision = await _decide(req, ctx.conversation.planning)
+    outcome, decision = await _decide(req, ctx.conversation.planning, ctx.triage)
     batch = req.batch
     match outcome:
         case NotAPlan():
@@ -72,11 +73,11 @@ async def plan(ctx: TurnContext) -> Then:
 
 
 async def _decide(
-    req: PlanningRequest, state: PlanningState | None
+    req: PlanningRequest, state: PlanningState | None, sort: Callable[[], Triage]
 ) -> tuple[Outcome, Triage | None]:
     if state is not None:
         return await protocol.proceed(req, state), None
-    decision = triage(req.text)
+    decision = sort()
     hans = req.supervisor
     req.batch.thinking(
         f"{hans.display_name} chose a {decision.reason}",

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from hansa.domain import message
-from hansa.engine import runs, thinking
+from hansa.engine import thinking
 from hansa.engine.runtime.faults import crash_point
-from hansa.engine.toolbox import Toolbox
 from hansa.engine.turns import scratchpad
 from hansa.engine.turns.agent_loop import AgentLoop
 from hansa.engine.turns.pipeline import Then, TurnContext
@@ -24,11 +23,8 @@ async def reply(ctx: TurnContext) -> Then:
     await ctx.flush()
     crash_point(ctx.services.settings, "turn.after_route")
     services = ctx.services
-    toolbox = Toolbox(
-        services.registry, agent, ctx.project_context, trusted=runs.trusted_targets(services)
-    )
     ctx.prompt = await scratchpad.carry(
         services, ctx.tenant_id, ctx.conversation_id, agent.id, ctx.prompt
     )
-    ctx.reply_text = await AgentLoop(ctx, toolbox).run()
+    ctx.reply_text = await AgentLoop(ctx, ctx.toolbox()).run()
     return Then.FINALIZE

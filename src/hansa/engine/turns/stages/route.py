@@ -10,7 +10,6 @@ from sqlalchemy import Connection
 from hansa.domain import conversation, event, message, turn
 from hansa.domain.routing import RoutingDecision
 from hansa.engine import thinking
-from hansa.engine.planning.triage import triage
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.store import conversations, turns
 
@@ -36,7 +35,7 @@ async def route(ctx: TurnContext) -> Then:
             matched=None,
             reason=chosen.reason,
         )
-    elif triage(ctx.user_text).plan:  # a change to plan: Hans keeps the turn and plans it
+    elif ctx.triage().plan:  # a change to plan: Hans keeps the turn and plans it
         decision = RoutingDecision(
             previous_agent_id=previous,
             agent_id=supervisor.id,
