@@ -20,7 +20,7 @@ _B = sa.bindparam
 
 # Statements are built once and run through store.direct (decision 0007).
 _INSERT = _conv.insert()
-_MINE = (_conv.c.id == _B("p_id"), _conv.c.tenant_id == _B("p_tenant"))
+_MINE = (_conv.c.id == _B("p_id"), direct.only_checks(_conv.c.tenant_id) == _B("p_tenant"))
 _GET = sa.select(_conv).where(*_MINE)
 _TAKEN = sa.select(_conv.c.id).where(_conv.c.id == _B("p_id"))
 _RECENT = (

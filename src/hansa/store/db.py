@@ -129,6 +129,9 @@ class Database:
                 pool_size=_POSTGRES_THREADS * 2,
                 max_overflow=0,
                 pool_pre_ping=True,
+                # %s placeholders in a fixed order: store.direct runs the compiled text on
+                # psycopg's connection (decision 0028)
+                paramstyle="format",
                 connect_args={
                     "options": _pg_options(
                         sa.make_url(self.url).query.get("options"),

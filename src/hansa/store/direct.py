@@ -1,4 +1,4 @@
-"""The hot statements on SQLite, run on the driver's cursor instead of ``Connection.execute``.
+"""The hot statements, run on the driver's connection instead of ``Connection.execute``.
 
 ``Connection.execute`` of a statement SQLAlchemy has already compiled and cached
 still costs ~20–50 µs of Python per call (parameter processing, execution
@@ -8,8 +8,15 @@ SQLite writer (decision 0007). Here a statement built once at import time is
 compiled once more into its SQL text, the order of its parameters and the very
 type processors SQLAlchemy would apply, and runs on the driver's connection in
 the caller's transaction; driver errors are raised as SQLAlchemy's
-(``IntegrityError`` and the rest) as ``Connection.execute`` would. Other
-databases go through ``Connection.execute`` unchanged.
+(``IntegrityError`` and the rest) as ``Connection.execute`` would.
+
+PostgreSQL's statements run the same way since decision 0028 (its engine is made with the
+``format`` paramstyle, so a statement compiles to ``%s`` placeholders in a fixed order):
+there ``Connection.execute`` of an ``INSERT`` of many rows compiled a new multi-row
+statement at every call, ~40 % of a worker's Python in a burst of runs, and every other
+statement paid the same ~50–100 µs as on SQLite. An insert of many rows is one
+``INSERT … VALUES (…), (…)`` built from the one-row statement's text (psycopg's
+``executemany`` would pipeline, which leaves the session without a Sync: decision 0017).
 
 Only statements without expanding (``IN``) parameters can run here: a set of values
 fixed when the statement is built is written with :func:`one_of` instead.
@@ -71,7 +78,12 @@ CACHE_LIMIT = 512
 a statement built anew at each call would be compiled each time once the cache is full, slow
 but correct, rather than grow the cache without end."""
 
-_compiled: dict[tuple[Executable, tuple[str, ...]], _Compiled] = {}
+_compiled: dict[tuple[Executable, tuple[str, ...], str], _Compiled | None] = {}
+"""By statement, the columns of an insert and the dialect's name (a test process uses both)."""
+
+_UNCOMPILED: Any = object()
+_MAX_PARAMETERS = 32_767
+"""Parameters of one multi-row insert at most (PostgreSQL takes 65,535)."""
 
 
 def one_of(column: sa.ColumnElement[Any], values: Iterable[str]) -> sa.ColumnElement[bool]:
@@ -80,6 +92,19 @@ def one_of(column: sa.ColumnElement[Any], values: Iterable[str]) -> sa.ColumnEle
     execution."""
     found = sorted(values)
     return sa.or_(*(column == v for v in found)) if found else sa.false()
+
+
+def only_checks(column: sa.ColumnElement[Any]) -> sa.ColumnElement[Any]:
+    """``column`` for a condition that checks the row another condition finds (the tenant of
+    a lookup by primary key), written so that no index on ``column`` can serve it.
+
+    Without statistics (a fresh schema, until autovacuum's first ANALYZE: every benchmark,
+    every new install) PostgreSQL costs ``id = $1 AND tenant_id = $2`` the same by the
+    primary key as by an index leading with ``tenant_id``, and took the latter: a scan of all
+    the tenant's rows per lookup, quadratic in a burst (decision 0028). ``coalesce`` of a
+    column with itself is the column (it is NOT NULL), which neither database indexes.
+    """
+    return sa.func.coalesce(column, column)
 
 
 def driver(conn: Connection) -> sqlite3.Connection:
@@ -91,11 +116,19 @@ def driver(conn: Connection) -> sqlite3.Connection:
     return cast(sqlite3.Connection, found)
 
 
+def _driver(conn: Connection) -> Any:
+    """The driver's connection under ``conn``: sqlite3's or psycopg's."""
+    found = conn.connection.driver_connection
+    if found is None:
+        raise sa.exc.ResourceClosedError("the connection is closed")
+    return found
+
+
 def execute(conn: Connection, statement: Executable, params: Params) -> int:
     """Run a statement that returns no rows; the number of rows it changed."""
-    if conn.dialect.name != "sqlite":
-        return int(conn.execute(statement, params).rowcount)
     compiled = _compile(conn, statement, params)
+    if compiled is None:
+        return int(conn.execute(statement, params).rowcount)
     cursor = _run(conn, compiled, params)
     if compiled.keys:  # RETURNING: read to the end, or the statement stays open until commit
         cursor.fetchall()
@@ -106,17 +139,30 @@ def execute_many(conn: Connection, statement: Executable, rows: Sequence[Params]
     """Run a statement once per parameter set (an insert of many rows, say)."""
     if not rows:
         return
-    if conn.dialect.name != "sqlite":
-        if isinstance(statement, sa.Insert):
-            # one INSERT … VALUES (…), (…): psycopg's executemany runs in pipeline mode and
-            # leaves the session without a Sync, where PostgreSQL's
-            # idle_in_transaction_session_timeout is never armed (a frozen worker would then
-            # hold its locks for ever; decision 0017)
-            conn.execute(statement.values(list(rows)))
-        else:
-            conn.execute(statement, list(rows))
-        return
     compiled = _compile(conn, statement, rows[0])
+    if compiled is None:
+        conn.execute(statement, list(rows))
+        return
+    if conn.dialect.name != "sqlite":
+        if not isinstance(statement, sa.Insert) or compiled.keys:
+            for params in rows:
+                _run(conn, compiled, params)
+            return
+        # one INSERT … VALUES (…), (…): psycopg's executemany runs in pipeline mode and
+        # leaves the session without a Sync, where PostgreSQL's
+        # idle_in_transaction_session_timeout is never armed (a frozen worker would then
+        # hold its locks for ever; decision 0017)
+        head, values = compiled.sql.split(" VALUES ", 1)
+        per = max(1, _MAX_PARAMETERS // max(1, len(compiled.fixed)))
+        for start in range(0, len(rows), per):
+            chunk = rows[start : start + per]
+            sql = f"{head} VALUES {', '.join([values] * len(chunk))}"
+            flat = [value for params in chunk for value in compiled.args(params)]
+            try:
+                _driver(conn).execute(sql, flat)
+            except conn.dialect.loaded_dbapi.Error as exc:
+                raise _translated(conn, compiled, flat, exc) from exc
+        return
     args = [compiled.args(p) for p in rows]
     try:
         driver(conn).executemany(compiled.sql, args)
@@ -126,10 +172,15 @@ def execute_many(conn: Connection, statement: Executable, rows: Sequence[Params]
 
 def rows(conn: Connection, statement: Executable, params: Params) -> list[Row]:
     """The rows of a ``SELECT`` or of a statement with ``RETURNING``, as mappings."""
-    if conn.dialect.name != "sqlite":
-        return cast(list[Row], list(conn.execute(statement, params).mappings()))
     compiled = _compile(conn, statement, params)
-    return [compiled.row(values) for values in _run(conn, compiled, params).fetchall()]
+    if compiled is None:
+        return cast(list[Row], list(conn.execute(statement, params).mappings()))
+    cursor = _run(conn, compiled, params)
+    found = cursor.fetchall()
+    if found and not compiled.keys:  # textual SQL (``sa.text``): its columns are the cursor's
+        names = [column[0] for column in cursor.description]
+        return [dict(zip(names, values, strict=True)) for values in found]
+    return [compiled.row(values) for values in found]
 
 
 def first(conn: Connection, statement: Executable, params: Params) -> Row | None:
@@ -147,7 +198,7 @@ def scalar(conn: Connection, statement: Executable, params: Params) -> Any:
 def _run(conn: Connection, compiled: _Compiled, params: Params) -> Any:
     args = compiled.args(params)
     try:
-        return driver(conn).execute(compiled.sql, args)
+        return _driver(conn).execute(compiled.sql, args)
     except conn.dialect.loaded_dbapi.Error as exc:
         raise _translated(conn, compiled, args, exc) from exc
 
@@ -159,18 +210,22 @@ def _translated(conn: Connection, compiled: _Compiled, args: Any, exc: Exception
     return error
 
 
-def _compile(conn: Connection, statement: Executable, params: Params) -> _Compiled:
+def _compile(conn: Connection, statement: Executable, params: Params) -> _Compiled | None:
+    """The statement compiled for ``conn``'s database; None when ``Connection.execute`` must
+    run it (on PostgreSQL, a numeric result: SQLAlchemy processes it by the type the server
+    reports, known only once it ran)."""
     # an INSERT's text depends on the columns given; other statements are fixed
     keys = tuple(params) if isinstance(statement, sa.Insert) else ()
-    found = _compiled.get((statement, keys))
-    if found is None:
+    key = (statement, keys, conn.dialect.name)
+    found = _compiled.get(key, _UNCOMPILED)
+    if found is _UNCOMPILED:
         found = _build(conn.dialect, statement, keys)
         if len(_compiled) < CACHE_LIMIT:
-            _compiled[(statement, keys)] = found
-    return found
+            _compiled[key] = found
+    return cast("_Compiled | None", found)
 
 
-def _build(dialect: sa.Dialect, statement: Executable, keys: tuple[str, ...]) -> _Compiled:
+def _build(dialect: sa.Dialect, statement: Executable, keys: tuple[str, ...]) -> _Compiled | None:
     options = {"column_keys": list(keys)} if keys else {}
     compiled: Any = statement.compile(dialect=dialect, **options)  # type: ignore[attr-defined]
     if "POSTCOMPILE" in compiled.string or not compiled.positional:
@@ -187,6 +242,8 @@ def _build(dialect: sa.Dialect, statement: Executable, keys: tuple[str, ...]) ->
     columns = _private(compiled, "_result_columns")  # (key, name, objects, type) per column
     results = []
     for column in columns:
+        if dialect.name != "sqlite" and isinstance(column[3], sa.Numeric | sa.Float):
+            return None  # processed by the type the server reports: Connection.execute
         process = _private(column[3], "_cached_result_processor")(dialect, None)
         if process is not None:
             results.append((column[0], process))

@@ -25,7 +25,10 @@ PAGE = 500
 # through store.direct (decision 0007).
 _RESERVE = (
     sa.update(_conv)
-    .where(_conv.c.id == _B("p_conversation"), _conv.c.tenant_id == _B("p_tenant"))
+    .where(
+        _conv.c.id == _B("p_conversation"),
+        direct.only_checks(_conv.c.tenant_id) == _B("p_tenant"),
+    )
     .values(last_seq=_conv.c.last_seq + _B("p_count"))
     .returning(_conv.c.last_seq)
 )

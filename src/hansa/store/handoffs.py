@@ -18,7 +18,9 @@ _B = sa.bindparam
 
 # Statements are built once and run through store.direct (decision 0007).
 _INSERT = _h.insert()
-_GET = sa.select(_h).where(_h.c.id == _B("p_id"), _h.c.tenant_id == _B("p_tenant"))
+_GET = sa.select(_h).where(
+    _h.c.id == _B("p_id"), direct.only_checks(_h.c.tenant_id) == _B("p_tenant")
+)
 _OPEN_OF = sa.select(_h).where(
     _h.c.conversation_id == _B("p_conversation"),
     _h.c.tenant_id == _B("p_tenant"),

@@ -20,7 +20,7 @@ _B = sa.bindparam
 
 # Statements are built once and run through store.direct (decision 0007).
 _INSERT = _proj.insert()
-_MINE = (_proj.c.id == _B("p_id"), _proj.c.tenant_id == _B("p_tenant"))
+_MINE = (_proj.c.id == _B("p_id"), direct.only_checks(_proj.c.tenant_id) == _B("p_tenant"))
 _GET = sa.select(_proj).where(*_MINE)
 _ALL = sa.select(_proj).where(_proj.c.tenant_id == _B("p_tenant")).order_by(_proj.c.created_at)
 _CONFIGS = sa.select(_proj.c.id, _proj.c.config)

@@ -24,7 +24,7 @@ FIRINGS_KEPT = 20
 
 # Statements are built once and run through store.direct (decision 0007).
 _INSERT = _rules.insert()
-_MINE = (_rules.c.id == _B("p_id"), _rules.c.tenant_id == _B("p_tenant"))
+_MINE = (_rules.c.id == _B("p_id"), direct.only_checks(_rules.c.tenant_id) == _B("p_tenant"))
 _GET = sa.select(_rules).where(*_MINE)
 _ALL = (
     sa.select(_rules)

@@ -21,7 +21,9 @@ _B = sa.bindparam
 # Statements are built once and run through store.direct (decision 0007).
 _INSERT_RUN = _runs.insert()
 _INSERT_TASK = _tasks.insert()
-_GET_RUN = sa.select(_runs).where(_runs.c.id == _B("p_id"), _runs.c.tenant_id == _B("p_tenant"))
+_GET_RUN = sa.select(_runs).where(
+    _runs.c.id == _B("p_id"), direct.only_checks(_runs.c.tenant_id) == _B("p_tenant")
+)
 _LOCK_RUN = (
     sa.update(_runs)
     .where(_runs.c.id == _B("p_id"))
@@ -59,7 +61,9 @@ _SET_RUN_PLAN = (
     .where(_runs.c.id == _B("p_id"))
     .values(title=_B("p_title"), project_id=_B("p_project"), metadata=_B("p_metadata", type_=Json))
 )
-_GET_TASK = sa.select(_tasks).where(_tasks.c.id == _B("p_id"), _tasks.c.tenant_id == _B("p_tenant"))
+_GET_TASK = sa.select(_tasks).where(
+    _tasks.c.id == _B("p_id"), direct.only_checks(_tasks.c.tenant_id) == _B("p_tenant")
+)
 _RUN_TASKS = (
     sa.select(_tasks)
     .where(_tasks.c.run_id == _B("p_run"))

@@ -21,7 +21,9 @@ STEPS_PAGE = 100
 
 # Statements are built once and run through store.direct (decision 0007).
 _INSERT = _s.insert()
-_GET = sa.select(_s).where(_s.c.id == _B("p_id"), _s.c.tenant_id == _B("p_tenant"))
+_GET = sa.select(_s).where(
+    _s.c.id == _B("p_id"), direct.only_checks(_s.c.tenant_id) == _B("p_tenant")
+)
 _LOCK = _GET.with_for_update()
 _INSERT_STEP = _st.insert()
 _STEPS_AFTER = (

@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from hansa.store import direct, queue, runs, tables
+from factories import make_conversation
+from hansa import errors
+from hansa.domain.base import new_id
+from hansa.store import conversations, direct, queue, runs, tables
 from hansa.store.db import DEFAULT_TENANT_ID, Database
 from hansa.store.migrate import _upgrade
 
@@ -87,7 +90,7 @@ def test_a_missing_parameter_is_named(db: Database) -> None:
 
 
 def test_an_expanding_parameter_cannot_run_directly(tmp_path: Path) -> None:
-    db = Database(f"sqlite:///{tmp_path}/direct.db")  # other databases use Connection.execute
+    db = Database(f"sqlite:///{tmp_path}/direct.db")
     many = sa.select(_jobs.c.id).where(_jobs.c.id.in_(sa.bindparam("p_ids", expanding=True)))
     try:
         db.write_now(_upgrade)
@@ -126,3 +129,28 @@ def test_statements_built_at_each_call_do_not_grow_the_cache(
 
     assert db.write_now(many) == list(range(10)), "still correct once the cache is full"
     assert len(direct._compiled) <= 3
+
+
+def test_a_lookup_by_id_checks_its_tenant_by_the_primary_key_on_a_fresh_schema(
+    pg_db: Database,
+) -> None:
+    """Without statistics PostgreSQL served ``id = $1 AND tenant_id = $2`` from the index
+    leading with the tenant, a scan of all its rows (issue 29): the tenant is only checked."""
+    ids = [new_id() for _ in range(300)]
+    pg_db.write_now(
+        lambda conn: [conversations.create(conn, make_conversation(id=cid)) for cid in ids]
+    )
+    params = {"p_id": ids[150], "p_tenant": DEFAULT_TENANT_ID}
+
+    def plan(conn: sa.Connection) -> str:
+        compiled = direct._compile(conn, conversations._GET, params)
+        assert compiled is not None
+        explained = conn.exec_driver_sql("EXPLAIN " + compiled.sql, tuple(compiled.args(params)))
+        return "\n".join(str(r[0]) for r in explained)
+
+    found = pg_db.write_now(plan)
+    assert "ix_conversations_tenant" not in found, found
+    got = pg_db.write_now(lambda conn: conversations.get(conn, DEFAULT_TENANT_ID, ids[150]))
+    assert got.id == ids[150]
+    with pytest.raises(errors.NotFound):
+        pg_db.write_now(lambda conn: conversations.get(conn, "another", ids[150]))
