@@ -1,15 +1,21 @@
 """What PostgreSQL itself spends on a benchmark: commits, rows, server CPU.
 
-``pg_stat_database`` counts commits and rows of the benchmark database; the server's CPU
-is read from ``/proc`` (every ``postgres`` process of this machine, the server running
-here). Statement counts would need ``pg_stat_statements``, which the server does not load.
-Stats reach ``pg_stat_database`` within a second of each transaction, hence the pause.
+``pg_stat_database`` counts commits and rows per database: a benchmark measured with
+:func:`fresh_database` has one of its own, so tests of other engineers running meanwhile on
+the shared ``test`` database are not counted (before 2026-11-27 they were: ~10–15 commits
+per run of noise). The server's CPU is read from ``/proc`` (every ``postgres`` process of
+this machine, the server running here: that one is not per database). Statement counts
+would need ``pg_stat_statements``, which the server does not load. Stats reach
+``pg_stat_database`` within a second of each transaction, hence the pause.
 """
 
 from __future__ import annotations
 
 import os
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import psycopg
@@ -21,6 +27,19 @@ _COUNTERS = (
     "SELECT xact_commit, tup_inserted + tup_updated + tup_deleted, tup_fetched "
     "FROM pg_stat_database WHERE datname = current_database()"
 )
+
+
+@contextmanager
+def fresh_database() -> Iterator[str]:
+    """The URL of a new, empty database on the benchmark server; dropped afterwards."""
+    name = f"hansa_bench_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(BASE, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield BASE.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(BASE, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
 
 
 @dataclass(frozen=True)
@@ -58,10 +77,11 @@ def _server_cpu() -> float:
     return total / _TICKS
 
 
-def snapshot() -> Spent:
-    """The counters now (after the stats of finished transactions arrived)."""
+def snapshot(url: str = BASE) -> Spent:
+    """The counters of ``url``'s database now (after the stats of finished transactions
+    arrived)."""
     time.sleep(1.2)
-    with psycopg.connect(BASE, autocommit=True) as conn:
+    with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute(_COUNTERS).fetchone()
     assert row is not None
     return Spent(float(row[0]), float(row[1]), float(row[2]), _server_cpu())

@@ -1,7 +1,8 @@
 """Run scheduler throughput on PostgreSQL: Hansa (API process + worker) against LangGraph.
 
 The topology of bench/run_throughput.py (5 no-op tasks; groups A A A B C), on the local
-PostgreSQL server, each engine on a fresh schema. Hansa: an API process (``--workers 0``)
+PostgreSQL server, each engine on a database of its own (so that ``pg_stat_database``
+counts its commits and rows alone). Hansa: an API process (``--workers 0``)
 and one ``hansa worker`` process; runs are created and approved over HTTP. One at a time:
 create -> its ``done`` event over SSE (after Hans's summary). Burst: all runs created and
 approved at once, runs/s until every run is terminal in the database (polled, as in
@@ -11,7 +12,8 @@ connections, as many as Hansa's per-process pool), ``durability="sync"``, one th
 in this process. Conversations and thread ids are made before the clock.
 
     python bench/run_throughput_pg.py [--runs 200] [--sequential 20] [--record]
-Last line: ``runs_per_s=<f> langgraph_runs_per_s=<f>``.
+Last two lines: ``commits_per_run=<f> rows_fetched_per_run=<f> burst_ratio=<f> p50_ratio=<f>``
+and ``runs_per_s=<f> langgraph_runs_per_s=<f>``.
 """
 
 from __future__ import annotations
@@ -31,8 +33,8 @@ from langgraph.graph import END, START, StateGraph
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
-from _fleet import FAST, fresh_schema, start_worker, stop
-from _pgstats import Spent, snapshot
+from _fleet import FAST, start_worker, stop
+from _pgstats import Spent, fresh_database, snapshot
 from _server import hansa_server, record
 from run_throughput import (
     RUN_TIMEOUT_SECONDS,
@@ -79,7 +81,7 @@ async def _burst(url: str, runs: int, db_url: str) -> float:
 
 
 def hansa(seq: int, burst: int) -> Result:
-    with tempfile.TemporaryDirectory() as tmp_name, fresh_schema() as db_url:
+    with tempfile.TemporaryDirectory() as tmp_name, fresh_database() as db_url:
         tmp = Path(tmp_name)
         with hansa_server(
             tmp, "--model", "scripted", "--workers", "0", database_url=db_url, env=FAST
@@ -88,9 +90,9 @@ def hansa(seq: int, burst: int) -> Result:
             try:
                 time.sleep(2)  # the worker is up
                 sequential = asyncio.run(hansa_http(url, seq, 0)).sequential
-                before = snapshot()
+                before = snapshot(db_url)
                 rate = asyncio.run(_burst(url, burst, db_url))
-                SPENT["Hansa"] = (snapshot() - before).per(burst)
+                SPENT["Hansa"] = (snapshot(db_url) - before).per(burst)
                 if worker.poll() is not None:
                     raise RuntimeError(f"the worker exited {worker.returncode}")
                 return Result(sequential, rate)
@@ -107,7 +109,7 @@ async def langgraph(seq: int, burst: int) -> Result:
     graph.add_edge(["a", "b", "c"], "d")  # d waits for all three
     graph.add_edge("d", "e")
     graph.add_edge("e", END)
-    with fresh_schema() as db_url:
+    with fresh_database() as db_url:
         kwargs = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
         pool = AsyncConnectionPool(
             db_url, min_size=POOL_SIZE, max_size=POOL_SIZE, kwargs=kwargs, open=False
@@ -126,11 +128,11 @@ async def langgraph(seq: int, burst: int) -> Result:
                 return time.perf_counter() - started
 
             result = await _measure(one, lambda i: f"t{i}", seq, 0)
-            before = await asyncio.to_thread(snapshot)
+            before = await asyncio.to_thread(snapshot, db_url)
             started = time.perf_counter()
             await asyncio.gather(*(one(f"b{i}") for i in range(burst)))
             rate = burst / (time.perf_counter() - started)
-            SPENT["LangGraph"] = ((await asyncio.to_thread(snapshot)) - before).per(burst)
+            SPENT["LangGraph"] = ((await asyncio.to_thread(snapshot, db_url)) - before).per(burst)
             return Result(result.sequential, rate)
 
 
@@ -145,7 +147,8 @@ def main() -> None:
     p50 = statistics.median(hs[0]) / statistics.median(lg[0])
     lines = [
         f"run_throughput_pg: runs of 5 no-op tasks in 3 step groups (3 parallel, 1, 1) on "
-        f"PostgreSQL (local server, fresh schema each), {args.sequential} runs one at a time, "
+        f"PostgreSQL (local server, a database of its own each), {args.sequential} runs one at "
+        f"a time, "
         f"then a burst of {args.runs}; Hansa: API process + 1 worker process over HTTP (burst: "
         f"until terminal in the database); LangGraph: in-process, AsyncPostgresSaver on a "
         f"{POOL_SIZE}-connection pool, durability=sync; {platform.machine()}, "
@@ -180,6 +183,11 @@ def main() -> None:
             report + "\n\nReproduce: `.venv/bin/python bench/run_throughput_pg.py --record` "
             '(PostgreSQL on 127.0.0.1:5432, database `test`; `pip install -e ".[bench]"`).',
         )
+    spent = SPENT["Hansa"]
+    print(
+        f"commits_per_run={spent.commits:.1f} rows_fetched_per_run={spent.rows_fetched:.1f} "
+        f"burst_ratio={hs[1] / lg[1]:.2f} p50_ratio={p50:.2f}"
+    )
     print(f"runs_per_s={hs[1]:.1f} langgraph_runs_per_s={lg[1]:.1f}")
 
 

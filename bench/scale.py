@@ -56,7 +56,9 @@ async def _submit(url: str, runs: int) -> list[str]:
 
 def _wait_terminal(url: str, run_ids: list[str], timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
-    with psycopg.connect(url, autocommit=True) as conn:
+    # one read-committed transaction (each poll sees what committed since): the polls are not
+    # counted as commits of the engine measured (bench/_pgstats.py)
+    with psycopg.connect(url) as conn:
         while time.monotonic() < deadline:
             left = conn.execute(
                 "SELECT count(*) FROM assistant_runs WHERE id = ANY(%s) AND status NOT IN "
