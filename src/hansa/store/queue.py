@@ -62,6 +62,21 @@ _HELD = (_jobs.c.id == _B("p_id"), _jobs.c.epoch == _B("p_epoch"), _jobs.c.statu
 # claim (SKIP LOCKED) cannot slip in between the check and the commit (review M1).
 _GUARD = sa.select(_jobs.c.id).where(*_HELD).with_for_update(key_share=True)
 _HEARTBEAT = sa.update(_jobs).where(*_HELD).values(lease_until=LeaseEnd(), updated_at=Now())
+# The same, but a row locked right now (its job's step holds it to its commit) is left alone
+# rather than waited for: a heartbeat that waited held the rows it had already extended, so
+# their steps waited behind it in turn (a convoy; issue 29: 4.6 ms per heartbeat UPDATE).
+_held = _jobs.alias("held")
+_HEARTBEAT_UNLESS_BUSY = (
+    sa.update(_jobs)
+    .where(
+        _jobs.c.id
+        == sa.select(_held.c.id)
+        .where(_held.c.id == _B("p_id"), _held.c.epoch == _B("p_epoch"), _held.c.status == _RUNNING)
+        .with_for_update(key_share=True, skip_locked=True)
+        .scalar_subquery()
+    )
+    .values(lease_until=LeaseEnd(), updated_at=Now())
+)
 _LIVE = direct.one_of(_jobs.c.status, (_QUEUED, _RUNNING))
 _LIVE_OF_KEY = sa.select(_jobs.c.status).where(_jobs.c.key == _B("p_key"), _LIVE)
 _LIVE_JOBS_OF_KEY = sa.select(_jobs.c.id, _jobs.c.status, _jobs.c.payload).where(
@@ -265,10 +280,20 @@ def guard(conn: Connection, claimed: job.Job) -> None:
         raise errors.StaleLease(f"job {claimed.id} epoch {claimed.epoch} no longer holds its lease")
 
 
-def heartbeat(conn: Connection, claimed: job.Job, now: datetime, lease: timedelta) -> bool:
-    """Extend the lease; False when the job was taken over or finished meanwhile."""
+def heartbeat(
+    conn: Connection,
+    claimed: job.Job,
+    now: datetime,
+    lease: timedelta,
+    *,
+    unless_busy: bool = False,
+) -> bool:
+    """Extend the lease; False when the job was taken over or finished meanwhile, or, when
+    ``unless_busy``, while another transaction holds its row (on PostgreSQL: its own step,
+    say; not waited for)."""
     params = {"p_id": claimed.id, "p_epoch": claimed.epoch, **dbclock.lease(conn, now, lease)}
-    return direct.execute(conn, _HEARTBEAT, params) == 1
+    statement = _HEARTBEAT_UNLESS_BUSY if unless_busy else _HEARTBEAT
+    return direct.execute(conn, statement, params) == 1
 
 
 def taken_over(conn: Connection, claimed: job.Job) -> bool:

@@ -87,6 +87,31 @@ def test_a_worker_with_a_skewed_clock_neither_steals_nor_loses_on_postgres(
     )
 
 
+def test_a_heartbeat_unless_busy_passes_a_row_a_step_holds_and_waits_for_nothing(
+    pg_db: Database,
+) -> None:
+    """A step holds its job's row to its commit (``guard``); the heartbeat's first pass skips
+    it instead of waiting, so it holds no other job's row meanwhile (issue 29)."""
+    db = pg_db
+    _enqueue(db, None)
+    (mine,) = _claim(db, "w1", utcnow(), 1)
+    engine = sa.create_engine(db.engine_url())
+    try:
+        with engine.connect() as step:
+            step.execute(sa.text("SET lock_timeout = '5s'"))
+            queue.guard(step, mine)  # the row is locked until this transaction ends
+            started = time.monotonic()
+            beat = db.write_now(
+                lambda conn: queue.heartbeat(conn, mine, utcnow(), LEASE, unless_busy=True)
+            )
+            assert not beat and time.monotonic() - started < 1.0, "skipped, not waited for"
+            assert not db.write_now(lambda conn: queue.taken_over(conn, mine))
+            step.rollback()
+    finally:
+        engine.dispose()
+    assert db.write_now(lambda conn: queue.heartbeat(conn, mine, utcnow(), LEASE, unless_busy=True))
+
+
 def test_live_lease_is_not_taken_over(db: Database) -> None:
     _enqueue(db, None)
     now = utcnow()

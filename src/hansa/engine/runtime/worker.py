@@ -193,6 +193,31 @@ class Worker:
         except Exception as exc:
             _log_failure(exc, f"job {job.id}: recording its failure failed")
 
+    async def _beat(self, jobs: list[Job]) -> list[bool]:
+        """Extend the leases of ``jobs``; whether each is still held. One transaction skips
+        the rows locked meanwhile (a step of their job is committing), so that it holds no
+        row while it waits for another; a second waits for those few, or finds them taken
+        over or finished."""
+        now = self.clock()
+
+        def extend(conn: Connection) -> list[bool]:
+            return [queue.heartbeat(conn, j, now, self._lease, unless_busy=True) for j in jobs]
+
+        extended = await self.db.write(extend)
+        rest = [j for j, done in zip(jobs, extended, strict=True) if not done]
+        if not rest:
+            return extended
+        later = self.clock()
+
+        def extend_rest(conn: Connection) -> dict[int, bool]:
+            return {
+                j.id: queue.heartbeat(conn, j, later, self._lease) or not queue.taken_over(conn, j)
+                for j in rest
+            }
+
+        alive = await self.db.write(extend_rest)
+        return [done or alive[j.id] for j, done in zip(jobs, extended, strict=True)]
+
     async def _heartbeat(self) -> None:
         interval = self._lease.total_seconds() / 3
         while True:
@@ -200,18 +225,8 @@ class Worker:
             running = list(self._running.values())
             if not running:
                 continue
-            now = self.clock()
-
-            jobs = [j for j, _ in running]
-
-            def extend(conn: Connection, jobs: list[Job] = jobs, now: datetime = now) -> list[bool]:
-                return [
-                    queue.heartbeat(conn, j, now, self._lease) or not queue.taken_over(conn, j)
-                    for j in jobs
-                ]
-
             try:
-                alive = await self.db.write(extend)
+                alive = await self._beat([j for j, _ in running])
             except Exception as exc:
                 _log_failure(exc, "heartbeat failed; retrying at the next beat")
                 continue
