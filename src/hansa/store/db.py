@@ -21,6 +21,7 @@ other processes hear ``NOTIFY``). So no caller wakes a worker by hand.
 from __future__ import annotations
 
 import asyncio
+import select
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
+import psycopg
 import sqlalchemy as sa
 from sqlalchemy import Connection, Engine
 
@@ -122,13 +124,11 @@ class Database:
             self._begin: str | None = "BEGIN IMMEDIATE"
             writers, readers = 1, _SQLITE_READERS
         elif self.dialect == "postgresql":
-            # pre-ping: after a database restart the first request gets a fresh connection
             engine = sa.create_engine(
                 self.url,
                 echo=echo,
                 pool_size=_POSTGRES_THREADS * 2,
                 max_overflow=0,
-                pool_pre_ping=True,
                 # %s placeholders in a fixed order: store.direct runs the compiled text on
                 # psycopg's connection (decision 0028)
                 paramstyle="format",
@@ -140,6 +140,8 @@ class Database:
                     )
                 },
             )
+            # after a database restart the first request gets a fresh connection
+            sa.event.listen(engine, "checkout", _hung_up)  # a pool event: none per statement
             self._writer = self._reader = engine
             self._begin = None
             writers = readers = _POSTGRES_THREADS
@@ -255,6 +257,27 @@ class Database:
             pool.shutdown()
         self._writer.dispose()
         self._reader.dispose()
+
+
+def _hung_up(dbapi_connection: Any, _record: Any, _proxy: Any) -> None:
+    """SQLAlchemy's pre-ping without its cost: a pooled PostgreSQL connection the server hung
+    up on is replaced at checkout, so that the first request after a restart does not fail.
+
+    ``pool_pre_ping`` sent ``SELECT 1`` in autocommit at every checkout: a round trip and a
+    transaction of its own before each of ours, half of the commits PostgreSQL counted in a
+    burst of runs (decision 0028). An idle connection receives nothing unless the server
+    ends it (a shutdown sends its FATAL, then closes): its socket is then readable, which a
+    zero-timeout ``select`` tells without a round trip. Every older connection is replaced
+    too, as after a failed pre-ping: a restart ended them all.
+    """
+    try:
+        readable, _, _ = select.select([dbapi_connection.pgconn.socket], [], [], 0)
+    except (OSError, ValueError, psycopg.Error) as exc:
+        raise sa.exc.DisconnectionError(f"the pooled connection is gone: {exc}") from exc
+    if readable or dbapi_connection.closed:
+        error = sa.exc.DisconnectionError("the server hung up on a pooled connection")
+        error.invalidate_pool = True
+        raise error
 
 
 def _locked(exc: sa.exc.OperationalError) -> bool:
