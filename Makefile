@@ -54,7 +54,7 @@ test: lint
 	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 bench: $(VENV)/.installed-bench
-	$(BIN)/python bench/turn_latency.py
+	$(BIN)/python bench/all.py
 
 clean:
 	rm -rf $(VENV) .hansa .pytest_cache .ruff_cache test-artifacts

@@ -306,7 +306,8 @@ def main() -> None:
             report + "\n\nReproduce: `.venv/bin/python bench/run_throughput.py --record` "
             '(needs the bench extra: `pip install -e ".[bench]"`).',
         )
-    print(f"runs_per_s={inproc.rate:.1f} langgraph_runs_per_s={lg.rate:.1f}")
+    http_rate = f" http_runs_per_s={http.rate:.1f}" if http else ""
+    print(f"runs_per_s={inproc.rate:.1f} langgraph_runs_per_s={lg.rate:.1f}{http_rate}")
 
 
 if __name__ == "__main__":

@@ -307,7 +307,10 @@ def main() -> None:
             '(needs the bench extra, `pip install -e ".[bench]"`; the script installs '
             "LangGraph's server into `.venv-langgraph/` the first time).",
         )
-    print(f"runs_per_s={mine.rate:.1f} langgraph_runs_per_s={theirs.rate:.1f} ratio={ratio:.2f}")
+    print(
+        f"runs_per_s={mine.rate:.1f} langgraph_runs_per_s={theirs.rate:.1f} ratio={ratio:.2f} "
+        f"p50_ms={p50_mine * 1000:.2f} langgraph_p50_ms={p50_theirs * 1000:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -34,17 +34,25 @@ _ENDPOINTS = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT
 
 
 _provider: trace.TracerProvider | None = None
+_current: trace.Tracer | None = None
+"""The tracer of ``_provider``, made once (OpenTelemetry makes a new one per call, and a
+turn opens a span per stage). Without a provider it is a proxy that follows the global
+provider once one is installed."""
 
 
 def use(provider: trace.TracerProvider | None) -> None:
     """Send Hansa's spans to ``provider`` instead of the process's global one (a test's
     in-memory exporter); None: back to the global one."""
-    global _provider
+    global _provider, _current
     _provider = provider
+    _current = None
 
 
 def _tracer() -> trace.Tracer:
-    return trace.get_tracer(_TRACER, tracer_provider=_provider)
+    global _current
+    if _current is None:
+        _current = trace.get_tracer(_TRACER, tracer_provider=_provider)
+    return _current
 
 
 @contextmanager

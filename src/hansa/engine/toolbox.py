@@ -116,11 +116,7 @@ class Toolbox:
 
     def tokens(self) -> int:
         """The estimated tokens of the offered tools' definitions in a prompt."""
-        schemas = [
-            {"name": t.name, "description": t.description, "parameters": t.parameters}
-            for t in self.definitions()
-        ]
-        return estimate_tokens(json.dumps(schemas)) if schemas else 0
+        return sum(_tokens(t) for t in self.tools.values())
 
     def name_of(self, called: str) -> str:
         """The task type a call names: its own name, or its wire form (``entity_read``)."""
@@ -157,6 +153,26 @@ def _definition(task_type: TaskType[Any]) -> ToolDefinition:
     elif not task_type.is_reversible_by_system:
         description += " It cannot be undone: it waits for the user's confirmation."
     return ToolDefinition(task_type.name, description, task_type.schema())
+
+
+_TOKENS: dict[int, tuple[TaskType[Any], int]] = {}
+"""Each task type's tokens as a tool, by its id (with the type itself, so that a new type
+at a reused id is not mistaken for it): the same for every turn that offers it."""
+_MAX_TOKENS_KEPT = 4096
+
+
+def _tokens(task_type: TaskType[Any]) -> int:
+    kept = _TOKENS.get(id(task_type))
+    if kept is not None and kept[0] is task_type:
+        return kept[1]
+    tool = _definition(task_type)
+    text = json.dumps(
+        {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    )
+    if len(_TOKENS) >= _MAX_TOKENS_KEPT:
+        _TOKENS.clear()
+    _TOKENS[id(task_type)] = (task_type, estimate_tokens(text) + 1)  # +1: the list's ", "
+    return _TOKENS[id(task_type)][1]
 
 
 @dataclass(frozen=True)
