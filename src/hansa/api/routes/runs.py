@@ -19,7 +19,10 @@ router = APIRouter()
 async def card(services: Services, tenant: str, run_id: str) -> models.RunCard:
     """The run as its card shows it: its tasks, thinking, and what Undo offers (the steps a
     rollback would undo, newest first)."""
-    shown = await runs.view(services, tenant, run_id)
+    return await _card_of(services, tenant, await runs.view(services, tenant, run_id))
+
+
+async def _card_of(services: Services, tenant: str, shown: runs.RunView) -> models.RunCard:
     names = await services.agents.display_names(tenant, (t.created_by for t in shown.tasks))
     undoable = [t.id for t in runs.undoable(services.registry, shown.tasks)]
     return models.RunCard.of_run(shown.current, shown.tasks, shown.thinking, names, undoable)
@@ -67,8 +70,8 @@ async def create_run(body: RunCreate, services: ServicesDep, tenant: TenantDep) 
         for t in body.tasks
     ]
     new = runs.NewRun(body.conversation_id, body.title, body.project_id, drafts)
-    run_id, _ = await runs.create_run(services, tenant, new)
-    return await card(services, tenant, run_id)
+    # the card is read in the run's own transaction (decision 0028)
+    return await _card_of(services, tenant, await runs.create_viewed(services, tenant, new))
 
 
 @router.get("/api/runs/{run_id}", tags=["runs"])
@@ -87,8 +90,8 @@ async def approve_run(
 ) -> models.RunCard:
     """Approve (optionally editing steps first); execution starts in the background."""
     edits = [e.model_dump(by_alias=True, exclude_none=True) for e in (body.edits if body else [])]
-    await runs.approve(services, tenant, run_id, edits)
-    return await card(services, tenant, run_id)
+    # the card as the approval left it, read in its transaction (decision 0028)
+    return await _card_of(services, tenant, await runs.approve(services, tenant, run_id, edits))
 
 
 @router.post(

@@ -163,7 +163,19 @@ async def create_run(
     run_id = new_id()
     batch.then(on_run(services, tenant_id, run_id, batch, lambda change: store_run(change, new)))
     stored = await Recorder(services, tenant_id, new.conversation_id).write(batch)
+    _known(tenant_id, run_id, new.conversation_id)
     return run_id, stored
+
+
+async def create_viewed(services: Services, tenant_id: str, new: NewRun) -> RunView:
+    """``create_run``, answering the new run as ``view`` reads it, in the same transaction."""
+    batch = Batch(new.conversation_id, None)
+    run_id = new_id()
+    batch.then(on_run(services, tenant_id, run_id, batch, lambda change: store_run(change, new)))
+    shown = batch.last(lambda conn: _load(conn, tenant_id, run_id))
+    await Recorder(services, tenant_id, new.conversation_id).write(batch)
+    _known(tenant_id, run_id, new.conversation_id)
+    return shown.value
 
 
 def _awaiting(change: RunChange) -> run.Run:
@@ -272,16 +284,50 @@ def cancelling(services: Services, tenant_id: str, run_id: str, batch: Batch) ->
     return on_run(services, tenant_id, run_id, batch, scheduler.cancel_run)
 
 
+_CONVERSATIONS_KNOWN = 10_000
+"""Runs whose conversation this process remembers at most (``_conversation_of``)."""
+_conversation_by_run: dict[tuple[str, str], str] = {}
+
+
+def _known(tenant_id: str, run_id: str, conversation_id: str) -> None:
+    if len(_conversation_by_run) >= _CONVERSATIONS_KNOWN:
+        _conversation_by_run.pop(next(iter(_conversation_by_run)))  # the oldest
+    _conversation_by_run[(tenant_id, run_id)] = conversation_id
+
+
+async def _conversation_of(services: Services, tenant_id: str, run_id: str) -> str:
+    """The run's conversation (NotFound for another tenant's run). A run never changes
+    conversation, so this process remembers the runs it created or looked up: approving
+    a run created here costs no transaction of its own (decision 0028)."""
+    found = _conversation_by_run.get((tenant_id, run_id))
+    if found is None:
+        found = await services.db.read(
+            lambda conn: runs.get(conn, tenant_id, run_id).conversation_id
+        )
+        _known(tenant_id, run_id, found)
+    return found
+
+
 async def _change(
     services: Services, tenant_id: str, run_id: str, change: Callable[[RunChange], object]
 ) -> None:
     """Make ``change`` to the run in a transaction of its own."""
-    conversation_id = await services.db.read(
-        lambda conn: runs.get(conn, tenant_id, run_id).conversation_id
-    )
+    conversation_id = await _conversation_of(services, tenant_id, run_id)
     batch = Batch(conversation_id, None, run_id=run_id)
     batch.then(on_run(services, tenant_id, run_id, batch, change))
     await Recorder(services, tenant_id, conversation_id).write(batch)
+
+
+async def _change_viewed(
+    services: Services, tenant_id: str, run_id: str, change: Callable[[RunChange], object]
+) -> RunView:
+    """``_change``; the run as ``view`` reads it at the end of that transaction."""
+    conversation_id = await _conversation_of(services, tenant_id, run_id)
+    batch = Batch(conversation_id, None, run_id=run_id)
+    batch.then(on_run(services, tenant_id, run_id, batch, change))
+    shown = batch.last(lambda conn: _load(conn, tenant_id, run_id))
+    await Recorder(services, tenant_id, conversation_id).write(batch)
+    return shown.value
 
 
 async def approve(
@@ -289,14 +335,15 @@ async def approve(
     tenant_id: str,
     run_id: str,
     edits: list[dict[str, Any]] | None = None,
-) -> None:
-    """Approve a run awaiting approval (after optional edits); the scheduler starts it."""
+) -> RunView:
+    """Approve a run awaiting approval (after optional edits); the scheduler starts it. The
+    run as its approval's transaction left it."""
 
     def go(change: RunChange) -> None:
         _approve(change, edits)
         _forget_plan(change)
 
-    await _change(services, tenant_id, run_id, go)
+    return await _change_viewed(services, tenant_id, run_id, go)
 
 
 async def cancel(services: Services, tenant_id: str, run_id: str) -> None:
@@ -454,13 +501,14 @@ class RunView:
 async def view(services: Services, tenant_id: str, run_id: str) -> RunView:
     """The run with its tasks and thinking, read in one transaction."""
 
-    def load(conn: Connection) -> RunView:
-        r = runs.get(conn, tenant_id, run_id)
-        return RunView(
-            r, runs.tasks_of(conn, run_id), messages.thinking_of_run(conn, tenant_id, run_id)
-        )
+    return await services.db.read(_load, tenant_id, run_id)
 
-    return await services.db.read(load)
+
+def _load(conn: Connection, tenant_id: str, run_id: str) -> RunView:
+    r = runs.get(conn, tenant_id, run_id)
+    return RunView(
+        r, runs.tasks_of(conn, run_id), messages.thinking_of_run(conn, tenant_id, run_id)
+    )
 
 
 async def get_task(services: Services, tenant_id: str, task_id: str) -> run.Task:
