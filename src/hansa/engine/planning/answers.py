@@ -13,8 +13,7 @@ import functools
 import re
 
 from hansa.domain.plan import Plan
-from hansa.engine.planning.playbooks import Playbook, pattern
-from hansa.engine.text import MATCH_TIMEOUT_SECONDS
+from hansa.engine.planning.playbooks import Playbook, Searches
 
 SHORT_ANSWER_CHARS = 200
 """Longer messages are never read as a bare "yes, proceed" or "cancel"."""
@@ -123,12 +122,10 @@ def extract(playbook: Playbook, plan: Plan, text: str, *, first: bool) -> dict[s
             found[missing[index]] = answer
     if first:
         head = text[:EXTRACT_CHARS]
+        searches = Searches()
         for spec in playbook.requirements:
             for extractor in spec.extract:
-                try:
-                    m = pattern(extractor).search(head, timeout=MATCH_TIMEOUT_SECONDS)
-                except TimeoutError:
-                    m = None
+                m = searches.search(extractor, head)
                 if m and spec.name not in found:
                     found[spec.name] = m.group(1).strip()
     for spec in playbook.requirements:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 import tomllib
 from functools import cache, lru_cache
 from pathlib import Path
@@ -19,11 +20,35 @@ _GAP = re.compile(r"(?<=\S) {2,}(?=\S)")
 _VAR = re.compile(r"\$\{(\w+)\}")
 
 
+SEARCH_BUDGET_SECONDS = 0.02
+"""What one message's playbook searches may take in all (the triggers of every playbook,
+or one playbook's extractors): they run on the event loop, and a hostile message made
+each trigger use its whole time box in turn (security review 2026-11-27, H1)."""
+
+
 @lru_cache(maxsize=512)
 def pattern(source: str, flags: int = 0) -> regex.Pattern[str]:
     """A playbook's trigger or extractor, compiled once (``regex``'s own cache is shared
     with every rule's patterns, and a search through it costs more than the match)."""
     return regex.compile(source, flags)
+
+
+class Searches:
+    """Pattern searches sharing one time budget: a search that would pass it finds
+    nothing."""
+
+    def __init__(self, seconds: float = SEARCH_BUDGET_SECONDS) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def search(self, source: str, text: str, flags: int = 0) -> regex.Match[str] | None:
+        """The first match of ``source`` in ``text``, if found within the budget."""
+        left = min(self.deadline - time.monotonic(), MATCH_TIMEOUT_SECONDS)
+        if left <= 0:
+            return None
+        try:
+            return pattern(source, flags).search(text, timeout=left)
+        except TimeoutError:
+            return None
 
 
 class RequirementSpec(BaseModel):
@@ -77,18 +102,11 @@ class Playbook(BaseModel):
     forks: list[Fork] = Field(default_factory=list)
     stages: list[StageSpec]
 
-    def matches(self, text: str) -> bool:
-        """True when a trigger pattern matches ``text``."""
-        for trigger in self.triggers:
-            try:
-                found = pattern(trigger, regex.IGNORECASE).search(
-                    text, timeout=MATCH_TIMEOUT_SECONDS
-                )
-                if found:
-                    return True
-            except TimeoutError:
-                continue
-        return False
+    def matches(self, text: str, searches: Searches | None = None) -> bool:
+        """True when a trigger pattern matches ``text`` (within the budget of
+        ``searches``)."""
+        searches = searches or Searches()
+        return any(searches.search(t, text, regex.IGNORECASE) for t in self.triggers)
 
     def steps(self) -> list[StepSpec]:
         """Every step template, in stage order."""
@@ -183,5 +201,6 @@ def builtin() -> tuple[Playbook, ...]:
 
 
 def find(text: str, playbooks: tuple[Playbook, ...] | None = None) -> Playbook | None:
-    """The first playbook whose trigger matches."""
-    return next((p for p in (playbooks or builtin()) if p.matches(text)), None)
+    """The first playbook whose trigger matches (all of them searched within one budget)."""
+    searches = Searches()
+    return next((p for p in (playbooks or builtin()) if p.matches(text, searches)), None)
