@@ -167,8 +167,9 @@ def mask_text(text: str) -> str:
     if not text:
         return text
     text = _SCHEME.sub(lambda m: f"{m.group(1)} {MASK}", text)
-    text = _URL.sub(lambda m: mask_url(m.group(0)), text)
-    return _TEXT_PAIR.sub(_text_pair, text)
+    if "://" in text:  # what a URL needs: most strings skip its search
+        text = _URL.sub(lambda m: mask_url(m.group(0)), text)
+    return _TEXT_PAIR.sub(_text_pair, text) if "=" in text else text
 
 
 def mask(value: Any) -> Any:
