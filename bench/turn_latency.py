@@ -31,6 +31,7 @@ import os
 import platform
 import random
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ from typing import Any
 
 import aiohttp
 
-from _server import cpu_seconds, hansa_process, record
+from _server import cpu_seconds, free_port, hansa_process, record, server_process
 
 TURN_TIMEOUT_SECONDS = 60.0
 LIGHT_CONVERSATIONS = 5
@@ -152,6 +153,18 @@ def _table(title: str, samples: Samples, rate: float, targets: bool) -> list[str
     return [*lines, ""]
 
 
+def _floor(tmp: Path, conversations: int, turns: int) -> tuple[float, float]:
+    """The burst's turns/s and CPU per turn of bench/turn_floor.py (the anchor)."""
+    port = free_port()
+    script = Path(__file__).with_name("turn_floor.py")
+    command = [sys.executable, str(script), "--port", str(port), "--db", str(tmp / "floor.db")]
+    with server_process(command, port, "/healthz", tmp / "floor.log") as floor:
+        asyncio.run(drive(floor.url, conversations, turns, 0.0))  # warm, as Hansa's phases
+        before = cpu_seconds(floor.pid)
+        burst, rate = asyncio.run(drive(floor.url, conversations, turns, 0.0))
+        return rate, (cpu_seconds(floor.pid) - before) * 1000 / (len(burst.done) + 2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=50)
@@ -175,6 +188,7 @@ def main() -> None:
         burst, burst_rate = asyncio.run(drive(url, args.conversations, args.turns, 0.0))
         # the burst's turns and its warm-up's 2 (the conversations' opening is counted too)
         cpu_ms = (cpu_seconds(pid) - cpu_before) * 1000 / (len(burst.done) + 2) if pid else 0.0
+        floor_rate, floor_cpu_ms = _floor(Path(tmp), args.conversations, args.turns)
     cpu_row = (
         f"| server CPU per turn (burst) | {cpu_ms:.2f} ms | "
         f"target <= {TARGETS['server_cpu_ms_per_turn']:.0f} ms |"
@@ -198,12 +212,18 @@ def main() -> None:
         "| --- | --- | --- |",
         f"| turns/s (burst) | {burst_rate:.1f} | target >= {TARGETS['turns_per_s']:.0f} |",
         cpu_row,
+        f"| the floor: turns/s of a minimal Starlette + SQLite server doing a turn's storage "
+        f"and streaming (bench/turn_floor.py), its CPU per turn | {floor_rate:.1f}, "
+        f"{floor_cpu_ms:.2f} ms | - |",
     ]
     report = "\n".join(lines)
     print(report)
     if args.record:
         record("turn_latency", report + "\n\nReproduce: `make bench` (runs this script).")
-    print(f"turns_per_s={burst_rate:.1f} server_cpu_ms_per_turn={cpu_ms:.2f}")
+    print(
+        f"turns_per_s={burst_rate:.1f} server_cpu_ms_per_turn={cpu_ms:.2f} "
+        f"floor_turns_per_s={floor_rate:.1f} floor_cpu_ms_per_turn={floor_cpu_ms:.2f}"
+    )
 
 
 if __name__ == "__main__":
