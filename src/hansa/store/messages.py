@@ -92,16 +92,15 @@ def list_for(
     return [_message(r) for r in rows]
 
 
-_AFTER = {
-    count: (sa.select(sa.func.count()) if count else sa.select(_msg)).where(
+@functools.cache
+def _after_query(count: bool, kinds: frozenset[str]) -> sa.Select[tuple[object, ...]]:
+    query = (sa.select(sa.func.count()) if count else sa.select(_msg)).where(
         _msg.c.conversation_id == _B("p_conversation"),
         _msg.c.tenant_id == _B("p_tenant"),
         _msg.c.seq > _B("p_after"),
-        _msg.c.kind.in_(_B("p_kinds", expanding=True)),
+        direct.one_of(_msg.c.kind, kinds),
     )
-    for count in (True, False)
-}
-_NEWEST_AFTER = _AFTER[False].order_by(_msg.c.seq.desc()).limit(_B("p_last"))
+    return query if count else query.order_by(_msg.c.seq.desc()).limit(_B("p_last"))
 
 
 def newest_after(
@@ -118,13 +117,13 @@ def newest_after(
         "p_conversation": conversation_id,
         "p_tenant": tenant_id,
         "p_after": after_seq,
-        "p_kinds": [k.value for k in kinds],
     }
-    rows = conn.execute(_NEWEST_AFTER, {**params, "p_last": last}).mappings().all()
-    found = [_message(dict(r)) for r in reversed(rows)]
+    named = frozenset(k.value for k in kinds)
+    rows = direct.rows(conn, _after_query(False, named), {**params, "p_last": last})
+    found = [_message(r) for r in reversed(rows)]
     if len(found) < last:
         return found, len(found)
-    return found, int(conn.execute(_AFTER[True], params).scalar() or 0)
+    return found, int(direct.scalar(conn, _after_query(True, named), params) or 0)
 
 
 @growing

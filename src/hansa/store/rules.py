@@ -112,20 +112,22 @@ def list_all(conn: Connection, tenant_id: str) -> list[Rule]:
     return [_rule(r) for r in direct.rows(conn, _ALL, {"p_tenant": tenant_id})]
 
 
+_ANY_FOR_TRIGGER = (
+    sa.select(_rules.c.id)
+    .where(
+        _rules.c.tenant_id == _B("p_tenant"),
+        _rules.c.trigger == _B("p_trigger"),
+        _rules.c.enabled.is_(True),
+        sa.or_(_rules.c.project_id.is_(None), _rules.c.project_id == _B("p_project")),
+    )
+    .limit(1)
+)
+
+
 def any_for_trigger(conn: Connection, tenant_id: str, trigger: str, project_id: str | None) -> bool:
     """Whether :func:`for_trigger` has any rule (one row looked at, none parsed)."""
-    mine = sa.or_(_rules.c.project_id.is_(None), _rules.c.project_id == project_id)
-    query = (
-        sa.select(_rules.c.id)
-        .where(
-            _rules.c.tenant_id == tenant_id,
-            _rules.c.trigger == trigger,
-            _rules.c.enabled.is_(True),
-            mine,
-        )
-        .limit(1)
-    )
-    return conn.execute(query).first() is not None
+    params = {"p_tenant": tenant_id, "p_trigger": trigger, "p_project": project_id}
+    return direct.first(conn, _ANY_FOR_TRIGGER, params) is not None
 
 
 @growing
