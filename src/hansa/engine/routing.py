@@ -76,6 +76,9 @@ class Router:
         if unknown:
             raise errors.ConfigError(f"routing rules name unknown agents: {', '.join(unknown)}")
         self.rules = tuple(rules)
+        self.linear = all(rule.pattern is None for rule in self.rules)
+        """Whether every rule is keywords (a word list matches in linear time: it may be
+        decided on the event loop); a ``pattern`` rule's regular expression may not."""
         self.compiled = compile_routing(self.rules)
         """The routing rules as rules (``source: config``)."""
         for rule in self.compiled:  # a bad pattern is a start-up error, not a silent miss

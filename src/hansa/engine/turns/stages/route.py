@@ -44,8 +44,11 @@ async def route(ctx: TurnContext) -> Then:
             reason=PLANS_IT,
         )
     else:
-        router = ctx.services.router  # its patterns run on a worker thread, not the loop
-        decision = await anyio.to_thread.run_sync(router.decide, ctx.user_text, previous)
+        router = ctx.services.router
+        if router.linear:  # keywords only: the hop to a thread would cost more than them
+            decision = router.decide(ctx.user_text, previous)
+        else:  # a pattern from the config runs on a worker thread, never on the loop
+            decision = await anyio.to_thread.run_sync(router.decide, ctx.user_text, previous)
     agent = await ctx.services.agents.find(ctx.tenant_id, decision.agent_id)
     if agent is None:  # a registered agent removed since it was chosen: Hans answers, and says so
         decision = RoutingDecision(
