@@ -142,7 +142,12 @@ class Database:
             )
             # after a database restart the first request gets a fresh connection
             sa.event.listen(engine, "checkout", _hung_up)  # a pool event: none per statement
-            self._writer = self._reader = engine
+            self._writer = engine
+            # reads in autocommit: under READ COMMITTED each statement of a read transaction
+            # took a snapshot of its own anyway, and a read of one statement (a key, the
+            # local-mode check, "is a job due?") is one round trip instead of three (BEGIN,
+            # the statement, COMMIT; decision 0028)
+            self._reader = engine.execution_options(isolation_level="AUTOCOMMIT")
             self._begin = None
             writers = readers = _POSTGRES_THREADS
         else:

@@ -55,6 +55,8 @@ class Worker:
         self.clock = clock
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
         self._wake = asyncio.Event()
+        self._hinted = False
+        """A job was enqueued since the last claim: claim without looking first."""
         self._stop = asyncio.Event()
         self._running: dict[int, tuple[Job, asyncio.Task[None]]] = {}
         self._lease = timedelta(seconds=settings.lease_seconds)
@@ -89,6 +91,7 @@ class Worker:
 
     def wake(self) -> None:
         """A job was enqueued: look now rather than at the next poll."""
+        self._hinted = True
         self._wake.set()
 
     def stop(self) -> None:
@@ -142,6 +145,7 @@ class Worker:
         if not any(free.values()):
             return []
         now = self.clock()
+        hinted, self._hinted = self._hinted, False
 
         def claim(conn: Connection) -> list[Job]:
             return [
@@ -151,8 +155,9 @@ class Worker:
             ]
 
         try:
-            # most wake-ups find nothing (a job of this worker ended): look before locking
-            if not await self.db.read(lambda conn: queue.any_due(conn, now)):
+            # most wake-ups but those for an enqueued job find nothing (a job of this worker
+            # ended, a poll): look before locking
+            if not hinted and not await self.db.read(lambda conn: queue.any_due(conn, now)):
                 return []
             return await self.db.write(claim)
         except Exception as exc:  # a database hiccup must not kill the worker
