@@ -6,7 +6,10 @@ the shared ``test`` database are not counted (before 2026-11-27 they were: ~10â€
 per run of noise). The server's CPU is read from ``/proc`` (every ``postgres`` process of
 this machine, the server running here: that one is not per database). Statement counts
 would need ``pg_stat_statements``, which the server does not load. Stats reach
-``pg_stat_database`` within a second of each transaction, hence the pause.
+``pg_stat_database`` when the session that ran them flushes its counters: at most once a
+second while busy, and a session that then goes idle (a pooled connection after a burst)
+only 10 s later (PostgreSQL 15's ``PGSTAT_IDLE_INTERVAL``), hence the pause of 11 s; with
+1.2 s the counts after a burst varied by a third from one run to the next.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ import psycopg
 from _fleet import BASE
 
 _TICKS = os.sysconf("SC_CLK_TCK")
+SETTLE_SECONDS = 11.0
+"""How long a snapshot waits for idle sessions to flush their counters."""
 _COUNTERS = (
     "SELECT xact_commit, tup_inserted + tup_updated + tup_deleted, tup_fetched "
     "FROM pg_stat_database WHERE datname = current_database()"
@@ -78,10 +83,22 @@ def _server_cpu() -> float:
 
 
 def snapshot(url: str = BASE) -> Spent:
-    """The counters of ``url``'s database now (after the stats of finished transactions
-    arrived)."""
-    time.sleep(1.2)
+    """The counters of ``url``'s database now, once idle sessions have flushed theirs; for
+    the start of a measurement."""
+    time.sleep(SETTLE_SECONDS)
+    return _counters(url, _server_cpu())
+
+
+def snapshot_after(url: str = BASE) -> Spent:
+    """The counters at the end of a measurement: the server's CPU now, the database's
+    counters once the sessions that ran it have flushed theirs."""
+    cpu = _server_cpu()
+    time.sleep(SETTLE_SECONDS)
+    return _counters(url, cpu)
+
+
+def _counters(url: str, cpu: float) -> Spent:
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute(_COUNTERS).fetchone()
     assert row is not None
-    return Spent(float(row[0]), float(row[1]), float(row[2]), _server_cpu())
+    return Spent(float(row[0]), float(row[1]), float(row[2]), cpu)

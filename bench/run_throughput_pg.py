@@ -34,7 +34,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool
 
 from _fleet import FAST, start_worker, stop
-from _pgstats import Spent, fresh_database, snapshot
+from _pgstats import Spent, fresh_database, snapshot, snapshot_after
 from _server import hansa_server, record
 from run_throughput import (
     RUN_TIMEOUT_SECONDS,
@@ -92,7 +92,7 @@ def hansa(seq: int, burst: int) -> Result:
                 sequential = asyncio.run(hansa_http(url, seq, 0)).sequential
                 before = snapshot(db_url)
                 rate = asyncio.run(_burst(url, burst, db_url))
-                SPENT["Hansa"] = (snapshot(db_url) - before).per(burst)
+                SPENT["Hansa"] = (snapshot_after(db_url) - before).per(burst)
                 if worker.poll() is not None:
                     raise RuntimeError(f"the worker exited {worker.returncode}")
                 return Result(sequential, rate)
@@ -132,7 +132,9 @@ async def langgraph(seq: int, burst: int) -> Result:
             started = time.perf_counter()
             await asyncio.gather(*(one(f"b{i}") for i in range(burst)))
             rate = burst / (time.perf_counter() - started)
-            SPENT["LangGraph"] = ((await asyncio.to_thread(snapshot, db_url)) - before).per(burst)
+            SPENT["LangGraph"] = ((await asyncio.to_thread(snapshot_after, db_url)) - before).per(
+                burst
+            )
             return Result(result.sequential, rate)
 
 
