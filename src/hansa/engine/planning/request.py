@@ -105,5 +105,12 @@ class Cancelled:
     run_id: str | None
 
 
-Outcome = NotAPlan | Asked | Planned | Adjusted | Approved | Cancelled
+@dataclass(frozen=True)
+class Undo:
+    """The user confirmed Hans's offer to undo a run: it is rolled back as on its card."""
+
+    run_id: str
+
+
+Outcome = NotAPlan | Asked | Planned | Adjusted | Approved | Cancelled | Undo
 """What planning decided for this turn."""

@@ -53,6 +53,18 @@ _CADENCES = (
     (re.compile(r"\b(weekly|every week|each week)\b", re.I), "every week", 604_800.0),
     (re.compile(r"\b(monthly|every month|each month)\b", re.I), "every month", 2_592_000.0),
 )
+_UNDO = re.compile(
+    r"\W*+(?:(?:hey|hi|ok(?:ay)?|hans|so|now)\b[\s,.!]*+){0,3}"
+    r"(?:(?:can|could|would|will) you\s++(?:please\s++)?"
+    r"|(?:i\s++(?:want|would like|'d like|need)\s++(?:you\s++)?to\s++)"
+    r"|let'?s\s++|please\s++)?"
+    r"(?:undo|roll\s?back|revert|reverse)\b",
+    re.I,
+)
+"""A request to undo a run: the verb first, after a greeting or a polite opening ("undo
+that", "please revert what you just did", "can you roll back the Services page run?")."""
+UNDO_CHARS = 300
+"""Longer messages are never read as a request to undo a run."""
 _QUESTION = re.compile(r"^\s*(how|what|why|when|where|which|who|is|are|does|do|should)\b", re.I)
 DEFAULT_CADENCE = ("every day", 86_400.0)
 """How often ongoing work checks in when the request does not say."""
@@ -79,6 +91,9 @@ class Triage:
     ongoing: Cadence | None = None
     """For a request for ongoing work ("keep an eye on our SEO and report weekly"): how
     often the agent session that takes it on checks in (seed 004)."""
+    undo: bool = False
+    """A request to undo a run ("undo that", "roll back the last run"): Hans answers it
+    himself with the run's undo, asked first as on the run card."""
 
 
 def triage(text: str, rules: Sequence[RoutingRule] = DEFAULT_RULES) -> Triage:
@@ -86,6 +101,8 @@ def triage(text: str, rules: Sequence[RoutingRule] = DEFAULT_RULES) -> Triage:
     may be final (seed 000 §16.1, each criterion on its own; ``rules``: the routing rules
     whose targets count the agents it names); a request about workspace entities goes to
     the agent and its workspace tools; a question is answered."""
+    if asks_undo(text):
+        return Triage(True, "undo: the user asks to undo a run, which Hans does himself", undo=True)
     cadence = ongoing(text)
     if cadence is not None:
         reason = f"agent session: ongoing work, a check {cadence.words}"
@@ -113,6 +130,11 @@ def triage(text: str, rules: Sequence[RoutingRule] = DEFAULT_RULES) -> Triage:
     if criteria:
         return Triage(True, "planning run: " + ", ".join(criteria))
     return _workspace(text)
+
+
+def asks_undo(text: str) -> bool:
+    """Whether ``text`` asks to undo (roll back, revert) a run or what one did."""
+    return len(text) <= UNDO_CHARS and _UNDO.match(text) is not None
 
 
 def _workspace(text: str) -> Triage:

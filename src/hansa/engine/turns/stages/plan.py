@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import assert_never
 
+from hansa import errors
 from hansa.domain import message
 from hansa.domain.plan import PlanningState
 from hansa.engine import runs
-from hansa.engine.planning import protocol
+from hansa.engine.planning import protocol, undoing
 from hansa.engine.planning.llm_planner import draft_plan
 from hansa.engine.planning.request import (
     Adjusted,
@@ -26,6 +27,7 @@ from hansa.engine.planning.request import (
     Outcome,
     Planned,
     PlanningRequest,
+    Undo,
 )
 from hansa.engine.planning.triage import Cadence, Triage
 from hansa.engine.sessions import service as sessions
@@ -66,6 +68,14 @@ async def plan(ctx: TurnContext) -> Then:
         case Cancelled(run_id=run_id):
             if run_id is not None:
                 batch.then(runs.cancelling(ctx.services, ctx.tenant_id, run_id, batch))
+        case Undo(run_id=run_id):  # the run card's rollback, confirmed in the chat
+            await ctx.flush()
+            try:
+                await runs.rollback(ctx.services, ctx.tenant_id, run_id)
+            except runs.UndoFailed:
+                pass  # the rollback's own summary says what could not be undone
+            except errors.Conflict as exc:  # not undoable (any more), or an undo under way
+                req.say(undoing.refused(exc.message), planning="undo", runId=run_id)
         case _:
             assert_never(outcome)
     await ctx.flush()  # the plan's steps add events: they must come before ``done``
@@ -75,6 +85,12 @@ async def plan(ctx: TurnContext) -> Then:
 async def _decide(
     req: PlanningRequest, state: PlanningState | None, sort: Callable[[], Triage]
 ) -> tuple[Outcome, Triage | None]:
+    if undoing.waiting(state):
+        assert state is not None
+        answered = undoing.answer(req, state)
+        if answered is not None:
+            return answered, None
+        state = None  # not an answer to the undo: the offer lapses, this is a new request
     if state is not None:
         return await protocol.proceed(req, state), None
     decision = sort()
@@ -86,6 +102,8 @@ async def _decide(
     )
     if not decision.plan:
         return NotAPlan(), decision
+    if decision.undo:
+        return await undoing.offer(req), decision
     if decision.playbook is not None:
         return await protocol.start(req, decision), decision
     drafted = await draft_plan(req)
