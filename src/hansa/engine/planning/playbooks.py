@@ -14,9 +14,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from hansa import errors
 from hansa.domain.plan import Fork, Plan, PlanStage, PlanStep, Requirement
+from hansa.engine.planning import restate
 from hansa.engine.text import MATCH_TIMEOUT_SECONDS, map_strings
 
-_GAP = re.compile(r"(?<=\S) {2,}(?=\S)")
 _VAR = re.compile(r"\$\{(\w+)\}")
 
 
@@ -159,8 +159,9 @@ class Playbook(BaseModel):
             )
 
         def said(text: str) -> str:
-            # a value not given yet leaves no gap: "a new ${title} page" reads "a new page"
-            return _GAP.sub(" ", str(fill(text)))
+            # a value not given yet is left out with its words: "…about ${topic}, on
+            # ${channels}." reads "…about water filters." while the channels are unknown
+            return restate.said(text, values)
 
         stages = [
             PlanStage(
