@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy import Connection
@@ -93,7 +94,7 @@ def list_for(
 
 
 @functools.cache
-def _after_query(count: bool, kinds: frozenset[str]) -> sa.Select[tuple[object, ...]]:
+def _after_query(count: bool, kinds: frozenset[str]) -> sa.Select[Any]:
     query = (sa.select(sa.func.count()) if count else sa.select(_msg)).where(
         _msg.c.conversation_id == _B("p_conversation"),
         _msg.c.tenant_id == _B("p_tenant"),
