@@ -183,7 +183,8 @@ def main() -> None:
         record(
             "run_throughput_pg",
             report + "\n\nReproduce: `.venv/bin/python bench/run_throughput_pg.py --record` "
-            '(PostgreSQL on 127.0.0.1:5432, database `test`; `pip install -e ".[bench]"`).',
+            "(PostgreSQL on 127.0.0.1:5432, as a role that may create databases: each engine "
+            'gets one of its own; `pip install -e ".[bench]"`).',
         )
     spent = SPENT["Hansa"]
     print(
