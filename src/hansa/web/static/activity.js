@@ -5,11 +5,18 @@
 // same transaction as what follows them), so live, each word stays up for at least
 // MIN_SHOW_MS: later words wait their turn in a short queue (consecutive entries of one word
 // merge, and only the newest MAX_QUEUED wait). Replayed history is shown at once.
+//
+// An indicator ends with its turn: after a turn's (or a run's) ``done`` nothing of it shows
+// again, so an event of that turn that comes later (a plan written after its ``done``, say)
+// cannot bring back "Planning…" once the turn, and the run it started, are over. Hans's
+// message outside a turn (a run's or an undo's summary) ends the work that led to it.
 
 import { h } from "./dom.js";
 
 export const MIN_SHOW_MS = 500;
 const MAX_QUEUED = 6;
+const OF_A_TURN = new Set(["session", "routing", "thinking", "plan", "text_delta", "error"]);
+const MAX_ENDED = 200; // the turns and runs remembered as ended (the newest)
 
 const PHASES = {
   routing: "Routing",
@@ -35,6 +42,7 @@ export class Activity {
       h("span.activity-dots", { "aria-hidden": "true" }, h("i"), h("i"), h("i")), this.word, this.detail);
     this.running = new Set(); // runs in progress keep "Executing" alive between turns
     this.waiting = new Set(); // tasks awaiting the user's confirmation
+    this.ended = new Set(); // turns and runs whose ``done`` came: their later events show nothing
   }
 
   show(word, detail = "") {
@@ -48,6 +56,7 @@ export class Activity {
   reset() {
     this.running.clear();
     this.waiting.clear();
+    this.ended.clear();
     this.queue = [];
     clearTimeout(this.timer);
     this.timer = 0;
@@ -113,6 +122,9 @@ export class Activity {
   /** Update from one event (live or replayed: the result is the same). */
   update(ev) {
     const d = ev.data || {};
+    const owner = ev.turnId ? `turn:${ev.turnId}` : null;
+    if (ev.type === "done") return this.end(owner || (ev.runId ? `run:${ev.runId}` : null));
+    if (owner && this.ended.has(owner) && OF_A_TURN.has(ev.type)) return undefined; // it is over
     const who = this.agentName(ev.agentId);
     switch (ev.type) {
       case "session":
@@ -125,6 +137,10 @@ export class Activity {
         return this.show("Planning", `${who} is proposing a plan`);
       case "text_delta":
         return this.show("Writing", `${who} is writing`);
+      case "message":
+        // Hans's word outside a turn (a run's summary, an undo's) ends what led to it; an
+        // undo has no ``done`` of its own
+        return !ev.turnId && d.kind === "assistant" ? this.settle() : undefined;
       case "run_status":
         if (d.status === "running") this.running.add(ev.runId);
         else this.running.delete(ev.runId);
@@ -140,11 +156,18 @@ export class Activity {
         return undefined;
       case "error":
         return this.show("Recovering", d.message || "Something went wrong");
-      case "done":
-        return this.settle();
       default:
         return undefined;
     }
+  }
+
+  /** A turn's or a run's ``done``: it is over; show what still goes on, if anything. */
+  end(owner) {
+    if (owner) {
+      this.ended.add(owner);
+      if (this.ended.size > MAX_ENDED) this.ended.delete(this.ended.values().next().value);
+    }
+    return this.settle();
   }
 
   settle() {
