@@ -25,6 +25,19 @@ def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
         database.close()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def bare(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """A database with no schema yet (the migrations' tests)."""
+    with contextlib.ExitStack() as stack:
+        if request.param == "sqlite":
+            url = f"sqlite:///{tmp_path}/migrations.db"
+        else:
+            url = stack.enter_context(fresh_schema())
+        database = Database(url)
+        yield database
+        database.close()
+
+
 @pytest.fixture
 def pg_db() -> Iterator[Database]:
     """PostgreSQL only: for what only a shared database has (several hosts' clocks)."""

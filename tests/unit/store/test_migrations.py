@@ -3,11 +3,6 @@ and the migrated schema is the one store/tables.py declares."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
@@ -18,20 +13,6 @@ from hansa.store import tables
 from hansa.store.db import DEFAULT_TENANT_ID as T
 from hansa.store.db import Database
 from hansa.store.migrate import alembic_config
-from pg import fresh_schema
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def bare(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A database with no schema yet."""
-    with contextlib.ExitStack() as stack:
-        if request.param == "sqlite":
-            url = f"sqlite:///{tmp_path}/migrations.db"
-        else:
-            url = stack.enter_context(fresh_schema())
-        database = Database(url)
-        yield database
-        database.close()
 
 
 def _to(db: Database, revision: str) -> None:

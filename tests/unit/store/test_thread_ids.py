@@ -5,10 +5,7 @@ SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-import contextlib
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -21,7 +18,6 @@ from hansa.store import conversations, tables, tenants, threads
 from hansa.store.db import DEFAULT_TENANT_ID as T
 from hansa.store.db import Database
 from hansa.store.migrate import alembic_config
-from pg import fresh_schema
 
 OTHER = "other-tenant"
 
@@ -73,18 +69,6 @@ def test_another_tenants_ids_are_not_found(db: Database) -> None:
             db.write_now(lambda c, i=unknown: threads.conversation_of(c, T, i))
     with pytest.raises(errors.NotFound):
         db.write_now(lambda c: threads.thread_id_of(c, T, theirs))
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def bare(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    with contextlib.ExitStack() as stack:
-        if request.param == "sqlite":
-            url = f"sqlite:///{tmp_path}/migrations.db"
-        else:
-            url = stack.enter_context(fresh_schema())
-        database = Database(url)
-        yield database
-        database.close()
 
 
 def test_0019_gives_threads_opened_with_a_clients_id_that_id(bare: Database) -> None:
