@@ -28,7 +28,7 @@ otherwise it qualifies the next word ("the ${title} page") and goes alone."""
 _PARENS = re.compile(r"\s*+\(\s*+\)")
 _SPACE_BEFORE = re.compile(r" ++(?=[,.;:!?)])")
 _DOUBLE_PUNCT = re.compile(r"\s*+[,;:—–]\s*+(?=[,.;:!?]|$)")
-_SPACES = re.compile(r" {2,}")
+_WHITESPACE = re.compile(r"\s+")
 
 
 def said(template: str, values: Mapping[str, str]) -> str:
@@ -41,7 +41,10 @@ def said(template: str, values: Mapping[str, str]) -> str:
             template = re.sub(_LEAD + var + _PHRASE_ENDS, "", template)
             template = re.sub(r" ?" + var, "", template)
     text = _VAR.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
+    # one space for every run first: the tidying patterns below start at each space, so a
+    # value of 20,000 spaces made them quadratic (seconds on the event loop)
+    text = _WHITESPACE.sub(" ", text)
     text = _PARENS.sub("", text)
     text = _SPACE_BEFORE.sub("", text)
     text = _DOUBLE_PUNCT.sub("", text)
-    return _SPACES.sub(" ", text).strip()
+    return text.strip()
