@@ -4,12 +4,10 @@ internet) into an open admin; only the operator's ``hansa keys reset-local`` doe
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from apikeys import bearer, client, create_key, error_code, hansa
 
-from hansa.api.auth import LOCAL_MODE_RECHECK_SECONDS
 from harness import running_server
 
 
@@ -48,26 +46,3 @@ def test_reset_local_refuses_while_a_key_is_live(tmp_path: Path) -> None:
             assert anon.get("/api/me").status_code == 401
         with server.client(headers=bearer(key)) as keyed:
             assert keyed.get("/api/me").status_code == 200
-
-
-def test_a_key_made_through_the_server_ends_local_mode_at_once(tmp_path: Path) -> None:
-    # the server remembers "no key yet" for a second (api/auth.LOCAL_MODE_RECHECK_SECONDS):
-    # a key it makes itself must end local mode with the next request, not a second later
-    with running_server(tmp_path) as server, client(server, None) as anon:
-        assert anon.get("/api/me").json()["principal"]["kind"] == "local"
-        made = anon.post("/api/keys", json={"role": "admin", "name": "first"})
-        assert made.status_code == 201, made.text
-        me = anon.get("/api/me")
-        assert me.status_code == 401, me.text
-
-
-def test_a_key_made_by_another_process_ends_local_mode_within_the_recheck(
-    tmp_path: Path,
-) -> None:
-    with running_server(tmp_path) as server, client(server, None) as anon:
-        assert anon.get("/api/me").json()["principal"]["kind"] == "local"  # "no key" is kept
-        create_key(server, "acme", "admin")  # `hansa keys create`: the server is not told
-        deadline = time.monotonic() + 5 * LOCAL_MODE_RECHECK_SECONDS
-        while anon.get("/api/me").status_code != 401:
-            assert time.monotonic() < deadline, "local mode outlived the recheck"
-            time.sleep(0.05)

@@ -12,14 +12,11 @@ docs/security.md.
 from __future__ import annotations
 
 import ipaddress
-import math
-import time
 from dataclasses import dataclass
 from enum import StrEnum
 from urllib.parse import urlsplit
 
 from starlette.requests import HTTPConnection
-from starlette.types import ASGIApp
 
 from hansa.domain.principal import Kind, OriginDenied, Principal, Role, Unauthenticated
 from hansa.engine.runtime.services import Services
@@ -101,48 +98,9 @@ async def identify(
             return principal
         if found.via is not Via.COOKIE:
             raise Unauthenticated("the API key is not valid (unknown or revoked)")
-    if loopback and not await _keyed(services, conn.app):
+    if loopback and not await services.db.read(keys.ever_issued):
         return LOCAL
     return None
-
-
-LOCAL_MODE_RECHECK_SECONDS = 1.0
-"""How long a server in local mode trusts that no key was ever made before it asks the
-store again (a read per keyless request was a third of the API's transactions on
-PostgreSQL). A key made through this server ends local mode at once (``key_made``); one
-made by another process (``hansa keys create``) within this."""
-
-
-@dataclass
-class _LocalMode:
-    checked: float = -math.inf
-    """When the store last said that no key was ever made (``time.monotonic``)."""
-
-
-def _local_mode(app: ASGIApp) -> _LocalMode:
-    state = app.state  # type: ignore[attr-defined]
-    found: _LocalMode | None = getattr(state, "local_mode", None)
-    if found is None:
-        found = state.local_mode = _LocalMode()
-    return found
-
-
-async def _keyed(services: Services, app: ASGIApp) -> bool:
-    """Whether a key was ever made (local mode is over). Only "never" is remembered, for
-    ``LOCAL_MODE_RECHECK_SECONDS``: "ever" is asked each time, as ``hansa keys
-    reset-local`` may end it while the server runs."""
-    mode = _local_mode(app)
-    if time.monotonic() - mode.checked < LOCAL_MODE_RECHECK_SECONDS:
-        return False
-    if await services.db.read(keys.ever_issued):
-        return True
-    mode.checked = time.monotonic()
-    return False
-
-
-def key_made(app: ASGIApp) -> None:
-    """A key was made through this server: local mode ends now, not at the next check."""
-    _local_mode(app).checked = -math.inf
 
 
 def _host_name(host: str) -> str:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 from pydantic import ConfigDict, Field, StringConstraints, field_validator
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.api import auth
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.agents import AgentOut
 from hansa.api.models.base import answers, never_null
@@ -106,11 +105,7 @@ async def register_agent(
     operation_id="createAgentToken",
 )
 async def create_token(
-    agent_id: str,
-    request: Request,
-    services: ServicesDep,
-    tenant: TenantDep,
-    body: TokenCreate | None = None,
+    agent_id: str, services: ServicesDep, tenant: TenantDep, body: TokenCreate | None = None
 ) -> KeyCreated:
     """A token that acts as this registered agent only; its secret is shown once."""
     now = services.clock()
@@ -121,7 +116,6 @@ async def create_token(
         return keys.issue(conn, tenant, Role.AGENT, name, now, key_id=new_id(), agent_id=agent_id)
 
     key, secret = await services.db.write(issue)
-    auth.key_made(request.app)
     return key_out(key, secret)
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 from pydantic import ConfigDict, Field
 
-from hansa.api import auth
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models import identity as models
 from hansa.domain.base import Wire, new_id
@@ -33,14 +32,13 @@ def key_out(key: ApiKey, secret: str) -> models.KeyCreated:
 
 @router.post("", status_code=201)
 async def create_key(
-    body: KeyCreate, request: Request, services: ServicesDep, tenant: TenantDep
+    body: KeyCreate, services: ServicesDep, tenant: TenantDep
 ) -> models.KeyCreated:
     """A new key of the tenant; its secret is in this answer and nowhere else, ever."""
     now = services.clock()
     key, secret = await services.db.write(
         lambda conn: keys.issue(conn, tenant, Role(body.role), body.name, now, key_id=new_id())
     )
-    auth.key_made(request.app)
     return key_out(key, secret)
 
 
