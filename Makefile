@@ -49,9 +49,11 @@ lint: $(VENV)/.installed-dev
 
 # Test files are spread over two processes (pytest-xdist, a file at a time, so a file's
 # module-scoped server is shared by its tests): most of a test's time is spent waiting on
-# the servers it starts, so two processes halve the suite's time even on two cores.
+# the servers it starts, so two processes halve the suite's time even on two cores. The
+# tests marked `exclusive` restart PostgreSQL under the others' feet: they run alone, after.
 test: lint
-	$(BIN)/python -m pytest -n 2 --dist loadfile
+	$(BIN)/python -m pytest -n 2 --dist loadfile -m "not exclusive"
+	$(BIN)/python -m pytest -m exclusive
 
 bench: $(VENV)/.installed-bench
 	$(BIN)/python bench/all.py

@@ -43,6 +43,8 @@ STARTUP_OUTAGE_SECONDS = 10.0  # PostgreSQL stays down this long while a worker 
 
 Event = dict[str, Any]
 
+pytestmark = pytest.mark.exclusive  # PostgreSQL restarts: no other test may use it meanwhile
+
 
 def _pg_ctl(action: str) -> None:
     versions = sorted(os.listdir("/etc/postgresql"))
