@@ -163,15 +163,14 @@ class _Observed:
     def wake(self) -> None:
         self._worker.wake()
 
-    def reserve_slot(self, runs: bool) -> bool:
-        return self._worker.reserve_slot(runs)
+    def reserve_run_slot(self) -> bool:
+        return self._worker.reserve_run_slot()
 
-    def release_slots(self, runs: bool, count: int) -> None:
-        self._worker.release_slots(runs, count)
+    def release_run_slots(self, count: int) -> None:
+        self._worker.release_run_slots(count)
 
-    def adopt(self, job: Job, drive: Drive | None = None) -> None:
-        observed = None if drive is None else partial(_observed, self._services, job, drive)
-        self._worker.adopt(job, observed)  # None: the worker's own handler, observed
+    def adopt(self, job: Job, drive: Drive) -> None:
+        self._worker.adopt(job, partial(_observed, self._services, job, drive))
 
 
 COLLECTOR_THRESHOLDS = (20_000, 20, 20)

@@ -161,10 +161,10 @@ def wake(change: RunChange, conversation_id: str) -> job.Job | None:
         return None
     work = job.payload(job.RunJob(run_id=change.run_id, conversation_id=conversation_id))
     worker = services.local_worker
-    if worker is None or live or not worker.reserve_slot(runs=True):
+    if worker is None or live or not worker.reserve_run_slot():
         queue.enqueue(conn, change.tenant_id, job.JobKind.RUN, work, now, key=key)
         return None
-    change.batch.after_commit(lambda: None, or_else=lambda: worker.release_slots(True, 1))
+    change.batch.after_commit(lambda: None, or_else=lambda: worker.release_run_slots(1))
     lease_until = now + timedelta(seconds=services.settings.lease_seconds)
     return queue.enqueue_claimed(
         conn,

@@ -55,16 +55,14 @@ class LocalWorker(Protocol):
     def wake(self) -> None:
         """A job was enqueued: look now rather than at the next poll."""
 
-    def reserve_slot(self, runs: bool) -> bool:
-        """Hold a slot of the run lane (``runs``) or the other one for a job a transaction is
-        about to hand over; False if none is free."""
+    def reserve_run_slot(self) -> bool:
+        """Hold a run slot for a run job a transaction is about to hand over; False if none."""
 
-    def release_slots(self, runs: bool, count: int) -> None:
-        """Give back slots held for jobs whose transaction did not commit."""
+    def release_run_slots(self, count: int) -> None:
+        """Give back slots held for run jobs whose transaction did not commit."""
 
-    def adopt(self, job: Job, drive: Drive | None = None) -> None:
-        """Run ``job``, claimed for this worker in a committed transaction, by ``drive``
-        (None: as if the worker had claimed it)."""
+    def adopt(self, job: Job, drive: Drive) -> None:
+        """Run ``job``, claimed for this worker in a committed transaction, by ``drive``."""
 
 
 @dataclass(frozen=True)

@@ -68,26 +68,24 @@ class Worker:
         self._handle: Handler | None = None
         self._give_up: GiveUp | None = None
 
-    def reserve_slot(self, runs: bool) -> bool:
-        """Hold a slot of the run lane (``runs``) or the other one for a job a transaction
-        is about to hand over; False if none is free."""
+    def reserve_run_slot(self) -> bool:
+        """Hold a run slot for a run job a transaction is about to hand over; False if none."""
         with self._slots:
-            if self._busy[runs] >= self._capacity[runs]:
+            if self._busy[True] >= self._capacity[True]:
                 return False
-            self._busy[runs] += 1
+            self._busy[True] += 1
             return True
 
-    def release_slots(self, runs: bool, count: int) -> None:
-        """Give back slots held for jobs whose transaction did not commit."""
+    def release_run_slots(self, count: int) -> None:
+        """Give back slots held for run jobs whose transaction did not commit."""
         with self._slots:
-            self._busy[runs] -= count
+            self._busy[True] -= count
 
-    def adopt(self, job: Job, drive: Drive | None = None) -> None:
-        """Run a job claimed for this worker in another transaction (which held its slot)
-        by ``drive`` (a run job: from the first step that transaction prepared), or as if it
-        had claimed it (None)."""
+    def adopt(self, job: Job, drive: Drive) -> None:
+        """Run a run job claimed for this worker in another transaction (which held its slot),
+        starting from ``drive``, the first step that transaction prepared."""
         if job.id in self._running:  # cannot start twice: give its slot back
-            self.release_slots(_is_run(job), 1)
+            self.release_run_slots(1)
             return
         self._start(job, held=True, drive=drive)
 

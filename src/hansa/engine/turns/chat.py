@@ -9,7 +9,7 @@ import asyncio
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
@@ -192,46 +192,14 @@ def posting(
                 error=None,
             ),
         )
-        _queue_turn(conn, services, batch, tenant_id, work, now)
+        queue.enqueue(
+            conn, tenant_id, job.JobKind.TURN, job.payload(work), now, key=conversation_id
+        )
         # the conversation's running agent sessions take the message as their next guidance
         sessions.guide_from_message(conn, tenant_id, conversation_id, text, now)
 
     batch.then(store)
     return message_id
-
-
-def _queue_turn(
-    conn: Connection,
-    services: Services,
-    batch: Batch,
-    tenant_id: str,
-    work: job.TurnJob,
-    now: datetime,
-) -> None:
-    """The turn's job, keyed by its conversation (one turn at a time). While nothing else of
-    the conversation is queued or running and this process's worker has a free slot, the
-    job is added claimed by that worker, which runs it once the transaction commits: the
-    claim's own transaction is saved (if the process dies, the lease expires and another
-    worker takes the turn over, as after any crash). Else it waits for any worker's claim."""
-    payload, key = job.payload(work), work.conversation_id
-    worker = services.local_worker
-    if worker is None or queue.live_statuses(conn, key) or not worker.reserve_slot(runs=False):
-        queue.enqueue(conn, tenant_id, job.JobKind.TURN, payload, now, key=key)
-        return
-    lease_until = now + timedelta(seconds=services.settings.lease_seconds)
-    claimed = queue.enqueue_claimed(
-        conn,
-        tenant_id,
-        job.JobKind.TURN,
-        payload,
-        now,
-        owner=worker.owner,
-        lease_until=lease_until,
-        key=key,
-    )
-    batch.after_commit(
-        lambda: worker.adopt(claimed), or_else=lambda: worker.release_slots(False, 1)
-    )
 
 
 @dataclass(frozen=True, slots=True)
