@@ -312,22 +312,32 @@ async def _change(
     services: Services, tenant_id: str, run_id: str, change: Callable[[RunChange], object]
 ) -> None:
     """Make ``change`` to the run in a transaction of its own."""
-    conversation_id = await _conversation_of(services, tenant_id, run_id)
-    batch = Batch(conversation_id, None, run_id=run_id)
-    batch.then(on_run(services, tenant_id, run_id, batch, change))
-    await Recorder(services, tenant_id, conversation_id).write(batch)
+    await _changed(services, tenant_id, run_id, change, viewed=False)
 
 
 async def _change_viewed(
     services: Services, tenant_id: str, run_id: str, change: Callable[[RunChange], object]
 ) -> RunView:
     """``_change``; the run as ``view`` reads it at the end of that transaction."""
+    shown = await _changed(services, tenant_id, run_id, change, viewed=True)
+    assert shown is not None
+    return shown
+
+
+async def _changed(
+    services: Services,
+    tenant_id: str,
+    run_id: str,
+    change: Callable[[RunChange], object],
+    *,
+    viewed: bool,
+) -> RunView | None:
     conversation_id = await _conversation_of(services, tenant_id, run_id)
     batch = Batch(conversation_id, None, run_id=run_id)
     batch.then(on_run(services, tenant_id, run_id, batch, change))
-    shown = batch.last(lambda conn: _load(conn, tenant_id, run_id))
+    shown = batch.last(lambda conn: _load(conn, tenant_id, run_id)) if viewed else None
     await Recorder(services, tenant_id, conversation_id).write(batch)
-    return shown.value
+    return None if shown is None else shown.value
 
 
 async def approve(
