@@ -17,6 +17,7 @@ each value's ``size`` kept beside it) to look through.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -284,9 +285,11 @@ def search(
         return [_item(r) for r in conn.execute(query.limit(limit).offset(offset)).mappings()]
     found: list[Item] = []
     skip = offset
-    rows = conn.execute(query.execution_options(yield_per=_SCAN_BATCH)).mappings()
-    try:
-        for row in rows:
+    # a page of rows at a time, not a server-side cursor: reads on PostgreSQL run in
+    # autocommit (decision 0028), where a cursor cannot be declared
+    for start in itertools.count(0, _SCAN_BATCH):
+        page = conn.execute(query.limit(_SCAN_BATCH).offset(start)).mappings().all()
+        for row in page:
             if not matches(row["value"], filter or {}, words):
                 continue
             if skip:
@@ -294,9 +297,9 @@ def search(
                 continue
             found.append(_item(row))
             if len(found) == limit:
-                break
-    finally:
-        rows.close()
+                return found
+        if len(page) < _SCAN_BATCH:
+            return found
     return found
 
 
