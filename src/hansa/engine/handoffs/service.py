@@ -152,9 +152,7 @@ async def request(
         new = handoffs.open_of(conn, tenant_id, conversation_id) is None
         return step(conn), new
 
-    found = batch.then(go)
-    await Recorder(services, tenant_id, conversation_id).write(batch)
-    return found.value
+    return await Recorder(services, tenant_id, conversation_id).write_then(batch, go)
 
 
 async def _move(
@@ -184,9 +182,8 @@ async def _move(
         then(conn, batch, after)
         return after
 
-    moved = batch.then(go)
-    await Recorder(services, tenant_id, current.conversation_id).write(batch)
-    return moved.value
+    recorder = Recorder(services, tenant_id, current.conversation_id)
+    return await recorder.write_then(batch, go)
 
 
 def _state(services: Services, target: conversation.State) -> Callable[..., None]:

@@ -161,9 +161,7 @@ async def _transaction(
     def write(conn: Connection) -> T:
         return step(RunChange.of(services, conn, tenant_id, run_id, batch))
 
-    done = batch.then(write)
-    await Recorder(services, tenant_id, conversation_id).write(batch)
-    return done.value
+    return await Recorder(services, tenant_id, conversation_id).write_then(batch, write)
 
 
 def _prepare(change: RunChange, only: str | None) -> list[_Undo]:

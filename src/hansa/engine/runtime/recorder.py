@@ -211,6 +211,13 @@ class Recorder:
         self.conversation_id = conversation_id
         self.job = job
 
+    async def write_then(self, batch: Batch, step: Callable[[Connection], T]) -> T:
+        """``step`` added to ``batch`` (``Batch.then``), the batch committed (``write``):
+        what ``step`` returned."""
+        later = batch.then(step)
+        await self.write(batch)
+        return later.value
+
     async def write(self, batch: Batch) -> list[event.Event]:
         """Commit ``batch`` in one transaction, ring the bus, then run its after-commit hooks.
 

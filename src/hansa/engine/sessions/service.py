@@ -166,9 +166,7 @@ async def _control(
                 announce(batch, changed, changed.agent_id)
         return changed
 
-    result = batch.then(go)
-    await Recorder(services, tenant_id, found.conversation_id).write(batch)
-    return result.value
+    return await Recorder(services, tenant_id, found.conversation_id).write_then(batch, go)
 
 
 def _refuse_final(session: AgentSession, verb: str) -> None:

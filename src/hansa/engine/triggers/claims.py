@@ -237,6 +237,4 @@ async def claim_from_outside(
         announce(batch, [made], services.supervisor.id)
         return made
 
-    made = batch.then(go)
-    await Recorder(services, tenant_id, conversation_id).write(batch)
-    return made.value
+    return await Recorder(services, tenant_id, conversation_id).write_then(batch, go)

@@ -205,9 +205,7 @@ class AgentLoop:
                 scratchpad.announce(batch, stored)
             return settled
 
-        final = batch.then(remember)
-        await self.ctx.recorder.write(batch)
-        return final.value
+        return await self.ctx.recorder.write_then(batch, remember)
 
     async def hold(self, call: ToolCall, verdict: Waits) -> Settled:
         """Store the irreversible call as a started one-step run: its task waits for consent."""

@@ -67,9 +67,7 @@ async def clear(
         announce(batch, stored)
         return stored
 
-    cleared = batch.then(step)
-    await Recorder(services, tenant_id, conversation_id).write(batch)
-    return cleared.value
+    return await Recorder(services, tenant_id, conversation_id).write_then(batch, step)
 
 
 async def carry(
