@@ -92,25 +92,21 @@ class Batch:
     def then(self, step: Callable[[Connection], T]) -> Later[T]:
         """Run ``step`` in this batch's transaction, after the steps added before it; what it
         returns is the ``Later``'s value once the batch has committed."""
-        later: Later[T] = Later()
-
-        def run(conn: Connection) -> None:
-            later._got = step(conn)
-
-        self.steps.append(run)
-        self.laters.append(later)
-        return later
+        return self._later(step, self.steps)
 
     def last(self, step: Callable[[Connection], T]) -> Later[T]:
         """Run ``step`` at the end of this batch's transaction, after its events and messages
         are written: a read of what it commits (a run's card) without a transaction of its
         own (on PostgreSQL, a commit and its round trips fewer; decision 0028)."""
+        return self._later(step, self.closing)
+
+    def _later(self, step: Callable[[Connection], T], into: list[Step]) -> Later[T]:
         later: Later[T] = Later()
 
         def run(conn: Connection) -> None:
             later._got = step(conn)
 
-        self.closing.append(run)
+        into.append(run)
         self.laters.append(later)
         return later
 
