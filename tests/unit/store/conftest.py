@@ -12,17 +12,11 @@ from hansa.store.migrate import _upgrade
 from pg import fresh_schema
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    with contextlib.ExitStack() as stack:
-        if request.param == "sqlite":
-            url = f"sqlite:///{tmp_path}/store.db"
-        else:
-            url = stack.enter_context(fresh_schema())
-        database = Database(url)
-        database.write_now(_upgrade)
-        yield database
-        database.close()
+@pytest.fixture
+def db(bare: Database) -> Database:
+    """A migrated database, SQLite and PostgreSQL."""
+    bare.write_now(_upgrade)
+    return bare
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
