@@ -59,6 +59,9 @@ class Conversation(Wire):
     created_at: datetime
     updated_at: datetime
     metadata: dict[str, Any]
+    user: dict[str, Any] | None = None
+    """Who the conversation is with (``{id, displayName?, email?, …}`` and the caller's own
+    attributes): the ``user.*`` facts of rules, templates and context packs; None: nobody."""
 
     @property
     def context(self) -> dict[str, Any]:

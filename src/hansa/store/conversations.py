@@ -34,6 +34,11 @@ _SET_METADATA = (
     .where(*_MINE)
     .values(metadata=_B("p_metadata", type_=_conv.c.metadata.type), updated_at=_B("p_now"))
 )
+_SET_USER = (
+    sa.update(_conv)
+    .where(*_MINE)
+    .values(user=_B("p_user", type_=_conv.c.user.type), updated_at=_B("p_now"))
+)
 _SET_TITLE = sa.update(_conv).where(*_MINE).values(title=_B("p_title"), updated_at=_B("p_now"))
 
 
@@ -68,6 +73,7 @@ def create(conn: Connection, convo: conversation.Conversation) -> None:
             "created_at": convo.created_at,
             "updated_at": convo.updated_at,
             "metadata": convo.metadata,
+            "user": convo.user,
         },
     )
 
@@ -161,6 +167,19 @@ def set_metadata(
         metadata[key] = value
     params = {"p_id": conversation_id, "p_tenant": tenant_id, "p_metadata": metadata, "p_now": now}
     direct.execute(conn, _SET_METADATA, params)
+
+
+def set_user(
+    conn: Connection,
+    tenant_id: str,
+    conversation_id: str,
+    user: dict[str, Any] | None,
+    now: datetime,
+) -> None:
+    """Say who the conversation is with (None: nobody); NotFound for another tenant's id."""
+    params = {"p_id": conversation_id, "p_tenant": tenant_id, "p_user": user, "p_now": now}
+    if direct.execute(conn, _SET_USER, params) != 1:
+        raise errors.NotFound(f"conversation {conversation_id} not found")
 
 
 def set_title(

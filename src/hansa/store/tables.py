@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
-from hansa.store.types import BigId, Json, UtcDateTime
+from hansa.store.types import BigId, Json, JsonOrNull, UtcDateTime
 
 metadata = sa.MetaData(
     naming_convention={
@@ -69,6 +69,7 @@ assistant_conversations = sa.Table(
     sa.Column("closed_at", UtcDateTime()),
     sa.Column("metadata", Json, nullable=False),
     sa.Column("client_id", sa.String(36)),  # the client's own id for it (a UUID), if it chose one
+    sa.Column("user", JsonOrNull),  # who it is with: {id, displayName?, email?, …}; null: nobody
     sa.Index("ix_conversations_tenant", "tenant_id", "created_at"),
     sa.Index("ix_conversations_tenant_client", "tenant_id", "client_id", unique=True),
 )
