@@ -1,18 +1,22 @@
 """Completion webhooks against the real server: a run's and a turn's end delivered signed
-(the test recomputes the HMAC), a failing target retried with backoff and every attempt in
-the delivery log, a target outside the outbound guard refused (422)."""
+(verified by the ``standardwebhooks`` library, and Hansa's own HMAC recomputed), a failing
+target retried with backoff and every attempt in the delivery log, a target outside the
+outbound guard refused (422)."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+import standardwebhooks
 
 from harness import Server, new_conversation, poll_until, running_server, waits
 
@@ -70,10 +74,11 @@ def hooked(
 
 
 def _verified(secret: str, raw: bytes, headers: dict[str, str]) -> dict[str, Any]:
+    body: dict[str, Any] = standardwebhooks.Webhook(secret).verify(raw.decode(), headers)
+    assert body == json.loads(raw)
     expected = "sha256=" + hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
     assert hmac.compare_digest(headers["x-hansa-signature"], expected)
-    body: dict[str, Any] = json.loads(raw)
-    assert headers["x-hansa-delivery"] == body["id"]
+    assert headers["x-hansa-delivery"] == body["id"] == headers["webhook-id"]
     assert headers["x-hansa-event"] == body["type"]
     return body
 
@@ -137,9 +142,12 @@ def test_a_failing_target_is_retried_with_backoff_and_each_attempt_logged(
         )
     attempts = sorted(log, key=lambda d: d["attempt"])
     assert [d["attempt"] for d in attempts] == [1, 2, 3]
+    for raw, headers in flaky.got:  # every attempt signed anew, each one verifiable
+        assert standardwebhooks.Webhook(hook["secret"]).verify(raw.decode(), headers)
     assert [d["status"] for d in attempts] == ["retrying", "retrying", "succeeded"]
     assert [d["responseCode"] for d in attempts] == [500, 500, 204]
     assert attempts[0]["error"] and attempts[0]["nextAttemptAt"]
+    assert {h["webhook-id"] for _, h in flaky.got} == {attempts[0]["deliveryId"]}
     assert len({d["deliveryId"] for d in attempts}) == 1
     ids = {h["x-hansa-delivery"] for _, h in flaky.got}
     assert len(flaky.got) == 3 and len(ids) == 1  # the same delivery, three times
@@ -160,3 +168,45 @@ def test_a_target_outside_the_guard_is_refused(hooked: Server) -> None:
             assert answer.json()["error"]["details"]["field"] == "url"
         bad = client.post("/api/webhooks", json={"url": "http://127.0.0.1:1/", "events": ["x"]})
         assert bad.status_code == 422 and bad.json()["error"]["details"]["field"] == "events"
+
+
+def test_a_tampered_or_stale_delivery_fails_standard_verification(
+    hooked: Server, receivers: dict[str, Receiver]
+) -> None:
+    """The library refuses what a receiver must refuse: another body, another id, another
+    secret, a timestamp outside its tolerance."""
+    ok = receivers["ok"]
+    with hooked.client() as client:
+        hook = client.post("/api/webhooks", json={"url": ok.url, "events": ["run.completed"]})
+        secret = hook.json()["secret"]
+        cid = new_conversation(client)
+        run = client.post(
+            "/api/runs", json={"conversationId": cid, "title": "Tampered", "tasks": waits("A")}
+        ).json()
+        client.post(f"/api/runs/{run['id']}/approve")
+
+        def mine() -> list[tuple[bytes, dict[str, str]]]:
+            return [(r, h) for r, h in ok.got if json.loads(r)["data"].get("runId") == run["id"]]
+
+        poll_until(client, "/healthz", lambda _: mine(), seconds=30)
+    raw, headers = mine()[0]
+    hook_ = standardwebhooks.Webhook(secret)
+    assert hook_.verify(raw.decode(), headers)["data"]["runId"] == run["id"]
+    changed = raw.decode().replace(run["id"], run["id"][::-1])
+    stale = str(int(headers["webhook-timestamp"]) - 3600)
+    for body, sent, key in (
+        (changed, headers, secret),
+        (raw.decode(), {**headers, "webhook-id": "another"}, secret),
+        (raw.decode(), {**headers, "webhook-timestamp": stale}, secret),
+        (raw.decode(), headers, standardwebhooks_secret()),
+    ):
+        with pytest.raises(standardwebhooks.WebhookVerificationError):
+            standardwebhooks.Webhook(key).verify(body, sent)
+    missing = {k: v for k, v in headers.items() if k != "webhook-signature"}
+    with pytest.raises(standardwebhooks.WebhookVerificationError):
+        hook_.verify(raw.decode(), missing)
+
+
+def standardwebhooks_secret() -> str:
+    """Another valid secret (the shape Hansa generates)."""
+    return "whsec_" + base64.b64encode(os.urandom(32)).decode()

@@ -1,8 +1,9 @@
 """One delivery attempt: POST the signed body through the outbound guard, log the attempt.
 
-The body (``{id, type, createdAt, data}``) is signed with the webhook's secret
-(``X-Hansa-Signature``) and sent with ``X-Hansa-Delivery`` (the same for every attempt of one
-event; also ``Idempotency-Key``) and ``X-Hansa-Event``. A 2xx answer ends the delivery. Another
+The body (``{id, type, createdAt, data}``) is signed with the webhook's secret, the Standard
+Webhooks way and Hansa's (``signing.headers``: ``webhook-id`` is the delivery's id, the
+same for every attempt of one event, as ``X-Hansa-Delivery`` and ``Idempotency-Key`` are),
+and sent with ``X-Hansa-Event``. A 2xx answer ends the delivery. Another
 answer or a network error queues the next attempt after a backoff that doubles each time
 (``HANSA_WEBHOOK_BACKOFF_SECONDS``), up to ``HANSA_WEBHOOK_MAX_ATTEMPTS``; a target the guard
 refuses is not tried again. The attempt's log row, the job's end and the next attempt's job
@@ -65,7 +66,7 @@ async def run_delivery_job(services: Services, claimed: job.Job) -> None:
         headers = {
             "Content-Type": "application/json",
             "User-Agent": "Hansa-Webhooks",
-            signing.HEADER: signing.sign(secret, raw),
+            **signing.headers(secret, work.delivery_id, raw, services.clock()),
             "X-Hansa-Delivery": work.delivery_id,
             "X-Hansa-Event": work.event,
         }
