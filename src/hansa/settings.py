@@ -199,6 +199,10 @@ class Settings(BaseSettings):
     max_conversation_context_bytes: int = Field(default=1024 * 1024, ge=1024)
     """The most a conversation's context may hold (compact JSON); a ``context.update`` past it
     fails and changes nothing."""
+    max_conversation_user_bytes: int = Field(default=8 * 1024, ge=256, le=1024 * 1024)
+    """The most a conversation's ``user`` may hold (compact JSON); more is 422 ``user``."""
+    max_conversation_user_keys: int = Field(default=50, ge=1, le=1_000)
+    """The most keys a conversation's ``user`` may have (``id`` included); more is 422."""
     max_sessions_per_tenant: int = Field(default=10, ge=0, le=10_000)
     """Running (and paused) agent sessions one tenant may have; one more is 429."""
     session_steps_per_minute_per_tenant: int = Field(default=120, ge=1, le=100_000)

@@ -62,6 +62,9 @@ class ConversationCreate(Body):
     project_id: Id | None = None
     title: str | None = Field(default=None, max_length=200)
     active_agent_id: AgentId | None = None
+    user: dict[str, Any] | None = None
+    """Who the conversation is with: ``{id, displayName?, email?, …}`` and attributes of
+    the caller's (``tier``…), the ``user.*`` facts (``domain/conversation_user.py``)."""
 
 
 class MessageCreate(Body):

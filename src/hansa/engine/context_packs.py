@@ -3,6 +3,8 @@
 - **global**: the date and who the agents are;
 - **project**: the project's facts (name, domain, CMS, the task types it allows) and its
   document tree: titles and ids in tree order, never content;
+- **user**: who the conversation is with (its ``user``: name, id, email, and the caller's
+  attributes such as ``tier``), when the caller named them;
 - **entity**: when the conversation focuses on a workspace entity
   (``PATCH /api/conversations/{id} {focusEntityId}``), its payload and the entities
   linked to it.
@@ -36,7 +38,7 @@ MESSAGE_TOKENS = 4
 FIELD_CHARS = 2_000
 """The longest value of the focused entity's payload that goes in whole (longer: cut)."""
 
-Scope = Literal["global", "project", "entity"]
+Scope = Literal["global", "project", "user", "entity"]
 
 # Priorities: what a short budget keeps longest (0) and drops first (highest).
 ESSENTIAL = 0
@@ -137,6 +139,20 @@ def document_tree(documents: Sequence[WorkspaceEntity]) -> list[str]:
         lines.append(f"{'  ' * depth}- {doc.name} [{doc.id}]")
         stack += [(child, depth + 1) for child in reversed(children.get(doc.id, []))]
     return lines
+
+
+def user_pack(user: dict[str, Any]) -> Pack:
+    """Who the conversation is with: their name, id and email, then each attribute the
+    caller gave (``tier: gold``), an attribute dropped before the person is."""
+    ident = [f"id {user.get('id')}"]
+    if user.get("email"):
+        ident.append(str(user["email"]))
+    name = user.get("displayName") or "a user"
+    items = [Item(f"You are talking with {name} ({', '.join(ident)}).", ESSENTIAL, "user")]
+    for key, value in user.items():
+        if key not in ("id", "displayName", "email"):
+            items.append(Item(f"- {key}: {_value(value)}", PAYLOAD, "user attributes"))
+    return Pack("user", "User", tuple(items))
 
 
 def entity_pack(

@@ -184,3 +184,16 @@ def test_the_window_is_shared_reply_first() -> None:
     assert fitted.budgets["history"] == 0
     assert fitted.prompt[-1].content == "What next?"
     assert [d.what for d in fitted.dropped] == ["1 oldest message after the summary"]
+
+
+def test_the_user_pack_names_the_user_then_their_attributes() -> None:
+    user = {"id": "u-1", "displayName": "Ada", "email": "a@vip.example", "tier": "vip", "n": 2}
+    pack = context_packs.user_pack(user)
+    assert pack.scope == "user"
+    assert pack.render() == (
+        "## User\nYou are talking with Ada (id u-1, a@vip.example).\n- tier: vip\n- n: 2"
+    )
+    essential, *attributes = pack.items
+    assert essential.priority < min(a.priority for a in attributes), "attributes go first"
+    bare = context_packs.user_pack({"id": "u-2"})
+    assert bare.render() == "## User\nYou are talking with a user (id u-2)."

@@ -35,6 +35,8 @@ class ConversationOut(Out):
     metadata: Masked
     """The planning state (its steps' parameters), the focus (``focus.entityId``), the claim
     window…"""
+    user: dict[str, Any] | None = None
+    """Who it is with (``{id, displayName?, email?, …}``); null: nobody named."""
 
 
 class MessageOut(Out):

@@ -30,6 +30,7 @@ async def create_conversation(
         project_id=body.project_id,
         title=body.title,
         active_agent_id=body.active_agent_id,
+        user=body.user,
     )
     return ConversationOut.of(convo)
 
@@ -114,6 +115,9 @@ class ConversationPatch(Wire):
     focus_entity_id: str | None = Field(default=None, min_length=1, max_length=36)
     """The workspace entity the conversation focuses on (its prompts carry the entity
     pack); ``null`` ends the focus."""
+    user: dict[str, Any] | None = None
+    """Merged into the conversation's user (a ``null`` value removes a key; ``id`` stays
+    required); ``user: null`` forgets who it is with."""
 
 
 @router.patch(
@@ -124,7 +128,7 @@ class ConversationPatch(Wire):
 async def patch_conversation(
     conversation_id: str, body: ConversationPatch, services: ServicesDep, tenant: TenantDep
 ) -> ConversationOut:
-    """Change the context, title, participants or focus; a context change fires
+    """Change the context, title, participants, focus or user; a context change fires
     ``context.updated``."""
     focus = body.focus_entity_id
     if focus is None and "focus_entity_id" in body.model_fields_set:
@@ -137,5 +141,7 @@ async def patch_conversation(
         title=body.title,
         participants=body.participants,
         focus_entity_id=focus,
+        user=body.user,
+        forget_user=body.user is None and "user" in body.model_fields_set,
     )
     return ConversationOut.of(changed)

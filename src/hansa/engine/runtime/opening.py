@@ -34,6 +34,8 @@ class NewConversation:
     agent_id: str | None = None
     """The agent that holds it first; None: Hans."""
     metadata: dict[str, Any] = field(default_factory=dict)
+    user: dict[str, Any] | None = None
+    """Who it is with (checked by ``domain/conversation_user.checked``); None: nobody named."""
     agent_field: str = "activeAgentId"
     """The caller's own name for ``agent_id``, named by the error when it is unknown."""
 
@@ -63,6 +65,7 @@ def opening_conversation(
             created_at=now,
             updated_at=now,
             metadata=dict(new.metadata),
+            user=new.user,
         )
         conversations.create(conn, convo)
         enqueue_if_ruled(conn, tenant_id, "conversation.created", convo.id, new.project_id, now)

@@ -29,7 +29,7 @@ def facts_of(convo: Conversation, **more: Any) -> dict[str, Any]:
             "title": convo.title,
         },
         "context": convo.context,
-        "user": dict(convo.metadata.get("user") or {}),
+        "user": dict(convo.user or {}),
         "project": {"id": convo.project_id} if convo.project_id else {},
         **more,
     }

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import conversation, event, job, message, turn
+from hansa.domain import conversation, conversation_user, event, job, message, turn
 from hansa.domain.base import new_id
 from hansa.engine import templates
 from hansa.engine.rules.enqueue import enqueue_if_ruled
@@ -38,9 +38,11 @@ async def create_conversation(
     conversation_id: str | None = None,
     client_id: str | None = None,
     metadata: dict[str, Any] | None = None,
+    user: dict[str, Any] | None = None,
 ) -> conversation.Conversation:
     """A new idle conversation, optionally in a project, with a chosen agent, id (one
-    Hansa issued: ``new_id()`` by default), metadata, or the id its client chose for it
+    Hansa issued: ``new_id()`` by default), metadata, user (422 naming ``user.<key>`` for
+    one ``domain/conversation_user`` refuses), or the id its client chose for it
     (``client_id``, an Agent Protocol thread's UUID: unique within the tenant, 409 when the
     tenant has it; another tenant's choice is no matter, see ``store/threads.py``)."""
     new = NewConversation(
@@ -49,6 +51,7 @@ async def create_conversation(
         title=title,
         agent_id=active_agent_id,
         metadata=metadata or {},
+        user=None if user is None else checked_user(services, user),
     )
     opening = opening_conversation(services, tenant_id, new)
 
@@ -268,6 +271,19 @@ def _title(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def checked_user(
+    services: Services, raw: Any, base: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """``raw`` as a conversation's user within the settings' bounds (merged into ``base``:
+    a PATCH), or InvalidInput naming the field."""
+    return conversation_user.checked(
+        raw,
+        max_keys=services.settings.max_conversation_user_keys,
+        max_bytes=services.settings.max_conversation_user_bytes,
+        base=base,
+    )
+
+
 def _focus_on(
     conn: Connection,
     tenant_id: str,
@@ -299,9 +315,12 @@ async def update_conversation(
     title: str | None = None,
     participants: list[str] | None = None,
     focus_entity_id: str | None = None,
+    user: dict[str, Any] | None = None,
+    forget_user: bool = False,
 ) -> conversation.Conversation:
     """Change the conversation's context (merged; a ``None`` value removes a key), title,
-    participants or focus (a workspace entity's id; ``""`` ends the focus).
+    participants, focus (a workspace entity's id; ``""`` ends the focus) or user (merged
+    the same way, checked whole; ``forget_user``: nobody named any more).
 
     A context change fires ``context.updated`` for the tenant's rules, with the changed
     keys as ``changed`` facts.
@@ -314,6 +333,9 @@ async def update_conversation(
             _focus_on(conn, tenant_id, convo, focus_entity_id, now)
         if title is not None:
             conversations.set_title(conn, tenant_id, conversation_id, title, now)
+        if user is not None or forget_user:
+            merged_user = None if forget_user else checked_user(services, user, convo.user or {})
+            conversations.set_user(conn, tenant_id, conversation_id, merged_user, now)
         if participants is not None:
             conversations.set_metadata(
                 conn, tenant_id, conversation_id, "participants", participants or None, now

@@ -82,6 +82,8 @@ async def build_context(ctx: TurnContext) -> Then:
     )
     agent = ctx.agent
     packs = _packs(services, agent, project, documents)
+    if ctx.conversation.user:
+        packs.append(context_packs.user_pack(ctx.conversation.user))
     if focus_id is not None:
         packs.append(context_packs.entity_pack(focus_id, *focused))
     model = services.model_for(agent, project)
