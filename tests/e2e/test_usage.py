@@ -150,7 +150,16 @@ def test_another_tenant_sees_none_of_it(
         turn(globex, cid, "hello from globex")
         own = _ok(globex.get("/api/usage"))
         own_calls = _ok(globex.get("/api/llm-calls"))
-    zero = {"calls": 0, "promptTokens": 0, "completionTokens": 0, "totalTokens": 0, "costUsd": 0}
+    zero = {
+        "calls": 0,
+        "promptTokens": 0,
+        "completionTokens": 0,
+        "totalTokens": 0,
+        "costUsd": 0,
+        "cancelledCalls": 0,
+        "failedCalls": 0,
+        "estimatedTokens": 0,
+    }
     assert empty == {"totals": zero, "byAgent": [], "byRun": [], "byModel": []}
     assert all(u == empty for u in by_ids), "A's ids name nothing of B's"
     _same(own["totals"], _sums(own_calls)[()])

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime
 
 from hansa.domain.base import Wire
+
+
+class CallStatus(enum.StrEnum):
+    """How a model call that reached its provider ended."""
+
+    OK = "ok"
+    """The provider answered in full."""
+    CANCELLED = "cancelled"
+    """Cut before it answered: preempted, cancelled, handed off or its turn interrupted.
+    Its tokens are those streamed so far, estimated when the provider had not said."""
+    FAILED = "failed"
+    """The provider or the stream failed."""
 
 
 class LlmCall(Wire):
@@ -24,6 +37,11 @@ class LlmCall(Wire):
     total_tokens: int
     latency_ms: float
     success: bool
+    """Whether ``status`` is ``ok`` (kept for callers that read only this)."""
     error: str | None
     cost_usd: float
     created_at: datetime
+    status: CallStatus = CallStatus.OK
+    estimated: bool = False
+    """Whether the tokens (and so the cost) are estimated (characters / 4) rather than
+    counted by the provider: a cut call's provider never said."""

@@ -14,6 +14,12 @@ class UsageTotals(Wire):
     completion_tokens: int
     total_tokens: int
     cost_usd: float
+    cancelled_calls: int = 0
+    """Calls cut before they answered (their tokens so far are counted above)."""
+    failed_calls: int = 0
+    estimated_tokens: int = 0
+    """How many of ``total_tokens`` are estimated (characters / 4): cut calls' tokens,
+    which their provider never reported."""
 
 
 class AgentUsage(UsageTotals):

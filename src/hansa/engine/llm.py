@@ -1,19 +1,44 @@
-"""Model calls made by the engine, each one recorded (tokens, latency, cost, error)."""
+"""Model calls made by the engine, each one recorded (tokens, latency, cost, error).
+
+A call is recorded however it ends: answered (``ok``), failed (``failed``), or cut before
+it answered by a preempt, a cancel, a handoff or a newer message (``cancelled``). A cut
+call's provider never said how many tokens it used: its record counts the prompt and the
+text streamed so far at characters / 4 and says so (``estimated``). A failed call that
+streamed nothing spent nothing it could count: its tokens are zero.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from opentelemetry.trace import Span
+from sqlalchemy import Connection
 
 from hansa import errors, tracing
 from hansa.domain.base import new_id
-from hansa.domain.llm_call import LlmCall
-from hansa.models.base import ChatMessage, Model, ModelResponse, ModelSettings, RequestParams
+from hansa.domain.llm_call import CallStatus, LlmCall
+from hansa.engine.context_packs import MESSAGE_TOKENS, estimate_tokens
+from hansa.models.base import (
+    ChatMessage,
+    Model,
+    ModelResponse,
+    ModelSettings,
+    RequestParams,
+    Usage,
+)
 from hansa.models.base import TextDelta as ModelDelta
+from hansa.store import llm_calls
+from hansa.store.db import Database
+
+log = logging.getLogger(__name__)
+
+CUT = "cut before the model answered"
+"""The error of a cancelled call's record."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,32 +71,63 @@ class RecordedCall:
         self._observe = observe
         """Told of the record as soon as it is made (``Metrics.called``), stored or not."""
         self._span: Span | None = None
+        self._started: float | None = None
+        self._prompt: list[ChatMessage] = []
+        self._streamed: list[str] = []
 
     async def stream(
         self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
     ) -> AsyncIterator[str]:
-        """Yield text deltas; afterwards ``response`` and ``record`` are set."""
-        started = time.perf_counter()
+        """Yield text deltas; afterwards ``response`` and ``record`` are set (cut off
+        midway, the record is made at once, or by ``settled``)."""
+        self._started = time.perf_counter()
+        self._prompt = messages
         self._span = tracing.model_call(self.model.provider, self.model.model_name)
         try:
             async for item in self.model.stream(messages, settings, params):
                 if isinstance(item, ModelDelta):
+                    self._streamed.append(item.text)
                     yield item.text
                 else:
                     self.response = item
+        except (asyncio.CancelledError, GeneratorExit):
+            self._cut()
+            raise
         except errors.HansaError as exc:
-            self._finish(started, None, str(exc))
+            self._finish(CallStatus.FAILED, str(exc))
             raise
         except Exception as exc:
-            self._finish(started, None, f"{type(exc).__name__}: {exc}")
+            self._finish(CallStatus.FAILED, f"{type(exc).__name__}: {exc}")
             raise errors.ProviderError(f"model call failed: {exc}") from exc
         if self.response is None:
-            self._finish(started, None, "model stream ended without a response")
+            self._finish(CallStatus.FAILED, "model stream ended without a response")
             raise errors.ProviderError("model stream ended without a response")
-        self._finish(started, self.response, None)
+        self._finish(CallStatus.OK, None)
 
-    def _finish(self, started: float, response: ModelResponse | None, error: str | None) -> None:
-        usage = response.usage if response is not None else None
+    def settled(self) -> LlmCall | None:
+        """The call's record, for the caller's ``finally``: a call its caller stopped
+        reading before it ended is recorded now as ``cancelled``. None: it never started."""
+        if self.record is None and self._started is not None:
+            self._cut()
+        return self.record
+
+    def _cut(self) -> None:
+        self._finish(CallStatus.CANCELLED, CUT)
+
+    def _usage(self, status: CallStatus) -> tuple[Usage | None, bool]:
+        """The call's tokens, and whether they are estimated."""
+        if self.response is not None:
+            return self.response.usage, False
+        if status is CallStatus.FAILED and not self._streamed:
+            return None, False  # refused or unreachable: nothing streamed, nothing counted
+        prompt = sum(estimate_tokens(m.content) + MESSAGE_TOKENS for m in self._prompt)
+        return Usage(prompt, estimate_tokens("".join(self._streamed))), True
+
+    def _finish(self, status: CallStatus, error: str | None) -> None:
+        if self.record is not None or self._started is None:
+            return  # recorded already (a cut generator is closed after its caller settled)
+        response = self.response if status is CallStatus.OK else None
+        usage, estimated = self._usage(status)
         prompt = usage.prompt_tokens if usage else 0
         completion = usage.completion_tokens if usage else 0
         self.record = LlmCall(
@@ -87,11 +143,13 @@ class RecordedCall:
             prompt_tokens=prompt,
             completion_tokens=completion,
             total_tokens=prompt + completion,
-            latency_ms=round((time.perf_counter() - started) * 1000, 3),
-            success=error is None,
+            latency_ms=round((time.perf_counter() - self._started) * 1000, 3),
+            success=status is CallStatus.OK,
             error=error,
             cost_usd=self.model.cost_usd(usage) if usage else 0.0,
             created_at=self._clock(),
+            status=status,
+            estimated=estimated,
         )
         if self._span is not None:
             tracing.model_call_done(
@@ -104,3 +162,21 @@ class RecordedCall:
             self._span = None
         if self._observe is not None:
             self._observe(self.record)
+
+
+async def keep(db: Database, records: Sequence[LlmCall]) -> None:
+    """Store ``records`` in a transaction of their own: their turn or run was cut, so the
+    transaction they were to join will never commit (their job's writes are refused). A
+    call's record is a fact of spend, not a change the job's lease guards. A cancelled task
+    may call this: the write is shielded, so the records are kept all the same."""
+    if not records:
+        return
+
+    def store(conn: Connection) -> None:
+        for record in records:
+            llm_calls.record(conn, record)
+
+    try:
+        await asyncio.shield(db.write(store))
+    except Exception:  # the cut must go on: a lost record is logged, not raised
+        log.exception("%d model call records of a cut turn or run were not stored", len(records))

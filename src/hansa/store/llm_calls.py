@@ -77,6 +77,9 @@ def _sums() -> list[sa.ColumnElement[Any]]:
         total(_calls.c.completion_tokens, "completion_tokens"),
         total(_calls.c.total_tokens, "total_tokens"),
         total(_calls.c.cost_usd, "cost_usd"),
+        total(sa.case((_calls.c.status == "cancelled", 1), else_=0), "cancelled_calls"),
+        total(sa.case((_calls.c.status == "failed", 1), else_=0), "failed_calls"),
+        total(sa.case((_calls.c.estimated, _calls.c.total_tokens), else_=0), "estimated_tokens"),
     ]
 
 

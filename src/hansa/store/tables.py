@@ -205,6 +205,8 @@ llm_calls = sa.Table(
     sa.Column("error", sa.Text),
     sa.Column("cost_usd", sa.Float, nullable=False),
     _created(),
+    sa.Column("status", sa.String(16), nullable=False, server_default="ok"),
+    sa.Column("estimated", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Index("ix_llm_calls_conversation", "conversation_id", "created_at"),
     sa.Index("ix_llm_calls_run", "run_id"),
 )
@@ -529,6 +531,20 @@ webhooks = sa.Table(
     sa.Column("secret", Json, nullable=False),  # {"secret": …}, sealed like other secrets
     _created(),
     sa.Index("ix_webhooks_tenant", "tenant_id", "created_at"),
+)
+
+services = sa.Table(
+    "services",
+    metadata,
+    _id(),
+    _tenant(),
+    sa.Column("name", sa.String(64), nullable=False),
+    sa.Column("base_url", sa.Text, nullable=False),
+    sa.Column("headers", Json, nullable=False),  # {"headers": {…}}, sealed like other secrets
+    sa.Column("unattended_methods", Json, nullable=False),  # ["GET", …]: no person asked
+    _created(),
+    sa.Column("updated_at", UtcDateTime(), nullable=False),
+    sa.UniqueConstraint("tenant_id", "name"),
 )
 
 webhook_deliveries = sa.Table(

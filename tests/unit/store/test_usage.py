@@ -44,6 +44,8 @@ def _call(**overrides: Any) -> llm_call.LlmCall:
         "created_at": NOW,
         **overrides,
     }
+    if not fields["success"]:
+        fields.setdefault("status", llm_call.CallStatus.FAILED)
     return llm_call.LlmCall(**fields)
 
 
@@ -114,6 +116,9 @@ def test_the_sums_per_agent_run_and_model_are_those_of_the_tenants_calls(
         "completionTokens": completion,
         "totalTokens": total,
         "costUsd": pytest.approx(cost),
+        "cancelledCalls": 0,
+        "failedCalls": 1,
+        "estimatedTokens": 0,
     }
     agents = _expected(mine, lambda c: c.agent_id)
     assert found["byAgent"] == [
@@ -124,6 +129,9 @@ def test_the_sums_per_agent_run_and_model_are_those_of_the_tenants_calls(
             "completionTokens": s[2],
             "totalTokens": s[3],
             "costUsd": pytest.approx(s[4]),
+            "cancelledCalls": 0,
+            "failedCalls": int(a == "chief"),
+            "estimatedTokens": 0,
         }
         for a, s in sorted(agents.items(), key=lambda kv: -kv[1][3])
     ]
@@ -192,7 +200,42 @@ def test_a_summary_of_one_conversation_one_run_or_since_a_time(
         "completionTokens": 0,
         "totalTokens": 0,
         "costUsd": 0,
+        "cancelledCalls": 0,
+        "failedCalls": 0,
+        "estimatedTokens": 0,
     }
+
+
+def test_cut_and_failed_calls_are_counted_and_their_estimated_tokens_said(
+    db: Database, new_conversation: Callable[[], str]
+) -> None:
+    cid = new_conversation()
+    _record(
+        db,
+        [
+            _call(conversation_id=cid, tokens=(100, 20)),
+            _call(
+                conversation_id=cid,
+                tokens=(60, 9),
+                success=False,
+                status=llm_call.CallStatus.CANCELLED,
+                estimated=True,
+            ),
+            _call(conversation_id=cid, tokens=(0, 0), success=False),
+        ],
+    )
+    totals = _usage(db, conversation_id=cid)["totals"]
+    assert totals["calls"] == 3
+    assert totals["totalTokens"] == 189, "a cut call's tokens so far count"
+    assert totals["costUsd"] == pytest.approx(0.189)
+    assert (totals["cancelledCalls"], totals["failedCalls"]) == (1, 1)
+    assert totals["estimatedTokens"] == 69
+    listed = db.write_now(lambda conn: llm_calls.list_for(conn, T, conversation_id=cid))
+    assert [(c.status, c.estimated) for c in listed] == [
+        (llm_call.CallStatus.OK, False),
+        (llm_call.CallStatus.CANCELLED, True),
+        (llm_call.CallStatus.FAILED, False),
+    ]
 
 
 def test_only_the_runs_with_most_tokens_are_listed(
@@ -214,6 +257,9 @@ def test_a_tenant_without_calls_has_zeros_and_empty_lists(db: Database) -> None:
             "completionTokens": 0,
             "totalTokens": 0,
             "costUsd": 0,
+            "cancelledCalls": 0,
+            "failedCalls": 0,
+            "estimatedTokens": 0,
         },
         "byAgent": [],
         "byRun": [],

@@ -8,6 +8,7 @@ from datetime import datetime
 from pydantic import Field
 
 from hansa.api.models.base import Masked, MaskedText, Out, Time
+from hansa.domain.llm_call import CallStatus
 from hansa.domain.usage import Usage
 from hansa.domain.workspace import WorkspaceEdge, WorkspaceEntity
 
@@ -31,6 +32,11 @@ class LlmCallOut(Out):
     error: str | None
     cost_usd: float
     created_at: datetime
+    status: CallStatus
+    """``ok``, ``cancelled`` (cut before it answered) or ``failed``."""
+    estimated: bool
+    """Whether the tokens and cost are estimated (characters / 4): a cut call's provider
+    never reported them."""
 
 
 class EdgeOut(Out):

@@ -84,8 +84,8 @@ async def draft_plan(req: PlanningRequest) -> Plan | None:
     except (errors.HansaError, ValidationError, ValueError):
         draft = None
     finally:
-        if call.record is not None:
-            req.calls.append(call.record)
+        if (record := call.settled()) is not None:
+            req.calls.append(record)
     if draft is None:
         return None
     project_id = req.project.project_id

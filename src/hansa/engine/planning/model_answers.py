@@ -134,6 +134,6 @@ async def read(
     except errors.HansaError:
         return []
     finally:
-        if call.record is not None:
-            req.calls.append(call.record)
+        if (record := call.settled()) is not None:
+            req.calls.append(record)
     return parse(playbook, open_questions, "".join(parts)) or []

@@ -116,6 +116,6 @@ async def _ask(
             retryable=True,
         ) from exc
     finally:
-        if call.record is not None:
-            calls.append(call.record)
+        if (record := call.settled()) is not None:
+            calls.append(record)
     return "".join(parts)

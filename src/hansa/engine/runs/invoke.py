@@ -37,6 +37,9 @@ class Started:
     params: BaseModel
     project: ProjectContext
     outputs: dict[str, dict[str, Any]]
+    calls: list[LlmCall] = field(default_factory=list)
+    """The model calls its execution makes, kept here too: a cut execution has no outcome,
+    and its calls are recorded all the same."""
 
 
 @dataclass
@@ -139,7 +142,9 @@ async def invoke(services: Services, tenant_id: str, started: Started) -> Outcom
     The connectors live as long as the execution: their HTTP clients are closed after it.
     """
     task = started.task
-    outcome = Outcome(task, Batch(task.conversation_id, None, run_id=task.run_id))
+    outcome = Outcome(
+        task, Batch(task.conversation_id, None, run_id=task.run_id), calls=started.calls
+    )
     doer = Doer(task.conversation_id, task.created_by, task.run_id, task.id, task.node_id)
     execution = Execution(
         started.task_type,

@@ -32,7 +32,8 @@ from hansa import errors
 from hansa.bus.base import Subscription
 from hansa.domain import event, message, run
 from hansa.domain.job import Job, JobKind, RunJob, payload
-from hansa.engine import laws, templates
+from hansa.domain.llm_call import LlmCall
+from hansa.engine import laws, llm, templates
 from hansa.engine.runs import graph_steps, loops, scheduler
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import secret_box
@@ -91,6 +92,8 @@ class RunDriver:
         """Tasks started for this job before it began (see ``hand_over``)."""
         self.tasks: dict[str, run.Task] = {}
         """The running tasks, as they were started."""
+        self.spent: dict[str, list[LlmCall]] = {}
+        """The model calls of the running tasks' executions so far (a cut one's too)."""
         self.control: Subscription
         """The conversation's bus subscription while the job drives (see ``_wait``)."""
         self.seen_seq = 0
@@ -120,6 +123,7 @@ class RunDriver:
                     crash_point(settings, "task.before_execute")
                 for s in started:
                     self.tasks[s.task.id] = s.task
+                    self.spent[s.task.id] = s.calls
                     self.running[s.task.id] = asyncio.create_task(
                         invoke(self.services, self.tenant_id, s), name=f"task {s.task.id}"
                     )
@@ -131,6 +135,10 @@ class RunDriver:
             self.control.close()
             for execution in self.running.values():
                 execution.cancel()
+            if self.running:  # cut with the job (its lease lost, the worker stopping)
+                await asyncio.gather(*self.running.values(), return_exceptions=True)
+                cut = [c for tid in self.running for c in self.spent.get(tid, [])]
+                await llm.keep(self.services.db, cut)
 
     async def _wait(self) -> list[Outcome]:
         """The outcomes of the executions that end next (or none, when a retry is due).
@@ -164,10 +172,11 @@ class RunDriver:
 
     def _outcome(self, task_id: str, execution: asyncio.Task[Outcome]) -> Outcome:
         task = self.tasks.pop(task_id)
+        calls = self.spent.pop(task_id, [])
         if execution.cancelled():  # cut by a preempt or a cancel: its result is set aside
             batch = Batch(self.conversation_id, None, run_id=self.run_id)
             stopped = TaskFailed("stopped by the user", code=CUT)
-            return Outcome(task, batch, failure=stopped)
+            return Outcome(task, batch, calls=calls, failure=stopped)
         return execution.result()
 
     async def _cut(self, news: list[event.Event] | None) -> None:

@@ -163,8 +163,8 @@ class ToolLoop:
                 await self.sink.say(delta, fresh=bool(delta) and not parts)
                 parts.append(delta)
         finally:
-            if call.record is not None:
-                self.calls.append(call.record)
+            if (record := call.settled()) is not None:
+                self.calls.append(record)
         assert call.response is not None
         return "".join(parts), call.response.tool_calls
 

@@ -13,6 +13,7 @@ one transaction guarded by the turn's job.
 
 from __future__ import annotations
 
+import asyncio
 import enum
 import logging
 from collections.abc import Awaitable, Callable
@@ -29,9 +30,8 @@ from hansa.domain.message import Message
 from hansa.domain.project import ProjectContext
 from hansa.domain.routing import RoutingDecision
 from hansa.domain.summary import ConversationSummary
-from hansa.engine import runs
+from hansa.engine import llm, runs
 from hansa.engine.context_budget import Fitted
-from hansa.engine.llm import RecordedCall
 from hansa.engine.planning.triage import Triage, triage
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
@@ -78,7 +78,7 @@ class TurnContext:
     prompt: list[ChatMessage] = field(default_factory=list)
     reply_message_id: str = field(default_factory=new_id)
     reply_text: str = ""
-    call: RecordedCall | None = None
+    call: llm.RecordedCall | None = None
     """The agent's last reply call; None when no agent replied (the turn was answered
     earlier)."""
     reply_calls: list[LlmCall] = field(default_factory=list)
@@ -164,7 +164,21 @@ async def run_pipeline(
     ctx: TurnContext, stages: tuple[Stage, ...], finalize: End, fail: End
 ) -> None:
     """Run ``stages`` until one answers, then ``finalize``; any failure goes to ``fail``
-    (a lost lease to nobody: another worker owns the turn now)."""
+    (a lost lease to nobody: another worker owns the turn now, or the turn was cancelled).
+
+    A turn cut off (its lease lost, its task cancelled) never writes its end, with which
+    its model calls were to be stored: they are stored on their own (``llm.keep``)."""
+    try:
+        await _run(ctx, stages, finalize, fail)
+    except errors.StaleLease:
+        log.warning("turn %s lost its lease; another worker owns it now", ctx.turn_id)
+        await llm.keep(ctx.services.db, [*ctx.planner_calls, *ctx.reply_calls])
+    except asyncio.CancelledError:
+        await llm.keep(ctx.services.db, [*ctx.planner_calls, *ctx.reply_calls])
+        raise
+
+
+async def _run(ctx: TurnContext, stages: tuple[Stage, ...], finalize: End, fail: End) -> None:
     try:
         for stage in stages:
             with tracing.span(f"hansa.stage {stage.__name__}"):
@@ -174,7 +188,7 @@ async def run_pipeline(
         with tracing.span(f"hansa.stage {finalize.__name__}"):
             await finalize(ctx)
     except errors.StaleLease:
-        log.warning("turn %s lost its lease; another worker owns it now", ctx.turn_id)
+        raise
     except Exception as exc:  # the turn fails, the server stays healthy
         log.exception("turn %s failed", ctx.turn_id)
         ctx.pending = None

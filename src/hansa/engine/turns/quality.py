@@ -81,8 +81,8 @@ async def _evaluate(ctx: TurnContext, answer: str, performed: list[str]) -> Revi
         log.warning("turn %s: the evaluator model failed: %s", ctx.turn_id, exc)
         return Review([])
     finally:
-        if call.record is not None:
-            ctx.reply_calls.append(call.record)
+        if (record := call.settled()) is not None:
+            ctx.reply_calls.append(record)
     assert call.response is not None
     finding = quality_gate.evaluation(call.response.text)
     return Review([finding] if finding is not None else [], evaluated=True)
