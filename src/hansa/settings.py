@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import json
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 MAX_TOOL_ROUNDS = 6
 """Rounds of tool calls one reply may make by default (``HANSA_MAX_TOOL_ROUNDS``)."""
@@ -50,6 +52,13 @@ class Settings(BaseSettings):
     """The largest response any outside system's answer may decompress to (webhooks,
     ``service.call``, WordPress, WooCommerce, MCP servers over HTTP); past it the call fails
     with ``response_too_large``."""
+    cors_origins: Annotated[tuple[str, ...], NoDecode] = ()
+    """Origins (``https://app.example.com``, ``http://localhost:3000``) whose pages may call
+    Hansa from a browser (CORS), comma-separated or a JSON list; none by default. Their
+    preflights are answered before authentication, their pages may read the answers and send
+    the panel's cookie, and local mode takes their writes as its own page's
+    (docs/security.md, "Browser apps on other origins"). ``*`` is refused: every site could
+    then read a local-mode server."""
     secret_key: SecretStr | None = None
     """Fernet keys sealing stored secrets (connector passwords, credential headers); several,
     comma-separated, to rotate: the first seals, all open. Make one with ``python -c "from
@@ -210,6 +219,16 @@ class Settings(BaseSettings):
     session_default_every_seconds: float = Field(default=1.0, ge=0, le=86_400)
     """The pause between two steps of a session that sets no ``everySeconds``."""
 
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _origins(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            text = value.strip()
+            value = json.loads(text) if text.startswith("[") else text.split(",")
+        if not isinstance(value, list | tuple):
+            return value
+        return tuple(dict.fromkeys(_origin(str(v)) for v in value if str(v).strip()))
+
     @field_validator("secret_key")
     @classmethod
     def _fernet_keys(cls, value: SecretStr | None) -> SecretStr | None:
@@ -230,3 +249,32 @@ class Settings(BaseSettings):
     def secret_keys(self) -> str | None:
         """``HANSA_SECRET_KEY`` in clear, for the store's ``SecretBox`` only."""
         return None if self.secret_key is None else self.secret_key.get_secret_value()
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(text: str) -> str:
+    """``text`` as a browser sends it in ``Origin``: ``scheme://host[:port]``, lower case,
+    without a default port or a path."""
+    given = text.strip()
+    if given in ("*", "null"):
+        raise ValueError(
+            f"HANSA_CORS_ORIGINS: {given!r} is not allowed; list each origin "
+            "(https://app.example.com)"
+        )
+    parts = urlsplit(given.rstrip("/"))
+    if parts.scheme not in _DEFAULT_PORTS or not parts.hostname or parts.path:
+        raise ValueError(
+            f"HANSA_CORS_ORIGINS: {given!r} is not an origin: scheme://host[:port], "
+            "http or https, without a path"
+        )
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ValueError(f"HANSA_CORS_ORIGINS: {given!r} is not an origin: no query or user")
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"HANSA_CORS_ORIGINS: {given!r} has an invalid port") from exc
+    host = parts.hostname if ":" not in parts.hostname else f"[{parts.hostname}]"
+    shown = "" if port in (None, _DEFAULT_PORTS[parts.scheme]) else f":{port}"
+    return f"{parts.scheme}://{host}{shown}"

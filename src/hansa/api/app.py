@@ -12,7 +12,7 @@ from fastapi import Depends, FastAPI
 import hansa
 from hansa.api import auth, errors, limits, mcp_server, openapi, policy
 from hansa.api.access import AccessLog
-from hansa.api.guard import Guard
+from hansa.api.guard import Cors, Guard
 from hansa.api.idempotency import IdempotencyKeys
 from hansa.api.panel import PanelMount, panel
 from hansa.api.routes import (
@@ -119,6 +119,9 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         errors.BodyLimit, max_bytes=settings.max_body_bytes, max_depth=settings.max_json_depth
     )
     limits.install(app, settings)  # inside the guard (per principal), before bodies are read
-    app.add_middleware(Guard, loopback=auth.is_loopback(settings.host))  # who asks
+    app.add_middleware(
+        Guard, loopback=auth.is_loopback(settings.host), origins=settings.cors_origins
+    )  # who asks
+    app.add_middleware(Cors, origins=settings.cors_origins)  # preflights come without keys
     app.add_middleware(AccessLog)  # outermost: every answer, refusals too, has a request id
     return app

@@ -89,17 +89,20 @@ async def identify(
 ) -> Principal | None:
     """The principal of the request: its key's, else the local one in local mode, else None.
 
-    Raises ``Unauthenticated`` for a key that is unknown or revoked (a stale cookie counts
-    as no credential: the panel then asks for a key again).
+    In local mode a key that is not one (there is none) is ignored: clients that must send
+    some key (the ``openai`` client's placeholder, ``langgraph-sdk`` with
+    ``LANGSMITH_API_KEY`` set) get the local principal, as without it. Otherwise raises
+    ``Unauthenticated`` for a key that is unknown or revoked (a stale cookie counts as no
+    credential: the panel then asks for a key again).
     """
     if found is not None:
         principal = await principal_for(services, found.secret)
         if principal is not None:
             return principal
-        if found.via is not Via.COOKIE:
-            raise Unauthenticated("the API key is not valid (unknown or revoked)")
     if loopback and not await services.db.read(keys.ever_issued):
         return LOCAL
+    if found is not None and found.via is not Via.COOKIE:
+        raise Unauthenticated("the API key is not valid (unknown or revoked)")
     return None
 
 
@@ -140,9 +143,12 @@ def same_origin(conn: HTTPConnection, origin: str) -> bool:
     return _authority(parts.scheme, parts.netloc) == _authority(parts.scheme, host)
 
 
-def check_origin(conn: HTTPConnection, *, required: bool) -> None:
-    """A state-changing request or a WebSocket from another site is refused; ``required``
-    (a cookie's credential) also refuses one that names no origin at all."""
+def check_origin(
+    conn: HTTPConnection, *, required: bool, listed: frozenset[str] = frozenset()
+) -> None:
+    """A state-changing request or a WebSocket from another site is refused, unless the
+    operator listed its origin (``HANSA_CORS_ORIGINS``: ``listed``); ``required`` (a
+    cookie's credential) also refuses one that names no origin at all."""
     writes = conn.scope["type"] == "websocket" or conn.scope.get("method") in UNSAFE_METHODS
     if not writes:
         return
@@ -151,8 +157,9 @@ def check_origin(conn: HTTPConnection, *, required: bool) -> None:
         if required:
             raise OriginDenied("a request authenticated by the session cookie needs an Origin")
         return
-    if not same_origin(conn, origin):
+    if not same_origin(conn, origin) and origin not in listed:
         raise OriginDenied(
-            f"requests from {origin!r} are refused: another site may not act here",
+            f"requests from {origin!r} are refused: another site may not act here "
+            "(HANSA_CORS_ORIGINS lists the origins whose pages may)",
             details={"origin": origin},
         )

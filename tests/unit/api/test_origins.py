@@ -73,3 +73,17 @@ def test_only_writes_are_checked_and_a_cookie_needs_an_origin() -> None:
         auth.check_origin(_conn("POST", host="a:1"), required=True)
     with pytest.raises(OriginDenied):
         auth.check_origin(_conn("DELETE", host="a:1", origin="http://evil.example"), required=False)
+
+
+def test_a_listed_origin_may_write_and_others_may_not() -> None:
+    listed = frozenset({"http://localhost:3000"})
+    app = _conn("POST", host="127.0.0.1:8000", origin="http://localhost:3000")
+    auth.check_origin(app, required=True, listed=listed)
+    with pytest.raises(OriginDenied, match="HANSA_CORS_ORIGINS"):
+        auth.check_origin(
+            _conn("POST", host="127.0.0.1:8000", origin="http://localhost:3001"),
+            required=False,
+            listed=listed,
+        )
+    with pytest.raises(OriginDenied):
+        auth.check_origin(app, required=False)
