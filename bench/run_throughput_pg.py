@@ -6,14 +6,21 @@ counts its commits and rows alone). Hansa: an API process (``--workers 0``)
 and one ``hansa worker`` process; runs are created and approved over HTTP. One at a time:
 create -> its ``done`` event over SSE (after Hans's summary). Burst: all runs created and
 approved at once, runs/s until every run is terminal in the database (polled, as in
-bench/scale.py; the summaries that follow are not waited for). LangGraph: the 5-node
+bench/scale.py; the summaries that follow are not waited for). Before the burst each engine
+runs a warm-up burst (``--warm-up``, 40 runs at once): its connections are open before the
+clock, as LangGraph's pool opens its 16 at start; Hansa's pools open theirs on demand, and
+without it the burst opened ~21 new PostgreSQL sessions, whose catalog reads were ~100 of
+the ~370 rows fetched per run (issue 29). LangGraph: the 5-node
 StateGraph of run_throughput.py with ``AsyncPostgresSaver`` on a psycopg pool (16
 connections, as many as Hansa's per-process pool), ``durability="sync"``, one thread per run,
 in this process. Conversations and thread ids are made before the clock.
 
-    python bench/run_throughput_pg.py [--runs 200] [--sequential 20] [--record]
-Last two lines: ``commits_per_run=<f> rows_fetched_per_run=<f> burst_ratio=<f> p50_ratio=<f>``
-and ``runs_per_s=<f> langgraph_runs_per_s=<f>``.
+    python bench/run_throughput_pg.py [--runs 200] [--sequential 20] [--warm-up 40] [--record]
+Last two lines: ``commits_per_run=<f> rows_fetched_per_run=<f> burst_ratio=<f> p50_ratio=<f>
+api_cpu_ms_per_run=<f> worker_cpu_ms_per_run=<f> langgraph_cpu_ms_per_run=<f>`` and
+``runs_per_s=<f> langgraph_runs_per_s=<f>``. CPU per run of the burst: Hansa's API and
+worker processes (all threads, from /proc, the summaries after the runs included),
+LangGraph's process (its graph and saver; the client's loop is in it too).
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from psycopg_pool import AsyncConnectionPool
 
 from _fleet import FAST, start_worker, stop
 from _pgstats import Spent, fresh_database, snapshot, snapshot_after
-from _server import hansa_server, record
+from _server import cpu_seconds, hansa_process, record
 from run_throughput import (
     RUN_TIMEOUT_SECONDS,
     TASKS_JSON,
@@ -52,6 +59,8 @@ from scale import _wait_terminal
 POOL_SIZE = 16
 SPENT: dict[str, Spent] = {}
 """What PostgreSQL spent per run of each engine's burst."""
+CPU_MS: dict[str, float] = {}
+"""Milliseconds of CPU per run of the burst, by process: Hansa's API and worker, LangGraph."""
 
 
 async def _burst(url: str, runs: int, db_url: str) -> float:
@@ -80,19 +89,24 @@ async def _burst(url: str, runs: int, db_url: str) -> float:
     return runs / (time.perf_counter() - started)
 
 
-def hansa(seq: int, burst: int) -> Result:
+def hansa(seq: int, burst: int, warm_up: int) -> Result:
     with tempfile.TemporaryDirectory() as tmp_name, fresh_database() as db_url:
         tmp = Path(tmp_name)
-        with hansa_server(
+        with hansa_process(
             tmp, "--model", "scripted", "--workers", "0", database_url=db_url, env=FAST
-        ) as url:
+        ) as api:
             worker = start_worker(tmp, db_url)
             try:
                 time.sleep(2)  # the worker is up
-                sequential = asyncio.run(hansa_http(url, seq, 0)).sequential
+                sequential = asyncio.run(hansa_http(api.url, seq, 0)).sequential
+                if warm_up:
+                    asyncio.run(_burst(api.url, warm_up, db_url))
                 before = snapshot(db_url)
-                rate = asyncio.run(_burst(url, burst, db_url))
+                cpu = (cpu_seconds(api.pid), cpu_seconds(worker.pid))
+                rate = asyncio.run(_burst(api.url, burst, db_url))
                 SPENT["Hansa"] = (snapshot_after(db_url) - before).per(burst)
+                CPU_MS["API"] = (cpu_seconds(api.pid) - cpu[0]) * 1000 / burst
+                CPU_MS["worker"] = (cpu_seconds(worker.pid) - cpu[1]) * 1000 / burst
                 if worker.poll() is not None:
                     raise RuntimeError(f"the worker exited {worker.returncode}")
                 return Result(sequential, rate)
@@ -100,7 +114,7 @@ def hansa(seq: int, burst: int) -> Result:
                 stop(worker)
 
 
-async def langgraph(seq: int, burst: int) -> Result:
+async def langgraph(seq: int, burst: int, warm_up: int) -> Result:
     graph = StateGraph(State)
     for name in "abcde":
         graph.add_node(name, _node(name))
@@ -128,10 +142,12 @@ async def langgraph(seq: int, burst: int) -> Result:
                 return time.perf_counter() - started
 
             result = await _measure(one, lambda i: f"t{i}", seq, 0)
+            await asyncio.gather(*(one(f"w{i}") for i in range(warm_up)))
             before = await asyncio.to_thread(snapshot, db_url)
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             await asyncio.gather(*(one(f"b{i}") for i in range(burst)))
             rate = burst / (time.perf_counter() - started)
+            CPU_MS["LangGraph"] = (time.process_time() - cpu) * 1000 / burst
             SPENT["LangGraph"] = ((await asyncio.to_thread(snapshot_after, db_url)) - before).per(
                 burst
             )
@@ -142,16 +158,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200, help="runs in the burst")
     parser.add_argument("--sequential", type=int, default=20, help="runs one at a time")
+    parser.add_argument(
+        "--warm-up", type=int, default=40, help="runs at once before the burst, not measured"
+    )
     parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
-    hs = hansa(args.sequential, args.runs)
-    lg = asyncio.run(langgraph(args.sequential, args.runs))
+    hs = hansa(args.sequential, args.runs, args.warm_up)
+    lg = asyncio.run(langgraph(args.sequential, args.runs, args.warm_up))
     p50 = statistics.median(hs[0]) / statistics.median(lg[0])
     lines = [
         f"run_throughput_pg: runs of 5 no-op tasks in 3 step groups (3 parallel, 1, 1) on "
         f"PostgreSQL (local server, a database of its own each), {args.sequential} runs one at "
         f"a time, "
-        f"then a burst of {args.runs}; Hansa: API process + 1 worker process over HTTP (burst: "
+        f"then a warm-up burst of {args.warm_up} and a burst of {args.runs}; Hansa: API "
+        f"process + 1 worker process over HTTP (burst: "
         f"until terminal in the database); LangGraph: in-process, AsyncPostgresSaver on a "
         f"{POOL_SIZE}-connection pool, durability=sync; {platform.machine()}, "
         f"{os.cpu_count()} cores shared with PostgreSQL and the load client",
@@ -176,6 +196,9 @@ def main() -> None:
             f"{x.cpu_seconds * 1000:.1f} | {1 / x.cpu_seconds if x.cpu_seconds else 0:.0f} |"
             for name, x in SPENT.items()
         ),
+        "",
+        "CPU per run of the burst (ms, from /proc; LangGraph's process runs the client too): "
+        + ", ".join(f"{name} {ms:.1f}" for name, ms in CPU_MS.items()),
     ]
     report = "\n".join(lines)
     print(report)
@@ -189,7 +212,9 @@ def main() -> None:
     spent = SPENT["Hansa"]
     print(
         f"commits_per_run={spent.commits:.1f} rows_fetched_per_run={spent.rows_fetched:.1f} "
-        f"burst_ratio={hs[1] / lg[1]:.2f} p50_ratio={p50:.2f}"
+        f"burst_ratio={hs[1] / lg[1]:.2f} p50_ratio={p50:.2f} "
+        f"api_cpu_ms_per_run={CPU_MS['API']:.2f} worker_cpu_ms_per_run={CPU_MS['worker']:.2f} "
+        f"langgraph_cpu_ms_per_run={CPU_MS['LangGraph']:.2f}"
     )
     print(f"runs_per_s={hs[1]:.1f} langgraph_runs_per_s={lg[1]:.1f}")
 
