@@ -4,6 +4,7 @@ streamable HTTP client against the real server: task types as tools under the la
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -16,6 +17,7 @@ import pytest
 from apikeys import bearer, create_key
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from harness import Server, running_server
 
@@ -73,7 +75,20 @@ def test_the_tools_are_the_task_types_with_their_schemas_and_hints(
     task_types = _get(keyed, "/api/task-types")
 
     offered = {t["name"] for t in task_types if not t["graphNode"]}
-    assert set(tools) == offered | {"ask_the_team"}
+    # names OpenAI and Anthropic accept when a client hands the tools to its model
+    assert all(re.fullmatch(r"[a-zA-Z0-9_-]{1,64}", name) for name in tools), sorted(tools)
+    assert {t.title for n, t in tools.items() if n != "ask_the_team"} == offered
+    dotted = {(n, t.title) for n, t in tools.items() if t.title and "." in t.title}
+    assert (
+        len(dotted) == 11
+        and {
+            ("entity_create", "entity.create"),
+            ("webhook_call", "webhook.call"),
+            ("agent_state_update", "agent_state.update"),
+        }
+        <= dotted
+    )
+    assert len(tools) == len(offered) + 1
     ticket, delete = tools["create_ticket"], tools["delete_page"]
     assert ticket.input_schema["required"] == ["title"]
     assert {"title", "agentId", "conversationId", "projectId"} <= set(
@@ -99,6 +114,27 @@ def test_a_reversible_task_runs_and_is_recorded(keyed: tuple[Server, str]) -> No
     assert task["parameters"]["title"] == "Broken footer"
     assert task["conversationId"] == out["conversationId"]
     assert card["status"] == "completed"
+
+
+def test_a_dotted_task_type_runs_by_its_tool_name_and_by_its_own(
+    keyed: tuple[Server, str],
+) -> None:
+    made = _call(keyed, "entity_create", {"entityType": "goal", "name": "More leads"})
+    dotted = _call(keyed, "entity.create", {"entityType": "risk", "name": "Slow site"})
+
+    async def unknown(session: ClientSession) -> str:
+        try:
+            await session.call_tool("entity_creates", {"entityType": "goal", "name": "x"})
+        except MCPError as exc:
+            return str(exc)
+        return "answered"
+
+    assert _session(keyed, unknown) == "unknown tool 'entity_creates'"
+
+    assert not made.is_error and not dotted.is_error, _text(made) + _text(dotted)
+    tasks = [_get(keyed, f"/api/tasks/{r.structured_content['taskId']}") for r in (made, dotted)]
+    assert [t["taskType"] for t in tasks] == ["entity.create", "entity.create"]
+    assert [t["status"] for t in tasks] == ["completed", "completed"]
 
 
 def test_the_laws_refuse_as_tool_errors(keyed: tuple[Server, str]) -> None:

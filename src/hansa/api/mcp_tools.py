@@ -1,6 +1,11 @@
 """The MCP server's tools (``api/mcp_server.py`` serves them): one per task type an agent may
 use, run as ``POST /api/assistant/execute`` runs it, and ``ask_the_team``, a turn.
 
+A tool's name is its task type's as model providers accept tool names
+(``^[a-zA-Z0-9_-]+$``, ``engine/toolbox.wire_name``): ``entity.create`` is
+``entity_create``, since clients hand MCP tools to OpenAI or Anthropic models as they are.
+The task types keep their names; a call naming one (``entity.create``) is still taken.
+
 A task tool's input is its task type's parameters plus three optional arguments:
 ``agentId`` (who owns the task; the tenant's supervisor unless named, an agent's token's own
 agent), ``conversationId`` (where the task is recorded; a new conversation per call unless
@@ -26,7 +31,7 @@ from hansa.domain import event, run, secrets
 from hansa.domain.message import Author, Kind
 from hansa.domain.principal import Forbidden, Principal
 from hansa.domain.principal import Kind as PrincipalKind
-from hansa.engine import runs
+from hansa.engine import runs, toolbox
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns import chat
 from hansa.tasks.base import TaskType
@@ -69,9 +74,34 @@ class AskTheTeam(_Arguments):
     )
 
 
-def offered(services: Services) -> list[TaskType[Any]]:
-    """The task types offered as tools: every one but prompt graphs' nodes."""
-    return [t for t in services.registry.all() if not t.graph_node]
+def offered(services: Services) -> dict[str, TaskType[Any]]:
+    """The task types offered as tools, by tool name: every one but prompt graphs' nodes."""
+    tools: dict[str, TaskType[Any]] = {}
+    for task_type in services.registry.all():
+        if task_type.graph_node:
+            continue
+        name = tool_name(task_type)
+        if name in tools or name == ASK_THE_TEAM:
+            other = tools[name].name if name in tools else ASK_THE_TEAM
+            raise errors.ConfigError(
+                f"{task_type.name!r} and {other!r} share the MCP tool name {name!r}; rename one"
+            )
+        tools[name] = task_type
+    return tools
+
+
+def tool_name(task_type: TaskType[Any]) -> str:
+    """The task type's MCP tool name (``entity.create`` -> ``entity_create``)."""
+    return toolbox.wire_name(task_type.name)
+
+
+def _task_type(services: Services, name: str) -> TaskType[Any] | None:
+    """The task type tool ``name`` runs: by its tool name, or its own."""
+    tools = offered(services)
+    found = tools.get(name)
+    if found is None and name in services.registry:
+        found = tools.get(tool_name(services.registry.get(name)))
+    return found
 
 
 def describe(services: Services) -> list[types.Tool]:
@@ -86,15 +116,15 @@ def describe(services: Services) -> list[types.Tool]:
             read_only_hint=False, destructive_hint=False, idempotent_hint=False
         ),
     )
-    return [*(_task_tool(t) for t in offered(services)), ask]
+    return [*(_task_tool(name, t) for name, t in offered(services).items()), ask]
 
 
 def input_schema(services: Services, name: str) -> dict[str, Any] | None:
     """The tool's input schema, or None for an unknown tool."""
     if name == ASK_THE_TEAM:
         return AskTheTeam.model_json_schema(by_alias=True)
-    found = [t for t in offered(services) if t.name == name]
-    return _task_schema(found[0]) if found else None
+    found = _task_type(services, name)
+    return None if found is None else _task_schema(found)
 
 
 def _task_schema(task_type: TaskType[Any]) -> dict[str, Any]:
@@ -106,7 +136,7 @@ def _task_schema(task_type: TaskType[Any]) -> dict[str, Any]:
     return {**schema, "type": "object", "properties": properties}
 
 
-def _task_tool(task_type: TaskType[Any]) -> types.Tool:
+def _task_tool(name: str, task_type: TaskType[Any]) -> types.Tool:
     # reversible_when: some parameters make it irreversible, so the hint is the worst case
     irreversible = not task_type.is_reversible_by_system or task_type.reversible_when is not None
     note = (
@@ -116,7 +146,8 @@ def _task_tool(task_type: TaskType[Any]) -> types.Tool:
         else ""
     )
     return types.Tool(
-        name=task_type.name,
+        name=name,
+        title=task_type.name,
         description=task_type.description + note,
         input_schema=_task_schema(task_type),
         annotations=types.ToolAnnotations(
@@ -135,7 +166,10 @@ async def call(
     try:
         if name == ASK_THE_TEAM:
             return await _ask(services, principal, AskTheTeam.model_validate(arguments))
-        return await _run_task(services, principal, services.registry.get(name), arguments)
+        task_type = _task_type(services, name)
+        if task_type is None:
+            raise errors.NotFound(f"no tool {name!r}", details={"field": "name"})
+        return await _run_task(services, principal, task_type, arguments)
     except ValidationError as exc:
         first = exc.errors()[0]
         field = ".".join(str(p) for p in first["loc"]) or "arguments"
@@ -160,8 +194,6 @@ def _refused(exc: errors.HansaError) -> types.CallToolResult:
 async def _run_task(
     services: Services, principal: Principal, task_type: TaskType[Any], arguments: dict[str, Any]
 ) -> types.CallToolResult:
-    if task_type.graph_node:
-        raise errors.InvalidInput(f"{task_type.name!r} is a prompt graph's node, not a tool")
     own = set(task_type.schema().get("properties", {}))
     taken = {k: arguments[k] for k in CALL_ARGUMENTS if k in arguments and k not in own}
     parameters = {k: v for k, v in arguments.items() if k not in taken}
