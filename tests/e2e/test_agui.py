@@ -18,7 +18,7 @@ from apikeys import bearer, create_key
 from httpx_sse import connect_sse
 from pydantic import TypeAdapter
 
-from harness import Server, running_server
+from harness import Server, running_server, wordpress_project
 
 HEADER = "X-Hansa-Conversation-Id"
 EVENTS: TypeAdapter[core.Event] = TypeAdapter(core.Event)
@@ -44,6 +44,9 @@ def client(keyed: tuple[Server, str]) -> Iterator[httpx.Client]:
     server, key = keyed
     with server.client(headers=bearer(key)) as c:
         yield c
+
+
+ANSWERS = "language: English; audience: homeowners in Quebec; SEO: water softeners; layout C"
 
 
 def _input(thread: str, run: str, *said: tuple[str, str]) -> dict[str, Any]:
@@ -199,3 +202,107 @@ def test_refusals_keep_hansas_error_shape(keyed: tuple[Server, str], client: htt
     assert no_user.status_code == 422 and no_user.json()["error"]["details"]["field"] == "messages"
     assert invalid.status_code == 422 and invalid.json()["error"]["code"] == "validation_error"
     assert no_key.status_code == 401 and no_key.json()["error"]["code"] == "unauthenticated"
+
+
+def _resume(thread: str, run: str, interrupt_id: str, **entry: Any) -> dict[str, Any]:
+    """A run that answers ``interrupt_id``; its ``messages`` are the client's old ones."""
+    body = _input(thread, run, ("user", "Please create a new webpage called Services"))
+    return {**body, "resume": [{"interruptId": interrupt_id, "status": "resolved", **entry}]}
+
+
+def _interrupt(events: list[Any]) -> Any:
+    """The one interrupt the run finished with (its outcome must be an interrupt)."""
+    last = events[-1]
+    assert isinstance(last, core.RunFinishedEvent), last
+    assert isinstance(last.outcome, core.RunFinishedInterruptOutcome), last.outcome
+    (waits,) = last.outcome.interrupts
+    return waits
+
+
+def test_a_plan_awaiting_approval_is_an_interrupt_and_resume_approves_it(
+    client: httpx.Client,
+) -> None:
+    """A question and a plan end their runs as AG-UI interrupts, not as a success; each
+    next run answers with ``resume``, the approving one streams the plan's run to Hans's
+    summary."""
+    wordpress_project(client)
+    thread = "thread-plan"
+    body = _input(thread, "run-1", ("user", "Please create a new webpage called Services"))
+    cid, first = _run(client, "chief", body)
+    asked = _interrupt(first)
+    _, second = _run(client, "chief", _resume(thread, "run-2", asked.id, payload="Aquaverter"))
+    questions = _interrupt(second)
+    _, third = _run(client, "chief", _resume(thread, "run-3", questions.id, payload=ANSWERS))
+    plan = _interrupt(third)
+    _, done = _run(client, "chief", _resume(thread, "run-4", plan.id, payload=True))
+
+    assert asked.reason == "question" and "Which project" in (asked.message or "")
+    assert asked.id.startswith("question:") and asked.response_schema["type"] == "string"
+    assert questions.reason == "question", "the plan's questions"
+    run_id = plan.metadata["runId"]
+    assert plan.reason == "approval" and plan.id == f"approval:{run_id}"
+    assert "yes, proceed" in (plan.message or "")
+    assert plan.response_schema["type"] == ["boolean", "string"]
+    for events, run in ((first, "run-1"), (second, "run-2"), (third, "run-3")):
+        assert (events[-1].thread_id, events[-1].run_id) == (thread, run)
+    finished = done[-1]
+    assert isinstance(finished.outcome, core.RunFinishedSuccessOutcome)
+    statuses = [
+        e.value["data"]["status"]
+        for e in _of(done, core.CustomEvent)
+        if e.name == "hansa.run_status" and e.value["runId"] == run_id
+    ]
+    assert statuses[-1] == "completed", "the approving run streams the plan's run"
+    assert "Services" in _said(done), "Hans sums the run up"
+    assert _stored(client, cid, "assistant")[-1] in _said(done), "his summary is streamed"
+    card = client.get(f"/api/runs/{run_id}").json()
+    assert card["status"] == "completed"
+    users = _stored(client, cid, "user")
+    assert users[1:] == ["Aquaverter", ANSWERS, "yes, proceed"], "each resume posted its answer"
+
+
+def test_cancelling_the_interrupt_drops_the_plan(client: httpx.Client) -> None:
+    wordpress_project(client, name="Dropped")
+    thread = "thread-drop"
+    said = ("user", "Please create a new webpage called Services for Dropped")
+    _, first = _run(client, "chief", _input(thread, "run-1", said))
+    waits = _interrupt(first)
+    while waits.reason == "question":
+        answer = "Dropped" if "Which project" in (waits.message or "") else ANSWERS
+        _, more = _run(client, "chief", _resume(thread, "run-q", waits.id, payload=answer))
+        waits = _interrupt(more)
+    entry = {"interruptId": waits.id, "status": "cancelled"}
+    body = {**_input(thread, "run-x", said), "resume": [entry]}
+    _, dropped = _run(client, "chief", body)
+
+    assert waits.reason == "approval"
+    assert isinstance(dropped[-1].outcome, core.RunFinishedSuccessOutcome)
+    card = client.get(f"/api/runs/{waits.metadata['runId']}").json()
+    assert card["status"] == "cancelled"
+
+
+def test_a_resume_that_answers_nothing_is_refused_and_posts_nothing(
+    client: httpx.Client,
+) -> None:
+    cid, _ = _run(client, "chief", _input("thread-idle", "run-1", ("user", "Hello there")))
+    before = _stored(client, cid, "user")
+    idle = client.post("/ag-ui/chief", json=_resume("thread-idle", "r", "question:x", payload="x"))
+    unknown = client.post("/ag-ui/chief", json=_resume("no-such-thread", "r", "x", payload="x"))
+    wordpress_project(client, name="Waiting")
+    said = ("user", "Please create a new webpage called Services for Waiting")
+    _, asked = _run(client, "chief", _input("thread-wait", "run-1", said))
+    waits = _interrupt(asked)
+    other = client.post("/ag-ui/chief", json=_resume("thread-wait", "r", "approval:zz", payload=1))
+    empty = client.post("/ag-ui/chief", json=_resume("thread-wait", "r", waits.id))
+
+    for refused in (idle, unknown, other):
+        assert refused.status_code == 409, refused.text
+        assert refused.json()["error"]["details"]["field"] == "resume"
+    assert "nothing to resume" in idle.json()["error"]["message"]
+    assert other.json()["error"]["details"]["interruptId"] == waits.id
+    assert empty.status_code == 422 and empty.json()["error"]["details"]["field"] == (
+        "resume.payload"
+    )
+    assert _stored(client, cid, "user") == before
+    threads = client.get("/api/conversations").json()
+    assert "no-such-thread" not in json.dumps(threads), "a refused resume opens no thread"

@@ -13,7 +13,10 @@
 - every other event: ``CUSTOM`` named ``hansa.<type>``, its value the event as on
   ``GET /api/conversations/{id}/events`` (secrets masked).
 
-Which events end the run (``RUN_FINISHED``, ``RUN_ERROR``) is :meth:`Translation.end`'s.
+Which events end the run (``RUN_FINISHED``, ``RUN_ERROR``) is :meth:`Translation.end`'s. A
+turn that leaves the conversation waiting for the user (a question, a plan to approve, a step
+to confirm) finishes with AG-UI's interrupt outcome: one :class:`ag_ui.core.Interrupt` named
+as ``/ap`` names it (``approval:<run id>``…), answered by the next run's ``resume``.
 """
 
 from __future__ import annotations
@@ -24,12 +27,40 @@ from typing import Any
 
 from ag_ui import core
 
+from hansa.api import ap_shapes
 from hansa.domain import conversation, event, secrets
 from hansa.domain.agent_state import AgentState
 from hansa.domain.message import Author, Kind
+from hansa.engine.turns.outcome import Waiting
 
 TIMED_OUT = "timed_out"
 """The ``end`` of a turn that went quiet for ``chat_timeout_seconds`` (it goes on)."""
+ANSWERS: dict[str, dict[str, Any]] = {
+    "approval": {
+        "type": ["boolean", "string"],
+        "description": "true (or 'yes, proceed') approves the plan, false (or 'cancel') drops "
+        "it, other text asks Hans to change it",
+    },
+    "question": {"type": "string", "description": "the answer to Hans's question"},
+    "confirmation": {
+        "type": "string",
+        "description": "not answered by resume: confirm each held step with POST "
+        "/api/tasks/{taskId}/confirm and its parametersHash (law 4)",
+    },
+}
+"""What a resume entry's ``payload`` may be, per kind of interrupt (its ``responseSchema``)."""
+
+
+def interrupt(thread_id: str, waiting: Waiting) -> core.Interrupt:
+    """What the conversation waits for, as an AG-UI interrupt."""
+    named = {"runId": waiting.run_id, "taskIds": list(waiting.task_ids)}
+    return core.Interrupt(
+        id=ap_shapes.interrupt_id(thread_id, waiting),
+        reason=waiting.kind,
+        message=waiting.question,
+        response_schema=ANSWERS[waiting.kind],
+        metadata={k: v for k, v in named.items() if v},
+    )
 
 
 def snapshot(convo: conversation.Conversation, states: list[AgentState]) -> dict[str, Any]:
@@ -114,18 +145,31 @@ class Translation:
         """End what is open (a text, a step): before the last snapshot and the run's end."""
         return [*self._end_text(), *self._enter_step(None)]
 
-    def end(self, status: str) -> core.BaseEvent:
-        """``RUN_FINISHED`` for a turn ``done`` ``completed`` or ``cancelled``, else
-        ``RUN_ERROR`` (``failed``, or :data:`TIMED_OUT`)."""
+    def end(
+        self,
+        status: str,
+        waiting: Waiting | None = None,
+        usage: list[core.TokenUsage] | None = None,
+    ) -> core.BaseEvent:
+        """``RUN_FINISHED`` for a turn ``done`` ``completed`` (an interrupt when the
+        conversation then waits for the user: ``waiting``) or ``cancelled``, with the
+        ``usage`` of its model calls; else ``RUN_ERROR`` (``failed``, or :data:`TIMED_OUT`)."""
         if status in ("completed", "cancelled"):
-            outcome: core.RunFinishedOutcome = (
-                core.RunFinishedSuccessOutcome()
-                if status == "completed"
-                else core.RunFinishedCancelledOutcome()
-            )
+            outcome: core.RunFinishedOutcome
+            if status == "cancelled":
+                outcome = core.RunFinishedCancelledOutcome()
+            elif waiting is not None:
+                waits = [interrupt(self.thread_id, waiting)]
+                outcome = core.RunFinishedInterruptOutcome(interrupts=waits)
+            else:
+                outcome = core.RunFinishedSuccessOutcome()
             result = {"conversationId": self.state.get("conversationId")}
             return core.RunFinishedEvent(
-                thread_id=self.thread_id, run_id=self.run_id, result=result, outcome=outcome
+                thread_id=self.thread_id,
+                run_id=self.run_id,
+                result=result,
+                outcome=outcome,
+                usage=usage or None,
             )
         if status == TIMED_OUT:
             message = "the turn is still running; follow it on its conversation"

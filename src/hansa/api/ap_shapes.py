@@ -161,7 +161,13 @@ def interrupts(thread_id: str, waiting: Waiting | None) -> list[Interrupt]:
         taskIds=list(waiting.task_ids),
         resume=RESUME_HINT,
     )
-    return [Interrupt(value=value, id=f"{waiting.kind}:{waiting.run_id or thread_id}")]
+    return [Interrupt(value=value, id=interrupt_id(thread_id, waiting))]
+
+
+def interrupt_id(thread_id: str, waiting: Waiting) -> str:
+    """What the thread waits for, named: ``approval:<run id>``, ``question:<thread id>``…
+    (``/ap`` and ``/ag-ui`` name it alike; a resume answers it by this id)."""
+    return f"{waiting.kind}:{waiting.run_id or thread_id}"
 
 
 def thread_status(standing: Standing) -> ThreadStatus:
@@ -264,7 +270,7 @@ def text_of(body: ApRunCreate) -> str:
                 "command must carry resume (goto and update are not supported)",
                 details={"field": "command"},
             )
-        return _resume_text(body.command["resume"])
+        return resume_text(body.command["resume"], "command.resume")
     found = _last_user_text((body.input or {}).get("messages"))
     if found is None:
         raise errors.InvalidInput(
@@ -273,16 +279,15 @@ def text_of(body: ApRunCreate) -> str:
     return found
 
 
-def _resume_text(resume: Any) -> str:
+def resume_text(resume: Any, field: str) -> str:
+    """What a resume posts: ``true`` approves, ``false`` drops the plan, text answers."""
     if resume is True:
         return "yes, proceed"
     if resume is False:
         return "cancel"
     if isinstance(resume, str) and resume.strip():
         return resume
-    raise errors.InvalidInput(
-        "command.resume must be true, false or an answer", details={"field": "command.resume"}
-    )
+    raise errors.InvalidInput(f"{field} must be true, false or an answer", details={"field": field})
 
 
 def _last_user_text(items: Any) -> str | None:

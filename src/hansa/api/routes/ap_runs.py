@@ -21,17 +21,15 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request, Response
-from fastapi.responses import StreamingResponse
-from starlette.types import Receive, Scope, Send
 
 from hansa import errors
 from hansa.api import ap_shapes as shapes
-from hansa.api import limits
+from hansa.api import limits, sse
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.agent_protocol import RunOut, Values
 from hansa.api.models.base import answers
@@ -52,23 +50,6 @@ _SSE: dict[int | str, dict[str, Any]] = {
         "content": {"text/event-stream": {"schema": {"type": "string"}}},
     }
 }
-
-
-class RunEventStream(StreamingResponse):
-    """Server-Sent Events, each ``data:`` line JSON; it holds one of the thread's subscriber
-    slots (``api/limits.py``, as ``/api`` streams do) and gives it back however it ends."""
-
-    media_type = "text/event-stream"
-
-    def __init__(self, slot: limits.Slot, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.slot = slot
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            self.slot.release()
 
 
 def _hold(request: Request, tenant: str, thread: Thread) -> limits.Slot:
@@ -213,7 +194,7 @@ async def _answered(services: Services, tenant: str, run: Started, response: Res
     return await _waited(services, tenant, run.thread, turn_id, after)
 
 
-def _streamed(services: Services, tenant: str, run: Started, slot: limits.Slot) -> RunEventStream:
+def _streamed(services: Services, tenant: str, run: Started, slot: limits.Slot) -> sse.HeldStream:
     turn_id, after = run.posted.turn_id, run.posted.seq - 1
     return _streaming(services, tenant, run.thread, turn_id, after, run.stream_mode, slot)
 
@@ -269,9 +250,9 @@ async def wait_stateless_run(
 
 @router.post(
     "/threads/{thread_id}/runs/stream",
-    status_code=200,  # FastAPI cannot read it off RunEventStream's __init__ (its slot first)
+    status_code=200,  # FastAPI cannot read it off sse.HeldStream's __init__ (its slot first)
     response_model=None,
-    response_class=RunEventStream,
+    response_class=sse.HeldStream,
     responses={**answers(None, 404, 409, 422, 429), **_SSE},
 )
 async def stream_thread_run(
@@ -280,7 +261,7 @@ async def stream_thread_run(
     request: Request,
     services: ServicesDep,
     tenant: TenantDep,
-) -> RunEventStream:
+) -> sse.HeldStream:
     """Run, streamed as Server-Sent Events."""
     thread = await _thread(services, tenant, thread_id, body)
     slot = _hold(request, tenant, thread)  # before the run starts: a 429 starts nothing
@@ -294,14 +275,14 @@ async def stream_thread_run(
 
 @router.post(
     "/runs/stream",
-    status_code=200,  # FastAPI cannot read it off RunEventStream's __init__ (its slot first)
+    status_code=200,  # FastAPI cannot read it off sse.HeldStream's __init__ (its slot first)
     response_model=None,
-    response_class=RunEventStream,
+    response_class=sse.HeldStream,
     responses={**answers(None, 404, 409, 422, 429), **_SSE},
 )
 async def stream_stateless_run(
     body: shapes.ApRunCreate, request: Request, services: ServicesDep, tenant: TenantDep
-) -> RunEventStream:
+) -> sse.HeldStream:
     """Run on a new thread, streamed as Server-Sent Events."""
     run = await _start(services, tenant, None, body)
     return _streamed(services, tenant, run, _hold(request, tenant, run.thread))
@@ -356,9 +337,9 @@ async def join_thread_run(
 
 @router.get(
     "/threads/{thread_id}/runs/{run_id}/stream",
-    status_code=200,  # FastAPI cannot read it off RunEventStream's __init__ (its slot first)
+    status_code=200,  # FastAPI cannot read it off sse.HeldStream's __init__ (its slot first)
     response_model=None,
-    response_class=RunEventStream,
+    response_class=sse.HeldStream,
     responses={**answers(None, 404, 429), **_SSE},
 )
 async def join_thread_run_stream(
@@ -368,7 +349,7 @@ async def join_thread_run_stream(
     services: ServicesDep,
     tenant: TenantDep,
     stream_mode: Annotated[list[str], Query(max_length=10)] = ["values"],  # noqa: B006
-) -> RunEventStream:
+) -> sse.HeldStream:
     """The run's stream from its start, then live until it is done."""
     thread = await _of(services, tenant, thread_id)
     found = await _run(services, tenant, thread, run_id)
@@ -406,14 +387,11 @@ def _streaming(
     after: int,
     modes: str | list[str],
     slot: limits.Slot,
-) -> RunEventStream:
+) -> sse.HeldStream:
     named = frozenset([modes] if isinstance(modes, str) else modes) - {""}
     wanted = named or frozenset({"values"})  # the SDK's join_stream sends an empty mode
-    return RunEventStream(
-        slot,
-        _events(services, tenant, thread, run_id, after, wanted),
-        headers=_location(thread.thread_id, run_id),
-    )
+    frames = _events(services, tenant, thread, run_id, after, wanted)
+    return sse.stream(services, frames, slot=slot, headers=_location(thread.thread_id, run_id))
 
 
 def _sse(name: str, data: Any) -> str:
@@ -427,7 +405,7 @@ async def _events(
     run_id: str,
     after: int,
     modes: frozenset[str],
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str]:
     yield _sse("metadata", {"run_id": run_id, "thread_id": thread.thread_id, "attempt": 1})
     failed: str | None = None
     texts: dict[str, str] = {}  # message id -> text streamed so far

@@ -12,8 +12,12 @@ conversation in the same header.
 
 Streamed answers send the turn's text as it is generated (``chat.completion.chunk``), then
 ``data: [DONE]``. A draft the quality gate held back cannot be taken back from a client:
-its replacement follows after a blank line. Errors keep Hansa's shape (``{"error":
-{"code", "message", "details"}}``), which the OpenAI clients read.
+its replacement follows after a blank line. ``usage`` is the turn's model calls summed
+(``llm_calls``): on the completion, and streamed as a last chunk with no choices when
+``stream_options.include_usage`` asks for it. Errors keep Hansa's shape (``{"error":
+{"code", "message", "details"}}``), which the OpenAI clients read; a parameter Hansa does not
+support (``UNSUPPORTED``) is refused 400 with OpenAI's ``type`` and ``param`` added, never
+ignored.
 """
 
 from __future__ import annotations
@@ -21,14 +25,15 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any, Literal
 
 from fastapi import APIRouter, Header
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from hansa import errors
+from hansa.api import sse
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.errors import error_body
 from hansa.api.models.base import answers
@@ -36,7 +41,7 @@ from hansa.domain import event
 from hansa.domain.message import Author, Kind
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns import chat
-from hansa.store import threads
+from hansa.store import llm_calls, threads
 from hansa.store.threads import OPENAI_HISTORY
 
 router = APIRouter(prefix="/v1", tags=["openai"])
@@ -54,14 +59,68 @@ class OpenAIMessageIn(BaseModel):
     content: str | list[dict[str, Any]] | None = None
 
 
+class StreamOptions(BaseModel):
+    """``stream_options``: whether the stream ends with a chunk carrying ``usage``."""
+
+    model_config = ConfigDict(extra="allow")
+    include_usage: bool = False
+
+
 class ChatCompletionRequest(BaseModel):
-    """The OpenAI chat request; fields Hansa does not use (temperature…) are accepted."""
+    """The OpenAI chat request. Sampling settings (``temperature``, ``max_tokens``…) are
+    accepted and left to the agent's own model settings; what would change the answer's
+    shape (``UNSUPPORTED``) is refused."""
 
     model_config = ConfigDict(extra="allow")
     model: str = Field(min_length=1, max_length=100, description="An agent's id, e.g. chief.")
     messages: list[OpenAIMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
     stream: bool = False
+    stream_options: StreamOptions | None = None
     conversation_id: str | None = Field(default=None, max_length=100)
+    n: int | None = Field(default=None, description="Only 1: a turn has one answer.")
+    tools: list[dict[str, Any]] | None = Field(
+        default=None, description="Not supported: the agent's own tools run inside its turn."
+    )
+    tool_choice: str | dict[str, Any] | None = None
+    functions: list[dict[str, Any]] | None = None
+    function_call: str | dict[str, Any] | None = None
+    response_format: dict[str, Any] | None = Field(
+        default=None, description='Only {"type": "text"}.'
+    )
+    logprobs: bool | None = None
+
+
+UNSUPPORTED: dict[str, str] = {
+    "n": "a turn has one answer: n must be 1",
+    "tools": "client tools are not supported: the agent's own tools run inside its turn",
+    "tool_choice": "client tools are not supported",
+    "functions": "client functions are not supported",
+    "function_call": "client functions are not supported",
+    "response_format": "only the text response format is supported",
+    "logprobs": "log probabilities are not supported",
+}
+"""The parameters refused (400) when set to anything but their default, and why."""
+
+
+def _unsupported(body: ChatCompletionRequest) -> str | None:
+    """The first parameter of ``body`` that Hansa cannot honour, if any."""
+    given = {
+        "n": body.n not in (None, 1),
+        "tools": bool(body.tools),
+        "tool_choice": body.tool_choice not in (None, "none", "auto"),
+        "functions": bool(body.functions),
+        "function_call": body.function_call not in (None, "none", "auto"),
+        "response_format": (body.response_format or {}).get("type", "text") != "text",
+        "logprobs": bool(body.logprobs),
+    }
+    return next((param for param in UNSUPPORTED if given[param]), None)
+
+
+def _refused(param: str) -> JSONResponse:
+    """A 400 in Hansa's error shape that OpenAI's clients read as theirs (``param``)."""
+    body = error_body("unsupported_parameter", UNSUPPORTED[param], {"field": param})
+    body["error"] |= {"type": "invalid_request_error", "param": param}
+    return JSONResponse(body, status_code=400)
 
 
 class ModelOut(BaseModel):
@@ -91,6 +150,14 @@ class ChoiceOut(BaseModel):
     finish_reason: Literal["stop"]
 
 
+class CompletionUsage(BaseModel):
+    """The tokens of the turn's model calls (routing, planning, answers, the quality gate)."""
+
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
 class ChatCompletion(BaseModel):
     """A completed turn, as an OpenAI chat completion (``id`` is ``chatcmpl-<turn id>``)."""
 
@@ -99,6 +166,7 @@ class ChatCompletion(BaseModel):
     created: int
     model: str
     choices: list[ChoiceOut]
+    usage: CompletionUsage
 
 
 @router.get("/models")
@@ -109,11 +177,18 @@ async def list_models(services: ServicesDep, tenant: TenantDep) -> ModelList:
     return ModelList(data=[ModelOut(id=a.id, created=created, owned_by="hansa") for a in agents])
 
 
+@router.get("/models/{model}", responses=answers(ModelOut, 404))
+async def retrieve_model(model: str, services: ServicesDep, tenant: TenantDep) -> ModelOut:
+    """One agent as a model (``404`` for an id that is not an agent's)."""
+    agent = await services.agents.require(tenant, model)
+    return ModelOut(id=agent.id, created=int(time.time()), owned_by="hansa")
+
+
 @router.post(
     "/chat/completions",
     response_model=None,
     responses={
-        **answers(ChatCompletion, 404, 409, 504),
+        **answers(ChatCompletion, 400, 404, 409, 504),
         200: {
             "model": ChatCompletion,
             "description": "The turn's answer; with stream: true, chat.completion.chunk "
@@ -131,6 +206,9 @@ async def create_chat_completion(
 ) -> Any:
     """Run a turn of agent ``model`` on the last user message; answer when it is done (or
     stream it)."""
+    unsupported = _unsupported(body)
+    if unsupported is not None:
+        return _refused(unsupported)
     await services.agents.require(tenant, body.model)  # 404, as OpenAI's model_not_found
     text = _last_user_text(body.messages)
     conversation_id = conversation_header or body.conversation_id
@@ -147,7 +225,7 @@ async def create_chat_completion(
     completion_id = f"chatcmpl-{posted.turn_id}"
     if body.stream:
         chunks = _chunks(services, tenant, conversation_id, posted, completion_id, body)
-        return StreamingResponse(chunks, media_type="text/event-stream", headers=headers)
+        return sse.stream(services, chunks, headers=headers)  # with keep-alive comments
     waited = await chat.wait_for_done(services, tenant, conversation_id, posted.turn_id, posted.seq)
     if not waited.finished:
         still = error_body(
@@ -165,8 +243,23 @@ async def create_chat_completion(
         choices=[
             ChoiceOut(index=0, message=AssistantMessageOut(content=content), finish_reason="stop")
         ],
+        usage=await _usage(services, tenant, conversation_id, posted.turn_id),
     )
     return JSONResponse(answer.model_dump(), headers=headers)
+
+
+async def _usage(
+    services: Services, tenant: str, conversation_id: str, turn_id: str
+) -> CompletionUsage:
+    """The turn's model calls summed (its ``done`` committed them)."""
+    totals = await services.db.read(
+        lambda conn: llm_calls.turn_totals(conn, tenant, conversation_id, turn_id)
+    )
+    return CompletionUsage(
+        prompt_tokens=totals.prompt_tokens,
+        completion_tokens=totals.completion_tokens,
+        total_tokens=totals.total_tokens,
+    )
 
 
 def _text(m: OpenAIMessageIn) -> str:
@@ -235,19 +328,24 @@ async def _chunks(
     posted: chat.Posted,
     completion_id: str,
     body: ChatCompletionRequest,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str]:
     created = int(time.time())
     model = body.model
     sent: list[str] = []  # what the client puts together as the answer
+    with_usage = body.stream_options is not None and body.stream_options.include_usage
 
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        body = {
+    def chunk(delta: dict[str, Any] | None, finish: str | None = None, usage: Any = None) -> str:
+        body: dict[str, Any] = {
             "id": completion_id,
             "object": "chat.completion.chunk",
             "created": created,
             "model": model,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            "choices": []
+            if delta is None
+            else [{"index": 0, "delta": delta, "finish_reason": finish}],
         }
+        if with_usage:  # null on every chunk but the last, as OpenAI sends it
+            body["usage"] = usage
         return f"data: {json.dumps(body)}\n\n"
 
     yield chunk({"role": "assistant", "content": ""})
@@ -267,4 +365,7 @@ async def _chunks(
                 yield chunk({"content": separator + data.content})
     await _remember(services, tenant, conversation_id, body, "".join(sent))
     yield chunk({}, "stop")
+    if with_usage:
+        used = await _usage(services, tenant, conversation_id, posted.turn_id)
+        yield chunk(None, usage=used.model_dump())
     yield "data: [DONE]\n\n"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter, Query, Request, Response, WebSocket
@@ -13,12 +13,12 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from hansa import errors
 from hansa.api import errors as api_errors
-from hansa.api import limits
+from hansa.api import limits, sse
 from hansa.api.deps import ServicesDep, TenantDep, current_tenant
 from hansa.api.models import events
 from hansa.api.models.automation import SessionOut, SessionStepOut
 from hansa.api.models.base import answers
-from hansa.api.routes.stream import Cursor, HeldStream, LastEventId, parse_seq
+from hansa.api.routes.stream import Cursor, LastEventId, parse_seq
 from hansa.domain import event
 from hansa.domain.base import Wire
 from hansa.domain.session import MAX_GUIDANCE_CHARS, AgentSession, SessionStatus
@@ -180,13 +180,12 @@ async def session_events(
     # it follows the session's conversation: one of that conversation's subscriber slots
     slot = limits.of(request.app).subscribers.hold(tenant, session.conversation_id)
 
-    async def frames() -> AsyncIterator[ServerSentEvent]:
+    async def frames() -> AsyncGenerator[ServerSentEvent]:
         async for ev in _events(services, tenant, session, cursor):
             if ev is not None:
                 yield ServerSentEvent(json.dumps(ev.to_wire()), event=ev.type, id=str(ev.seq))
 
-    ping = int(services.settings.sse_keepalive_seconds)
-    return HeldStream(slot, frames(), ping=ping, send_timeout=30)
+    return sse.stream(services, frames(), slot=slot)
 
 
 @router.websocket("/{session_id}/ws")

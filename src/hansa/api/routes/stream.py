@@ -14,18 +14,17 @@ import asyncio
 import contextlib
 import json
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, WebSocket
 from pydantic import ValidationError
 from sse_starlette import EventSourceResponse, ServerSentEvent
-from starlette.types import Receive, Scope, Send
 
 from hansa import errors
 from hansa.api import errors as api_errors
-from hansa.api import limits
+from hansa.api import limits, sse
 from hansa.api.deps import ServicesDep, TenantDep, current_tenant
 from hansa.api.models import events
 from hansa.api.models.base import stated
@@ -65,20 +64,6 @@ def parse_seq(raw: str | None, name: str) -> int:
     return int(text)
 
 
-class HeldStream(EventSourceResponse):
-    """An event stream that gives its subscriber slot back however it ends."""
-
-    def __init__(self, slot: limits.Slot, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.slot = slot
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            self.slot.release()
-
-
 @router.get(
     "/{conversation_id}/events",
     operation_id="streamConversationEvents",
@@ -104,7 +89,7 @@ async def stream_events(
 
     idle = services.settings.sse_keepalive_seconds
 
-    async def frames() -> AsyncIterator[bytes]:
+    async def frames() -> AsyncGenerator[bytes]:
         # one chunk per commit, not per event: each send costs more than its encoding
         batches = follow_batches(services, tenant, conversation_id, cursor, idle_seconds=idle)
         async with aclosing(batches) as stream:
@@ -121,9 +106,7 @@ async def stream_events(
                 if done:
                     return
 
-    return HeldStream(
-        slot, frames(), ping=int(services.settings.sse_keepalive_seconds), send_timeout=30
-    )
+    return sse.stream(services, frames(), slot=slot)
 
 
 @router.websocket("/{conversation_id}/ws")
