@@ -6,7 +6,11 @@ Deterministic checks, pure functions of the answer and of what the turn did:
 - ``unbacked_claim``: the answer states that the agent performed an action (``CLAIMS``:
   "I created", "has been deleted"…) and no tool call of that kind succeeded in the turn;
 - ``broken_link``: the answer links to a workspace page or product (``LINK``) that does not
-  exist (the caller looks the ids up and passes the missing ones).
+  exist (the caller looks the ids up and passes the missing ones);
+- ``invented_claim``: the answer states a figure, a statistic, a link, a date or a promise
+  that none of its inputs holds (the request, the project, the tools' results: the caller
+  passes them as ``grounds``), by the one checker Hans's review of a run uses too
+  (``domain/grounding.py``).
 
 An optional evaluator model (``HANSA_QUALITY_EVALUATOR=model``) answers ``EVALUATOR_SCHEMA``
 about the same answer; ``evaluation`` reads its verdict. A failed gate gets one retry
@@ -21,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from hansa.domain import grounding
 from hansa.models.base import ChatMessage
 
 MAX_RETRIES = 1
@@ -30,7 +35,7 @@ with a note, never asked for once more."""
 Kind = Literal["create", "update", "delete", "send", "publish"]
 """What an action does, as a claim states it and as a tool's name says it."""
 
-Code = Literal["empty_answer", "unbacked_claim", "broken_link", "evaluator"]
+Code = Literal["empty_answer", "unbacked_claim", "broken_link", "invented_claim", "evaluator"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +158,10 @@ def links(answer: str) -> list[tuple[str, str]]:
 
 
 def check(
-    answer: str, performed: Iterable[str], missing: Iterable[tuple[str, str]] = ()
+    answer: str,
+    performed: Iterable[str],
+    missing: Iterable[tuple[str, str]] = (),
+    grounds: Iterable[str] | None = None,
 ) -> list[Finding]:
     """What is wrong with ``answer``; empty when it may go out.
 
@@ -162,6 +170,8 @@ def check(
         performed: The task types of the turn's tool calls that succeeded (a step held for
             the user's confirmation did not).
         missing: The ``links`` of the answer that name nothing (the caller looked them up).
+        grounds: What the agent was given and found: the request and the conversation, the
+            project, the tools' results. None: the answer's claims are not checked.
     """
     if not answer.strip():
         return [Finding("empty_answer", "The answer is empty.")]
@@ -186,6 +196,16 @@ def check(
             Finding(
                 "broken_link",
                 f"The answer links to a {which} that does not exist. Link only to what exists.",
+            )
+        )
+    made_up = grounding.invented(answer, grounds) if grounds is not None else []
+    if made_up:
+        findings.append(
+            Finding(
+                "invented_claim",
+                f"The answer states {grounding.describe(made_up)}, which nothing in the "
+                "request, the project or the tools' results holds. Leave out figures, links, "
+                "dates and promises you were not given or did not get from a tool.",
             )
         )
     return findings

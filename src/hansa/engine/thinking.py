@@ -70,6 +70,7 @@ _GATE_PROBLEMS = {
     "empty_answer": "it is empty",
     "unbacked_claim": "it says something was done that no tool call did",
     "broken_link": "it links to a page that does not exist",
+    "invented_claim": "it states figures, links, dates or promises that nothing it was given holds",
     "evaluator": "the evaluator model rejected it",
 }
 """The quality gate's findings (``engine/quality_gate.py``) in words; never the model's."""
@@ -87,7 +88,7 @@ def gate_passed_entry(
     evaluator = "; the evaluator model approved it" if evaluated else ""
     return (
         f"{supervisor.display_name} checked {what} before sending it: no claim without a tool "
-        f"call behind it, no broken link{evaluator}"
+        f"call behind it, no broken link, nothing invented{evaluator}"
     )
 
 

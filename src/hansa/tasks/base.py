@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from hansa import errors
 from hansa.domain.conversation import State
 from hansa.domain.handoff import Priority
+from hansa.domain.service import Service
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -149,6 +150,11 @@ class TaskContext:
     """Where the execution proposes deltas to the acting agent's scratchpad
     (``domain/agent_state.py``): a tool call of a turn applies them with its result. None
     where there is no scratchpad (a run's step)."""
+    grounds: tuple[str, ...] = ()
+    """What the run was given and found, for Hans's review (``TaskType.check``, the audit):
+    its request as planned, the project, its steps' parameters as written and the results of
+    its steps no model wrote. A figure, link, date or promise of a model's writing that none
+    of them holds is invented (``domain/grounding.py``). Empty outside a run's step."""
 
     def connector(self, name: str) -> Any:
         """The connector called ``name``; a clear failure when it is not configured."""
@@ -181,6 +187,9 @@ class Judging:
     config: Mapping[str, Any] = field(default_factory=dict)
     """The project's configuration as stored (secrets sealed): an ``mcp.call`` reads its
     server's entry there."""
+    service: Callable[[str], Service | None] = field(default=lambda name: None)
+    """The tenant's service of a name (``/api/services``): a ``service.call`` to one is
+    made unattended when the service allows its method."""
 
 
 class Flow(enum.Enum):
@@ -244,6 +253,9 @@ class TaskType(Generic[P]):
     answers: bool = False
     """Its result's ``text`` is a model's answer: the latest one completed is a graph's
     ``{{llmResponse}}`` (``llm.invoke``)."""
+    model_written: bool = False
+    """Its result is a model's writing (a draft, a review's notes): nothing in it grounds
+    a claim of another step (``TaskContext.grounds``); an ``answers`` type's is too."""
     reads: Callable[[P], Collection[str]] | None = None
     """The facts a graph's node reads by path (a condition's fields, an ``llm.invoke``'s
     ``contextFields``): its run fills them in as the task starts (``engine/graphs/start.py``)."""

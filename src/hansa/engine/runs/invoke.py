@@ -40,6 +40,8 @@ class Started:
     calls: list[LlmCall] = field(default_factory=list)
     """The model calls its execution makes, kept here too: a cut execution has no outcome,
     and its calls are recorded all the same."""
+    grounds: tuple[str, ...] = ()
+    """What its run was given and found, for Hans's review (``TaskContext.grounds``)."""
 
 
 @dataclass
@@ -159,6 +161,7 @@ async def invoke(services: Services, tenant_id: str, started: Started) -> Outcom
         outcome.calls,
         review=True,
         changes=outcome.changes,
+        grounds=started.grounds,
     )
     outcome.result, outcome.failure = await perform(services, tenant_id, execution)
     return outcome
@@ -192,6 +195,8 @@ class Execution:
     review: bool = False
     """Read a completed step back with its task type's ``check`` (a run's step): what it
     finds is kept in the result's ``validation``."""
+    grounds: tuple[str, ...] = ()
+    """What its run was given and found (``TaskContext.grounds``): a run's step only."""
 
 
 async def perform(
@@ -251,6 +256,7 @@ async def _execute(services: Services, tenant_id: str, execution: Execution) -> 
             say=_sayer(execution) if execution.doer.task_id is not None else None,
             state_deltas=execution.state_deltas,
             changes=execution.changes,
+            grounds=execution.grounds,
         )
         try:
             result = await execution.task_type.executor(execution.params, ctx)

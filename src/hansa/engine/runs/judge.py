@@ -11,18 +11,23 @@ from the turn (``engine/toolbox.py``).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection
 
 from hansa import errors
+from hansa.domain import run, secrets
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
+from hansa.domain.service import Service
 from hansa.engine import laws
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runs.connectors import trusted_targets
 from hansa.engine.runtime.services import Services
+from hansa.store import services as service_rows
 
 
 class UnknownAgent(errors.InvalidInput):
@@ -50,6 +55,7 @@ class Judge:
         self._trusted = trusted_targets(services)
         self._projects: dict[str | None, ProjectContext] = {}
         self._agents: dict[str, AgentDefinition | None] = {}
+        self._services: dict[str, Service | None] = {}
 
     def agent(self, agent_id: str) -> AgentDefinition:
         """The agent a task names (looked up once per transaction); ``UnknownAgent`` if the
@@ -60,6 +66,12 @@ class Judge:
         if found is None:
             raise UnknownAgent(f"unknown agent {agent_id!r}", details={"field": "createdByAgentId"})
         return found
+
+    def service(self, name: str) -> Service | None:
+        """The tenant's service of that name (looked up once per transaction), or None."""
+        if name not in self._services:
+            self._services[name] = service_rows.find(self.conn, self.tenant_id, name)
+        return self._services[name]
 
     def project(self, project_id: str | None) -> ProjectContext:
         """The project's context, read once per transaction."""
@@ -91,5 +103,26 @@ class Judge:
             project,
             resolved=resolved,
             trusted=self._trusted,
+            service=self.service,
         )
         return Judged(verdict, agent, project)
+
+    def grounds(
+        self, r: run.Run, tasks: Iterable[run.Task], project: ProjectContext
+    ) -> tuple[str, ...]:
+        """What run ``r`` was given and found (``TaskContext.grounds``, Hans's review): its
+        title and metadata (the plan as the user answered it), the project, its steps'
+        parameters as written, and the results of its completed steps that no model wrote."""
+        registry = self.services.registry
+        found = [r.title, _text(r.metadata), project.describe(), _text(project.config)]
+        for t in tasks:
+            found += [t.summary, _text(t.parameters)]
+            kind = registry.get(t.task_type) if t.task_type in registry else None
+            written = kind is None or kind.model_written or kind.answers
+            if t.status is run.TaskStatus.COMPLETED and t.result and not written:
+                found.append(_text(t.result))
+        return tuple(found)
+
+
+def _text(value: Any) -> str:
+    return json.dumps(secrets.mask(value), ensure_ascii=False, default=str)

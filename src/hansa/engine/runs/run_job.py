@@ -323,7 +323,9 @@ class RunDriver:
             return None  # decided in this transaction, never executed
         if task.node_id is None:  # a plan's step (a graph's node has its task_status per node)
             _think(book, task, f"{judged.agent.display_name} is working on: {_what(task)}")
-        return Started(moved, kind, checked, judged.project, outputs)
+        # what Hans's review checks a model's writing against (only a step it reviews)
+        grounds = judge.grounds(r, book.tasks.values(), judged.project) if kind.check else ()
+        return Started(moved, kind, checked, judged.project, outputs, grounds=grounds)
 
     def _judge(
         self,

@@ -204,7 +204,11 @@ def answer(
         batch.thinking(
             f"{chief.display_name} read back {len(reviewed)} result"
             f"{'' if len(reviewed) == 1 else 's'}: "
-            + (f"{len(found)} differ from the plan" if found else "all match the plan"),
+            + (
+                f"{len(found)} {'differs' if len(found) == 1 else 'differ'} from the plan"
+                if found
+                else "all match the plan"
+            ),
             agent_id=chief.id,
             phase=message.Phase.VALIDATION,
         )

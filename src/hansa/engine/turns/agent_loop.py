@@ -77,15 +77,18 @@ class AgentLoop:
         """Answer, pass the quality gate (or retry once), and return the answer's text (the
         deltas are written meanwhile, the last of them added to the turn's pending batch)."""
         prompt = list(self.ctx.prompt)
+        notes: list[ChatMessage] = []  # the gate's own words ground nothing
         for attempt in range(quality_gate.MAX_RETRIES + 1):
             text = await self._answer(prompt)
-            review = await quality.review(self.ctx, text, self.performed)
+            read = [m for m in prompt if m not in notes]
+            review = await quality.review(self.ctx, text, self.performed, read)
             if not review.findings or attempt == quality_gate.MAX_RETRIES:
                 break
             await self._supersede(review)
             if text:
                 prompt.append(ChatMessage("assistant", text))
-            prompt.append(ChatMessage("user", quality_gate.retry_note(review.findings)))
+            notes.append(ChatMessage("user", quality_gate.retry_note(review.findings)))
+            prompt.append(notes[-1])
         codes = review.codes
         supervisor = self.ctx.supervisor
         if codes:

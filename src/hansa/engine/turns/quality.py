@@ -5,6 +5,7 @@ supervisor's model's verdict (purpose ``evaluate``, one ``llm_calls`` row)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import Connection
@@ -13,7 +14,7 @@ from hansa import errors
 from hansa.engine import quality_gate
 from hansa.engine.llm import CallScope, RecordedCall
 from hansa.engine.turns.pipeline import TurnContext
-from hansa.models.base import ModelSettings, RequestParams
+from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 from hansa.store import workspace
 
 log = logging.getLogger(__name__)
@@ -36,11 +37,18 @@ class Review:
         return [f.code for f in self.findings]
 
 
-async def review(ctx: TurnContext, answer: str, performed: list[str]) -> Review:
-    """Check ``answer``, given the task types of the turn's tool calls that succeeded."""
+async def review(
+    ctx: TurnContext, answer: str, performed: list[str], read: Sequence[ChatMessage]
+) -> Review:
+    """Check ``answer``, given the task types of the turn's tool calls that succeeded and
+    ``read``: the prompt the agent answered (the conversation, the project's context, the
+    tools' results). What the agent wrote itself earlier grounds nothing of it."""
     linked = quality_gate.links(answer)
     missing = await ctx.services.db.read(_missing, ctx.tenant_id, linked) if linked else []
-    findings = quality_gate.check(answer, performed, missing)
+    grounds = [m.content for m in read if m.role != "assistant"]
+    if ctx.project_context is not None:
+        grounds.append(ctx.project_context.describe())
+    findings = quality_gate.check(answer, performed, missing, grounds)
     if findings or ctx.services.settings.quality_evaluator == "off":
         return Review(findings)
     return await _evaluate(ctx, answer, performed)

@@ -1,4 +1,6 @@
-"""A real on-page audit of a stored page: title, headings, meta description, words, links."""
+"""A real on-page audit of a stored page: title, headings, meta description, words, links;
+and, for a page its own run wrote, what it states that the run was never given (figures,
+statistics, links, dates, promises: ``checks.invented``)."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ from collections.abc import Mapping
 from html.parser import HTMLParser
 from typing import Any
 
+from hansa.domain import grounding
 from hansa.tasks.base import CmsConnector, Result, TaskContext, TaskType
 from hansa.tasks.builtin import checks
 from hansa.tasks.builtin.page_ref import PageRef, resolve
@@ -51,8 +54,9 @@ class _Scan(HTMLParser):
         self.words += len(data.split())
 
 
-def audit_html(title: str, html: str) -> Result:
-    """Findings about one page's HTML, each with a severity and a plain explanation."""
+def audit_html(title: str, html: str, invented: list[grounding.Invented] | None = None) -> Result:
+    """Findings about one page's HTML, each with a severity and a plain explanation;
+    ``invented``: what the page states that no input holds (an error: it costs the score)."""
     scan = _Scan()
     scan.feed(html)
     findings: list[dict[str, str]] = []
@@ -88,6 +92,8 @@ def audit_html(title: str, html: str) -> Result:
         find(
             "warning", "images_without_alt", f"{scan.images_without_alt} image(s) have no alt text."
         )
+    if invented:
+        find("error", "invented_claims", checks.said_invented("The page", invented) + ".")
     penalty = {"error": 25, "warning": 10, "info": 5}
     score = max(0, 100 - sum(penalty[f["severity"]] for f in findings))
     return {
@@ -106,7 +112,14 @@ async def _run(p: PageRef, ctx: TaskContext) -> Result:
     page = await resolve(cms, p)
     page_id = page["pageId"]
     await ctx.report("read", "page", page["title"], "success", page_id)
-    return {"pageId": page_id, "url": page["url"], **audit_html(page["title"], page["html"])}
+    # a page this run wrote is checked against the run's inputs; one it found is an input
+    wrote = any(r.get("pageId") == page_id for r in ctx.outputs.values() if isinstance(r, dict))
+    found = checks.invented(page["html"], ctx) if wrote else []
+    return {
+        "pageId": page_id,
+        "url": page["url"],
+        **audit_html(page["title"], page["html"], found),
+    }
 
 
 def _audited(r: Mapping[str, Any]) -> str | None:

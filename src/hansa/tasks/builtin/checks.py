@@ -2,7 +2,9 @@
 
 A connector may answer "done" and keep nothing; these checks ask the outside system
 again, through the same connectors, and say in plain words where it differs from the
-plan. They never fail the step: what they find reaches the final message and the run.
+plan. A model's writing is checked against what the run was given (``written``): a figure,
+link, date or promise no input holds is invented. They never fail the step: what they find
+reaches the final message and the run.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel
+
+from hansa.domain import grounding
 from hansa.tasks.base import CmsConnector, Result, TaskContext, TaskFailed
 
 if TYPE_CHECKING:
@@ -76,3 +81,23 @@ async def audited_page(p: PageRef, ctx: TaskContext) -> list[str]:
     if isinstance(score, int) and score < AUDIT_SCORE_MIN:
         return [f"the audit scored {score}/100, under the {AUDIT_SCORE_MIN} a page should reach"]
     return []
+
+
+def invented(text: str, ctx: TaskContext) -> list[grounding.Invented]:
+    """What ``text`` states that nothing the run was given or found holds
+    (``TaskContext.grounds``)."""
+    return grounding.invented(text, ctx.grounds)
+
+
+def said_invented(what: str, found: list[grounding.Invented]) -> str:
+    """``found`` as one problem of ``what`` (“the draft”, “the page”), in plain words."""
+    return (
+        f"{what} states {grounding.describe(found)}, which nothing in the request, the "
+        "project or the tools' results holds: check them or take them out"
+    )
+
+
+async def written(p: BaseModel, ctx: TaskContext) -> list[str]:
+    """A model's writing (``text`` of the result) invents nothing."""
+    found = invented(str(ctx.outputs["self"].get("text") or ""), ctx)
+    return [said_invented("the draft", found)] if found else []

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from hansa.tasks.base import Params, Result, TaskContext, TaskFailed, TaskType
+from hansa.tasks.builtin import checks
 from hansa.tasks.registry import Register
 
 _INSTRUCTIONS = {
@@ -54,5 +55,7 @@ def register(add: Register) -> None:
             DraftContent,
             _draft,
             "content",
+            check=checks.written,
+            model_written=True,
         )
     )

@@ -57,5 +57,6 @@ def register(add: Register) -> None:
             Review,
             _review,
             "review",
+            model_written=True,
         )
     )
