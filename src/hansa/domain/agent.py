@@ -49,6 +49,12 @@ class AgentDefinition(Wire):
     default_graph_id: str | None = Field(default=None, min_length=1, max_length=36)
     """A prompt graph that answers for this agent: a message routed to it runs the graph
     (the conversation's tenant's graph of that id) instead of the model's reply."""
+    webhooks: dict[str, str] = Field(default_factory=dict)
+    """How an external assistant is reached (seed 001's agent principal): ``message``, the
+    URL each message addressed to it is POSTed to, signed; empty for the roster's agents."""
+    message_webhook_id: str | None = Field(default=None, max_length=36)
+    """The webhook (``/api/webhooks``) that delivers those messages: its URL, its sealed
+    secret and its delivery log (``engine/webhooks/agent_messages.py``)."""
 
     @property
     def initials(self) -> str:

@@ -75,6 +75,9 @@ class TurnJob(Wire):
     message_id: str
     active_agent_id: str | None = None
     """The agent the caller asked for, if any."""
+    addressed: bool = False
+    """The message was addressed to ``active_agent_id`` (``POST /api/webhook/message``'s
+    ``to``): that agent answers it, whatever the keywords say (a rule may still route)."""
     project_context: dict[str, Any] | None = None
     """Project context sent with the message, merged over the stored project's."""
 

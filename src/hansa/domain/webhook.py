@@ -24,6 +24,9 @@ EVENT_TYPES = (
     "session.ended",
 )
 """What a webhook may listen to."""
+AGENT_MESSAGE = "agent.message"
+"""What an external assistant's message webhook carries (a message addressed to it); not
+one of ``EVENT_TYPES``: only registering the agent with ``webhooks.message`` makes one."""
 
 _RUN_ENDS = {
     RunStatus.COMPLETED: "run.completed",

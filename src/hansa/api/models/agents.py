@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from hansa.api.models.base import Masked, Out, Time
 from hansa.domain.agent import AgentDefinition, Category
@@ -33,6 +33,12 @@ class AgentOut(Out):
     """What it may do: the law of allowed scope holds its tasks to these."""
     example_prompts: list[str]
     avatar: Avatar
+    webhooks: dict[str, str] = Field(default_factory=dict)
+    """How an external assistant is reached: ``message``, where its messages are POSTed."""
+    message_webhook_id: str | None = None
+    """The webhook delivering them (``GET /api/webhooks/{id}/deliveries``: its attempts)."""
+    webhook_secret: str | None = None
+    """Its signing secret: only in the answer to the registration, shown once."""
 
     @model_validator(mode="before")
     @classmethod

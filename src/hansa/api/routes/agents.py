@@ -18,6 +18,7 @@ from hansa.domain.agent import AgentDefinition, Category
 from hansa.domain.base import Wire, new_id
 from hansa.domain.principal import ApiKey, Role
 from hansa.engine.runtime.services import Services
+from hansa.engine.webhooks import agent_messages
 from hansa.store import keys, principals
 
 router = APIRouter(prefix="/api/agents", tags=["agents"])
@@ -27,6 +28,18 @@ Capability = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{0,63}$")
 REGISTERED_ORDERING = 1000
 """Registered agents come after the roster, and the panel does not offer them as a
 recipient (they answer through their own tokens, not through Hans)."""
+
+
+class AgentWebhooks(Wire):
+    """An external assistant's webhooks (seed 001): where its messages are POSTed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str = Field(min_length=1, max_length=2000)
+    """An absolute http(s) URL the outbound guard admits (``HANSA_OUTBOUND_ALLOW`` for a
+    private address); checked now, and again at each delivery."""
+    secret: str | None = Field(default=None, min_length=16, max_length=200)
+    """The signing secret; generated (``whsec_`` + base64) and shown once when left out."""
 
 
 class AgentRegistration(Wire):
@@ -41,6 +54,9 @@ class AgentRegistration(Wire):
     capabilities: list[Capability] = Field(default_factory=list, max_length=50)
     """What it may do: the law of allowed scope holds its tasks to these."""
     color: str = Field(default="#64748b", pattern=r"^#[0-9a-fA-F]{6}$")
+    webhooks: AgentWebhooks | None = None
+    """How it is reached: each message addressed to it is POSTed to ``webhooks.message``,
+    signed (``engine/webhooks/agent_messages.py``)."""
 
 
 class AgentUpdate(Wire):
@@ -95,8 +111,23 @@ async def register_agent(
         ordering=REGISTERED_ORDERING,
         color=body.color,
     )
-    await services.db.write(lambda conn: principals.register(conn, tenant, agent))
-    return AgentOut.of(agent)
+    secret: str | None = None
+    if body.webhooks is not None:
+        taken = await services.db.read(lambda conn: principals.find(conn, tenant, body.id))
+        if taken is not None:  # before a webhook is made for it
+            raise errors.Conflict(
+                f"agent {body.id!r} is registered already", details={"id": body.id}
+            )
+        hooks = body.webhooks
+        agent, secret = await agent_messages.attach(
+            services, tenant, agent, hooks.message, hooks.secret
+        )
+    try:
+        await services.db.write(lambda conn: principals.register(conn, tenant, agent))
+    except BaseException:
+        await agent_messages.detach(services, tenant, agent)  # nothing half-made is left
+        raise
+    return AgentOut.of(agent).model_copy(update={"webhook_secret": secret})
 
 
 @router.post(
@@ -157,9 +188,10 @@ async def remove_agent(agent_id: str, services: ServicesDep, tenant: TenantDep) 
     _roster_is_read_only(services, agent_id)
     now = services.clock()
 
-    def remove(conn: Connection) -> None:
-        principals.remove(conn, tenant, agent_id)
+    def remove(conn: Connection) -> AgentDefinition:
+        removed = principals.remove(conn, tenant, agent_id)
         keys.revoke_of_agent(conn, tenant, agent_id, now)
+        return removed
 
-    await services.db.write(remove)
+    await agent_messages.detach(services, tenant, await services.db.write(remove))
     return Response(status_code=204)

@@ -110,6 +110,8 @@ def posting(
     project_context: dict[str, Any] | None = None,
     strategy: str = "enqueue",
     metadata: dict[str, Any] | None = None,
+    message_id: str | None = None,
+    addressed: bool = False,
 ) -> str:
     """Add to ``batch`` the user's message and the step that stores its turn (the batch's
     ``turn_id``) and the turn's job; the message's id. The one way a user message enters
@@ -119,7 +121,9 @@ def posting(
     or running: ``enqueue`` waits for it (429 once ``max_queued_turns`` wait already),
     ``reject`` refuses (409), ``interrupt`` cancels it (it ends with ``done``
     ``cancelled``; its worker's later writes are refused) and runs this one. Raises
-    InvalidInput at once for a message or context the limits refuse.
+    InvalidInput at once for a message or context the limits refuse. ``message_id``: the
+    message's id (a new one by default); ``addressed``: ``active_agent_id`` answers it
+    whatever the keywords say (a message addressed to that assistant).
     """
     conversation_id, turn_id = batch.conversation_id, batch.turn_id
     assert turn_id is not None, "a user message starts a turn: the batch names it"
@@ -139,13 +143,19 @@ def posting(
     _check_context(services, project_context)
     now = services.clock()
     message_id = batch.message(
-        message.Kind.USER, message.Author.USER, text, agent_id=None, metadata=metadata
+        message.Kind.USER,
+        message.Author.USER,
+        text,
+        agent_id=None,
+        metadata=metadata,
+        message_id=message_id,
     )
     work = job.TurnJob(
         turn_id=turn_id,
         conversation_id=conversation_id,
         message_id=message_id,
         active_agent_id=active_agent_id,
+        addressed=addressed,
         project_context=project_context,
     )
 

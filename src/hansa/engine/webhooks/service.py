@@ -29,17 +29,25 @@ def box(services: Services) -> sealing.SecretBox:
 
 
 async def create(
-    services: Services, tenant_id: str, url: str, events: list[str], secret: str | None
+    services: Services,
+    tenant_id: str,
+    url: str,
+    events: list[str],
+    secret: str | None,
+    *,
+    kinds: tuple[str, ...] = EVENT_TYPES,
+    field: str = "url",
 ) -> tuple[Webhook, str]:
-    """Store a webhook; returns it and its secret (generated when none is given)."""
-    unknown = sorted(set(events) - set(EVENT_TYPES))
+    """Store a webhook listening to some of ``kinds``; returns it and its secret (generated
+    when none is given). A refused URL is 422 naming ``field``."""
+    unknown = sorted(set(events) - set(kinds))
     if not events or unknown:
         raise errors.InvalidInput(
-            f"events must name some of {', '.join(EVENT_TYPES)}"
+            f"events must name some of {', '.join(kinds)}"
             + (f" (not {', '.join(unknown)})" if unknown else ""),
             details={"field": "events"},
         )
-    await targets.check(policy(services), url)
+    await targets.check(policy(services), url, field=field)
     clear = secret or signing.new_secret()
     now = services.clock()
     hook = Webhook(

@@ -28,8 +28,15 @@ def _refused(url: str, why: str) -> errors.InvalidInput:
     )
 
 
-async def check(policy: OutboundPolicy, url: str) -> None:
-    """InvalidInput (``details.field`` ``url``) unless the outbound guard admits ``url``."""
+async def check(policy: OutboundPolicy, url: str, *, field: str = "url") -> None:
+    """InvalidInput (``details.field``: ``field``) unless the outbound guard admits ``url``."""
+    try:
+        await _check(policy, url)
+    except errors.InvalidInput as exc:
+        raise errors.InvalidInput(exc.message, details={**exc.details, "field": field}) from None
+
+
+async def _check(policy: OutboundPolicy, url: str) -> None:
     try:
         parts = urlsplit(url)
         port = parts.port or _PORTS.get(parts.scheme, 0)

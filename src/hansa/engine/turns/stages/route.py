@@ -8,13 +8,16 @@ import anyio.to_thread
 from sqlalchemy import Connection
 
 from hansa.domain import conversation, event, message, turn
+from hansa.domain.agent import AgentDefinition
 from hansa.domain.routing import RoutingDecision
 from hansa.engine import thinking
 from hansa.engine.turns.pipeline import Then, TurnContext
+from hansa.engine.webhooks import agent_messages
 from hansa.store import conversations, turns
 
 ANSWERS_THE_PLAN = "the message answers the supervisor's planning questions or plan"
 PLANS_IT = "a change to plan: the supervisor plans it himself"
+ADDRESSED = "the message was addressed to this assistant"
 
 
 async def route(ctx: TurnContext) -> Then:
@@ -35,6 +38,8 @@ async def route(ctx: TurnContext) -> Then:
             matched=None,
             reason=chosen.reason,
         )
+    elif ctx.work.addressed and ctx.work.active_agent_id is not None:
+        decision = ctx.services.router.keep(previous, ADDRESSED)
     elif ctx.triage().plan:  # a change to plan: Hans keeps the turn and plans it
         decision = RoutingDecision(
             previous_agent_id=previous,
@@ -82,7 +87,34 @@ async def route(ctx: TurnContext) -> Then:
     )
     batch.thinking(entry, agent_id=supervisor.id, phase=message.Phase.ROUTING)
     batch.then(answering(ctx, agent.id))
+    if forward_to_outside(ctx, agent):
+        return Then.FINALIZE
     return Then.NEXT
+
+
+def forward_to_outside(ctx: TurnContext, agent: AgentDefinition) -> bool:
+    """An external assistant with a message webhook answers on its own: the message is
+    POSTed to it (``engine/webhooks/agent_messages.py``), a status says so, and the turn
+    ends here; False (nothing done) for any other agent."""
+    assert ctx.conversation is not None
+    said = [m for m in ctx.history if m.id == ctx.work.message_id]
+    user = ctx.conversation.user or {}
+    body = agent_messages.addressed(
+        message_id=ctx.work.message_id,
+        conversation_id=ctx.conversation_id,
+        tenant_id=ctx.tenant_id,
+        turn_id=ctx.turn_id,
+        agent_id=agent.id,
+        content=ctx.user_text,
+        sender=str(user.get("id") or "user"),
+        at=said[0].created_at if said else ctx.services.clock(),
+        received=said[0].metadata.get("webhook") if said else None,
+    )
+    batch = ctx.batch()
+    if not agent_messages.forward(batch, ctx.services, ctx.tenant_id, agent, body):
+        return False
+    batch.status(f"{agent.display_name} is answering this message", agent_id=ctx.supervisor.id)
+    return True
 
 
 def answering(ctx: TurnContext, agent_id: str) -> Callable[[Connection], None]:

@@ -17,6 +17,7 @@ from hansa.domain.rules import Trigger
 from hansa.engine.triggers import actions, claims
 from hansa.engine.triggers.fire import evaluated, facts_of, fire
 from hansa.engine.turns.pipeline import Then, TurnContext
+from hansa.engine.turns.stages.route import forward_to_outside
 from hansa.store import rules as rule_rows
 
 TRIGGER: Trigger = "message.received"
@@ -72,7 +73,9 @@ async def rules(ctx: TurnContext) -> Then:
     resolved = claims.resolve(scene.batch, everyone, participants, hans)
     winner = resolved.winner
     if winner.external:
-        scene.batch.status(f"{winner.assistant_key} is answering this message", agent_id=hans)
+        outside = await services.agents.find(ctx.tenant_id, winner.assistant_key)
+        if outside is None or not forward_to_outside(ctx, outside):  # it says so itself
+            scene.batch.status(f"{winner.assistant_key} is answering this message", agent_id=hans)
         await ctx.flush()
         return Then.FINALIZE
     ctx.rule_route = actions.RouteTo(
