@@ -91,6 +91,7 @@ _STREAM: dict[int | str, dict[str, Any]] = {
 
 @router.post(
     "/{agent_id}",
+    status_code=200,  # FastAPI cannot read it off HeldStream's __init__ (its slot first)
     response_model=None,
     response_class=sse.HeldStream,
     responses={**answers(None, 401, 403, 404, 409, 429), **_STREAM},
