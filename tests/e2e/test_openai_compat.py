@@ -4,6 +4,7 @@ the real server: a completion is a turn of the agent named as ``model``."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import openai
 import pytest
@@ -143,3 +144,114 @@ def test_a_client_without_the_header_continues_by_its_history(keyed: tuple[Serve
         "Thanks",
     ]
     assert changed.headers[HEADER] != cid, "a history Hansa did not answer opens a new one"
+
+
+def _turn_tokens(keyed: tuple[Server, str], cid: str) -> tuple[int, int, int]:
+    """What Hansa recorded of the conversation's model calls (one turn each here)."""
+    server, key = keyed
+    with server.client(headers=bearer(key)) as client:
+        calls = client.get("/api/llm-calls", params={"conversationId": cid}).json()
+    assert calls and len({c["turnId"] for c in calls}) == 1, calls
+    prompt = sum(c["promptTokens"] for c in calls)
+    completion = sum(c["completionTokens"] for c in calls)
+    return prompt, completion, prompt + completion
+
+
+def test_usage_is_the_turns_model_calls(keyed: tuple[Server, str]) -> None:
+    client = _openai(keyed)
+    ask = [{"role": "user", "content": "How is our SEO doing?"}]
+    answered = client.chat.completions.with_raw_response.create(model="chief", messages=ask)
+    usage = answered.parse().usage
+    with client.chat.completions.with_streaming_response.create(
+        model="growthLead",
+        messages=[{"role": "user", "content": "Any SEO tips?"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    ) as response:
+        streamed_cid = response.headers[HEADER]
+        chunks = list(response.parse())
+    plain = list(
+        client.chat.completions.create(
+            model="chief", messages=[{"role": "user", "content": "Thanks!"}], stream=True
+        )
+    )
+
+    assert usage is not None and usage.total_tokens > 0
+    assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == _turn_tokens(
+        keyed, answered.headers[HEADER]
+    )
+    last = chunks[-1]
+    assert last.choices == [] and last.usage is not None
+    assert (last.usage.prompt_tokens, last.usage.completion_tokens, last.usage.total_tokens) == (
+        _turn_tokens(keyed, streamed_cid)
+    )
+    assert all(c.usage is None for c in chunks[:-1])
+    assert chunks[-2].choices[0].finish_reason == "stop"
+    assert all(c.usage is None and c.choices for c in plain), "no usage chunk unless asked"
+
+
+@pytest.mark.parametrize(
+    ("param", "extra"),
+    [
+        ("n", {"n": 2}),
+        (
+            "tools",
+            {
+                "tools": [
+                    {
+                        "type": "function",
+                        "function": {"name": "get_weather", "parameters": {"type": "object"}},
+                    }
+                ]
+            },
+        ),
+        ("response_format", {"response_format": {"type": "json_object"}}),
+        (
+            "response_format",
+            {"response_format": {"type": "json_schema", "json_schema": {"name": "x"}}},
+        ),
+        ("logprobs", {"logprobs": True}),
+    ],
+)
+def test_unsupported_parameters_are_refused_in_openais_shape(
+    keyed: tuple[Server, str], param: str, extra: dict[str, Any]
+) -> None:
+    server, key = keyed
+    with server.client(headers=bearer(key)) as hansa:
+        before = len(hansa.get("/api/conversations").json())
+    with pytest.raises(openai.BadRequestError) as refused:
+        _openai(keyed).chat.completions.create(
+            model="chief",
+            messages=[{"role": "user", "content": "Hi"}],
+            **extra,
+        )
+    with server.client(headers=bearer(key)) as hansa:
+        after = len(hansa.get("/api/conversations").json())
+
+    assert refused.value.status_code == 400
+    assert refused.value.param == param and refused.value.type == "invalid_request_error"
+    assert refused.value.code == "unsupported_parameter"
+    assert after == before, "nothing was posted"
+
+
+def test_the_defaults_of_those_parameters_are_accepted(keyed: tuple[Server, str]) -> None:
+    answer = _openai(keyed).chat.completions.create(
+        model="chief",
+        messages=[{"role": "user", "content": "Hello"}],
+        n=1,
+        response_format={"type": "text"},
+        tool_choice="none",
+        temperature=0.2,
+    )
+
+    assert len(answer.choices) == 1 and answer.choices[0].message.content
+
+
+def test_a_model_is_retrieved_by_its_agents_id(keyed: tuple[Server, str]) -> None:
+    client = _openai(keyed)
+    chief = client.models.retrieve("chief")
+    with pytest.raises(openai.NotFoundError) as missing:
+        client.models.retrieve("gpt-4o")
+
+    assert chief.id == "chief" and chief.object == "model" and chief.owned_by == "hansa"
+    assert "'gpt-4o' is not an agent" in str(missing.value)

@@ -155,3 +155,20 @@ def usage_of(
         by_run=[usage.RunUsage.model_validate(r) for r in by_run],
         by_model=[usage.ModelUsage.model_validate(r) for r in by_model],
     )
+
+
+@functools.cache
+def _turn_totals_query() -> sa.Select[Any]:
+    return sa.select(*_sums()).where(
+        _calls.c.tenant_id == _B("p_tenant"),
+        _calls.c.conversation_id == _B("p_conversation"),  # its index finds the turn's few
+        _calls.c.turn_id == _B("p_turn"),
+    )
+
+
+def turn_totals(
+    conn: Connection, tenant_id: str, conversation_id: str, turn_id: str
+) -> usage.UsageTotals:
+    """The model calls of one turn summed (the OpenAI-compatible chat's ``usage``)."""
+    params = {"p_tenant": tenant_id, "p_conversation": conversation_id, "p_turn": turn_id}
+    return usage.UsageTotals.model_validate(direct.rows(conn, _turn_totals_query(), params)[0])

@@ -26,17 +26,26 @@ import hashlib
 import json
 import time
 from collections.abc import AsyncGenerator
-from typing import Any, Literal
+from typing import Any
 
 from fastapi import APIRouter, Header
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
 
 from hansa import errors
 from hansa.api import sse
 from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.errors import error_body
 from hansa.api.models.base import answers
+from hansa.api.models.openai import (
+    AssistantMessageOut,
+    ChatCompletion,
+    ChatCompletionRequest,
+    ChoiceOut,
+    CompletionUsage,
+    ModelList,
+    ModelOut,
+    OpenAIMessageIn,
+)
 from hansa.domain import event
 from hansa.domain.message import Author, Kind
 from hansa.engine.runtime.services import Services
@@ -47,48 +56,6 @@ from hansa.store.threads import OPENAI_HISTORY
 router = APIRouter(prefix="/v1", tags=["openai"])
 CONVERSATION_HEADER = "X-Hansa-Conversation-Id"
 _TALK = frozenset({"user", "assistant"})
-MAX_MESSAGES = 1_000
-"""The most messages a request may carry (only the last user message is posted)."""
-
-
-class OpenAIMessageIn(BaseModel):
-    """One message of the request's history (text, or text parts)."""
-
-    model_config = ConfigDict(extra="allow")
-    role: Literal["system", "developer", "user", "assistant", "tool"]
-    content: str | list[dict[str, Any]] | None = None
-
-
-class StreamOptions(BaseModel):
-    """``stream_options``: whether the stream ends with a chunk carrying ``usage``."""
-
-    model_config = ConfigDict(extra="allow")
-    include_usage: bool = False
-
-
-class ChatCompletionRequest(BaseModel):
-    """The OpenAI chat request. Sampling settings (``temperature``, ``max_tokens``…) are
-    accepted and left to the agent's own model settings; what would change the answer's
-    shape (``UNSUPPORTED``) is refused."""
-
-    model_config = ConfigDict(extra="allow")
-    model: str = Field(min_length=1, max_length=100, description="An agent's id, e.g. chief.")
-    messages: list[OpenAIMessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
-    stream: bool = False
-    stream_options: StreamOptions | None = None
-    conversation_id: str | None = Field(default=None, max_length=100)
-    n: int | None = Field(default=None, description="Only 1: a turn has one answer.")
-    tools: list[dict[str, Any]] | None = Field(
-        default=None, description="Not supported: the agent's own tools run inside its turn."
-    )
-    tool_choice: str | dict[str, Any] | None = None
-    functions: list[dict[str, Any]] | None = None
-    function_call: str | dict[str, Any] | None = None
-    response_format: dict[str, Any] | None = Field(
-        default=None, description='Only {"type": "text"}.'
-    )
-    logprobs: bool | None = None
-
 
 UNSUPPORTED: dict[str, str] = {
     "n": "a turn has one answer: n must be 1",
@@ -121,52 +88,6 @@ def _refused(param: str) -> JSONResponse:
     body = error_body("unsupported_parameter", UNSUPPORTED[param], {"field": param})
     body["error"] |= {"type": "invalid_request_error", "param": param}
     return JSONResponse(body, status_code=400)
-
-
-class ModelOut(BaseModel):
-    """An agent, as the OpenAI model list shows it."""
-
-    id: str
-    object: Literal["model"] = "model"
-    created: int
-    owned_by: str
-
-
-class ModelList(BaseModel):
-    """``GET /v1/models``."""
-
-    object: Literal["list"] = "list"
-    data: list[ModelOut]
-
-
-class AssistantMessageOut(BaseModel):
-    role: Literal["assistant"] = "assistant"
-    content: str
-
-
-class ChoiceOut(BaseModel):
-    index: int
-    message: AssistantMessageOut
-    finish_reason: Literal["stop"]
-
-
-class CompletionUsage(BaseModel):
-    """The tokens of the turn's model calls (routing, planning, answers, the quality gate)."""
-
-    prompt_tokens: int
-    completion_tokens: int
-    total_tokens: int
-
-
-class ChatCompletion(BaseModel):
-    """A completed turn, as an OpenAI chat completion (``id`` is ``chatcmpl-<turn id>``)."""
-
-    id: str
-    object: Literal["chat.completion"] = "chat.completion"
-    created: int
-    model: str
-    choices: list[ChoiceOut]
-    usage: CompletionUsage
 
 
 @router.get("/models")
