@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -45,26 +46,22 @@ _READ_RUN_AFTER = (
     .order_by(_events.c.seq)
     .limit(_B("p_limit"))
 )
-_TOOLS_OF_TURN = (
-    sa.select(_events)
-    .where(
-        _events.c.conversation_id == _B("p_conversation"),
-        _events.c.tenant_id == _B("p_tenant"),
-        _events.c.turn_id == _B("p_turn"),
-        direct.one_of(_events.c.type, ("tool_call", "tool_result")),
+
+
+@functools.cache
+def _of_turn(types: tuple[str, ...]) -> sa.Select[Any]:
+    # one statement per set of types: fixed equalities, not an IN list
+    return (
+        sa.select(_events)
+        .where(
+            _events.c.conversation_id == _B("p_conversation"),
+            _events.c.tenant_id == _B("p_tenant"),
+            _events.c.turn_id == _B("p_turn"),
+            direct.one_of(_events.c.type, types),
+        )
+        .order_by(_events.c.seq)
     )
-    .order_by(_events.c.seq)
-)
-_RUN_MOVES_OF_TURN = (
-    sa.select(_events)
-    .where(
-        _events.c.conversation_id == _B("p_conversation"),
-        _events.c.tenant_id == _B("p_tenant"),
-        _events.c.turn_id == _B("p_turn"),
-        direct.one_of(_events.c.type, ("run_created", "plan", "run_status")),
-    )
-    .order_by(_events.c.seq)
-)
+
 
 WHOLE_LOG = 100_000
 """Events ``all_of`` returns at most."""
@@ -160,12 +157,19 @@ def read_after(
     return [_event(row) for row in rows]
 
 
+def of_turn(
+    conn: Connection, tenant_id: str, conversation_id: str, turn_id: str, types: tuple[str, ...]
+) -> list[event.Event]:
+    """The events of one turn of these ``types``, in order."""
+    params = {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_turn": turn_id}
+    return [_event(row) for row in direct.rows(conn, _of_turn(types), params)]
+
+
 def tools_of_turn(
     conn: Connection, tenant_id: str, conversation_id: str, turn_id: str
 ) -> list[event.Event]:
     """The ``tool_call`` and ``tool_result`` events of one turn, in order."""
-    params = {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_turn": turn_id}
-    return [_event(row) for row in direct.rows(conn, _TOOLS_OF_TURN, params)]
+    return of_turn(conn, tenant_id, conversation_id, turn_id, ("tool_call", "tool_result"))
 
 
 @growing
@@ -173,8 +177,8 @@ def run_moves_of_turn(
     conn: Connection, tenant_id: str, conversation_id: str, turn_id: str
 ) -> list[event.Event]:
     """The ``run_created``, ``plan`` and ``run_status`` events one turn wrote, in order."""
-    params = {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_turn": turn_id}
-    return [_event(row) for row in direct.rows(conn, _RUN_MOVES_OF_TURN, params)]
+    moves = ("run_created", "plan", "run_status")
+    return of_turn(conn, tenant_id, conversation_id, turn_id, moves)
 
 
 @growing

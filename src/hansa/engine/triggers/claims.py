@@ -25,7 +25,7 @@ from hansa.domain.rules import Firing
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.engine.triggers.actions import Scene
-from hansa.store import conversations, events
+from hansa.store import conversations, events, turns
 
 WINDOW_KEY = "claimWindow"
 
@@ -172,6 +172,37 @@ def resolve(
         agent_id=agent_id,
     )
     return Resolved(winner, winner.justification.trigger_rule)
+
+
+class Deferred(errors.Conflict):
+    """The agent deferred on this message: the one it deferred to answers it."""
+
+    code = "deferred"
+
+
+_DEFERS = ("assistant.intent.defer",)
+
+
+def refuse_if_deferred(conn: Any, tenant_id: str, conversation_id: str, agent_id: str) -> None:
+    """409 ``deferred`` when ``agent_id`` deferred on the conversation's latest message
+    (its latest turn): turn-taking binds, only the winner answers it (seed 001: no "nosy"
+    assistant). A newer message frees it again."""
+    latest = turns.of_conversation(conn, tenant_id, conversation_id, limit=1)
+    if not latest:
+        return
+    turn_id = latest[0].id
+    for ev in events.of_turn(conn, tenant_id, conversation_id, turn_id, _DEFERS):
+        data = ev.payload
+        if isinstance(data, event.DeferData) and data.assistant_key == agent_id:
+            raise Deferred(
+                f"{agent_id} deferred to {data.deferred_to} on this message: "
+                f"{data.deferred_to} answers it",
+                details={
+                    "turnId": turn_id,
+                    "deferredTo": data.deferred_to,
+                    "reason": data.justification.reason,
+                },
+            )
 
 
 class ClaimWindowClosed(errors.Conflict):

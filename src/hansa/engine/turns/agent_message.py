@@ -1,7 +1,8 @@
 """A registered agent speaks in a conversation with its own token (seed 001).
 
 Its message is the agent's, never the user's: an assistant message under its agent id,
-with no turn (nothing answers it; Hans keeps routing what the user says).
+with no turn (nothing answers it; Hans keeps routing what the user says). An agent that
+deferred on the latest message may not answer it (409 ``deferred``, ``claims.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from hansa import errors
 from hansa.domain import conversation, message
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
+from hansa.engine.triggers import claims
 from hansa.store import conversations
 
 
@@ -50,6 +52,7 @@ async def post_as_agent(
         convo = conversations.get(conn, tenant_id, conversation_id)
         if convo.state is conversation.State.ARCHIVED:
             raise errors.Conflict("this conversation is archived")
+        claims.refuse_if_deferred(conn, tenant_id, conversation_id, agent_id)
 
     batch.then(check)
     stored = await Recorder(services, tenant_id, conversation_id).write(batch)

@@ -13,6 +13,7 @@ from typing import Any
 
 from hansa.domain import event
 from hansa.engine import runs
+from hansa.engine.triggers import explain
 from hansa.tasks.registry import TaskRegistry
 
 _SKIPPED = ("text_delta", "context_usage", "session", "agent_state")
@@ -156,6 +157,16 @@ def _describe(
         case event.SummaryUpdatedData(version=version, summarized_messages=count):
             what = f"{count} earlier message{'s' if count != 1 else ''}"
             return agent, "summary", f"The conversation summary (v{version}) now covers {what}"
+        case event.RuleEvaluatedData():
+            return "supervisor", "rule_evaluated", explain.rule_evaluated(p)
+        case event.ClaimData(assistant_key=key):
+            return key, p.type, explain.claimed(names, p)
+        case event.DeferData(assistant_key=key):
+            return key, p.type, explain.deferred(names, p)
+        case event.ObserveData():
+            return "supervisor", p.type, explain.observed(names, p)
+        case event.RespondData(assistant_key=key):
+            return key, p.type, explain.responded(names, p)
         case event.ErrorData(message=message):
             return "system", "error", message
         case event.DoneData(status=status):
