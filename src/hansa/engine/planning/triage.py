@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from hansa.domain.routing import RoutingRule
-from hansa.engine.planning.playbooks import Playbook, find
+from hansa.engine.planning import deliverables
+from hansa.engine.planning.deliverables import Deliverable
+from hansa.engine.planning.playbooks import Playbook, builtin, find
+from hansa.engine.planning.targets import Target, target
 from hansa.engine.routing import DEFAULT_RULES
 
 _CHANGE = re.compile(
@@ -94,6 +97,17 @@ class Triage:
     undo: bool = False
     """A request to undo a run ("undo that", "roll back the last run"): Hans answers it
     himself with the run's undo, asked first as on the run card."""
+    target: Target | None = None
+    """The existing page, product, menu or form the request changes (``targets``): the
+    plan is an update of it, once it is found by name in the project (``updates``)."""
+    deliverables: tuple[Deliverable, ...] = ()
+    """The deliverables a request names for several agents (``deliverables``): the plan
+    has a step per deliverable on its agent."""
+    given: Mapping[str, str | None] = field(default_factory=dict)
+    """Requirement values known before the request's words are read (the page the
+    look-up found, under its own name); None keeps a requirement open (a page not found)."""
+    notes: tuple[str, ...] = ()
+    """What Hans says first when he plans it (a name he could not find, or took loosely)."""
 
 
 def triage(text: str, rules: Sequence[RoutingRule] = DEFAULT_RULES) -> Triage:
@@ -111,7 +125,15 @@ def triage(text: str, rules: Sequence[RoutingRule] = DEFAULT_RULES) -> Triage:
         return Triage(False, "simple answer: a question, no change is asked for")
     if _WORKSPACE_OBJECT.search(text):
         return _workspace(text)
+    changed = target(text)
+    if changed is not None:
+        return _update(text, changed)
     playbook = find(text)
+    parts = deliverables.find(text, rules)
+    if parts and not _covers(playbook, parts):
+        agents = len({d.agent_id for d in parts})
+        reason = f"planning run: it asks for {len(parts)} deliverables, {agents} agents take part"
+        return Triage(True, reason, deliverables=parts)
     if playbook is not None:
         owners = {step.owner for step in playbook.steps()}
         steps = len(playbook.steps())
@@ -130,6 +152,35 @@ def triage(text: str, rules: Sequence[RoutingRule] = DEFAULT_RULES) -> Triage:
     if criteria:
         return Triage(True, "planning run: " + ", ".join(criteria))
     return _workspace(text)
+
+
+UPDATES = {"page": "update_content"}
+"""The playbook that changes an existing thing of each kind: a page's content; a page
+something is added to: ``add_to_page``; a product, menu or form, which Hansa has no step
+to edit: ``change_on_site``, a ticket for the team."""
+
+
+def _update(text: str, changed: Target) -> Triage:
+    """A change of an existing thing: the playbook that updates it."""
+    name = (
+        "add_to_page"
+        if changed.kind == "page" and changed.adds
+        else UPDATES.get(changed.kind, "change_on_site")
+    )
+    playbook = next(p for p in builtin() if p.id == name)
+    criteria = [f"it changes the existing {changed.kind} “{changed.name}”"]
+    owners = {step.owner for step in playbook.steps()}
+    if len(owners) > 1:
+        criteria.append(f"{len(owners)} agents take part")
+    return Triage(True, "planning run: " + ", ".join(criteria), playbook, target=changed)
+
+
+def _covers(playbook: Playbook | None, parts: Sequence[Deliverable]) -> bool:
+    """Whether ``playbook``'s steps are on every agent the deliverables name (then the
+    playbook plans the request: "a new Services page with SEO copy and visuals")."""
+    if playbook is None:
+        return False
+    return {d.agent_id for d in parts} <= {step.owner for step in playbook.steps()}
 
 
 def asks_undo(text: str) -> bool:

@@ -3,7 +3,8 @@
 The public face is the names below: ``service`` (create, approve, confirm, cancel, pause,
 resume, preempt, read), ``undo`` (undo a step, roll a run back), ``tools`` (the one tool
 loop of a turn or a session's step), ``one_shot`` (execute one task), the drafts a plan or
-a schedule becomes, the connectors' policy and config check, and a step's story line.
+a schedule becomes, the connectors' policy and config check, a step's story line, and
+the look-up of a project's page or product by name (``lookup``).
 Every other package, the API and the command line use only these names (an import-linter
 contract in ``pyproject.toml``); only the composition root (``engine/running.py``) reaches
 the run job and the summary job. The scheduler, the run job and task invocation are this
@@ -13,6 +14,7 @@ package's own.
 from hansa.engine.runs.change import RunChange
 from hansa.engine.runs.connectors import check_config, outbound_policy, secret_box, trusted_targets
 from hansa.engine.runs.drafts import TaskDraft, default_summary, drafts_from_plan
+from hansa.engine.runs.lookup import Found, find_named
 from hansa.engine.runs.one_shot import details, execute
 from hansa.engine.runs.service import (
     NewRun,
@@ -46,6 +48,7 @@ from hansa.engine.runs.tools import (
 from hansa.engine.runs.undo import NotUndoable, UndoFailed, rollback, undo_task, undoable
 
 __all__ = [
+    "Found",
     "NewRun",
     "NotUndoable",
     "RunChange",
@@ -68,6 +71,7 @@ __all__ = [
     "details",
     "drafts_from_plan",
     "execute",
+    "find_named",
     "get_task",
     "hold_for_confirmation",
     "on_run",

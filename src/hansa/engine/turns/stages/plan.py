@@ -14,9 +14,9 @@ from typing import assert_never
 
 from hansa import errors
 from hansa.domain import message
-from hansa.domain.plan import PlanningState
+from hansa.domain.plan import Plan, PlanningState
 from hansa.engine import runs
-from hansa.engine.planning import protocol, undoing
+from hansa.engine.planning import deliverables, protocol, undoing, updates
 from hansa.engine.planning.llm_planner import draft_plan
 from hansa.engine.planning.request import (
     Adjusted,
@@ -104,13 +104,31 @@ async def _decide(
         return NotAPlan(), decision
     if decision.undo:
         return await undoing.offer(req), decision
+    if decision.target is not None:  # a change of a thing the project has: found first
+        return await updates.start(req, decision), decision
     if decision.playbook is not None:
         return await protocol.start(req, decision), decision
-    drafted = await draft_plan(req)
+    drafted = _parts(req, decision) or await draft_plan(req)
     if drafted is None:  # a change nobody may simply answer about: Hans asks what it is
         return protocol.ask_kind(req, decision), decision
     plan_state = PlanningState(plan=drafted, intent=drafted.intent)
     return await protocol.go(req, None, plan_state), decision
+
+
+def _parts(req: PlanningRequest, decision: Triage) -> Plan | None:
+    """The plan with a step per deliverable the request names, on its agent; None if it
+    names none (or fewer than two agents can take theirs)."""
+    if not decision.deliverables:
+        return None
+    project = req.project
+    return deliverables.plan(
+        decision.deliverables,
+        req.text,
+        req.services.agents.built_ins,
+        req.services.registry,
+        project.project_name or "your project",
+        project.project_id,
+    )
 
 
 def _take_on(ctx: TurnContext, cadence: Cadence) -> None:
