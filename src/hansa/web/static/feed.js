@@ -6,6 +6,7 @@
 import { avatar, clock, h } from "./dom.js";
 import { firstSentence, renderMarkdown } from "./markdown.js";
 import { ThinkingList } from "./thinking.js";
+import { explain, TURN_TAKING } from "./turn-taking.js";
 
 // Answers longer than this are collapsed to their first sentence and an expand control.
 const LONG_CHARS = 1200;
@@ -188,6 +189,7 @@ export class Feed {
       case "handoff_status":
         return this.handoffStatus(ev, d);
       default:
+        if (TURN_TAKING.has(ev.type)) return this.turnTaking(ev);
         return this.runs?.apply(ev);
     }
   }
@@ -240,6 +242,12 @@ export class Feed {
       cancelled: "The handoff was cancelled",
     }[d.status];
     if (text) this.chip(null, text, "status", ev.createdAt);
+  }
+
+  /** Who claimed, deferred, watched or answers, and why a rule fired: the turn's thinking. */
+  turnTaking(ev) {
+    const name = (id) => this.agents.get(id)?.displayName || id;
+    return this.thought(ev, `turn-taking:${ev.seq}`, explain(ev, name), null);
   }
 
   chip(messageId, text, kind, createdAt) {
