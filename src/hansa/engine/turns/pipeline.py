@@ -124,7 +124,7 @@ class TurnContext:
         """How the planner sorts the user's message: plan it or not, and why (computed
         once a turn: routing and planning both ask)."""
         if self.triaged is None:
-            self.triaged = triage(self.user_text)
+            self.triaged = triage(self.user_text, self.services.router.rules)
         return self.triaged
 
     def toolbox(self) -> Toolbox:
