@@ -184,6 +184,8 @@ class Settings(BaseSettings):
     """The shortest time a schedule's cron may leave between two firings (422 otherwise)."""
     max_webhooks_per_tenant: int = Field(default=20, ge=0, le=10_000)
     """Completion webhooks one tenant may have; one more is refused (422)."""
+    max_services_per_tenant: int = Field(default=50, ge=0, le=10_000)
+    """Named outbound services (``/api/services``) one tenant may have; one more is 422."""
     webhook_max_attempts: int = Field(default=5, ge=1, le=20)
     """Attempts to deliver one event to a webhook before its delivery fails for good."""
     webhook_backoff_seconds: float = Field(default=10.0, gt=0, le=3600)

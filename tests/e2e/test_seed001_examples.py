@@ -119,12 +119,21 @@ def server(tmp_path_factory: pytest.TempPathFactory, stand: Stand) -> Iterator[S
         yield s
 
 
-@pytest.fixture(scope="module")
-def project(server: Server, stand: Stand) -> str:
-    """A project whose config gives the seed's ``logging`` service an address."""
-    config = {"services": {"logging": {"baseUrl": f"http://127.0.0.1:{stand.port}"}}}
+@pytest.fixture(scope="module", autouse=True)
+def logging_service(server: Server, stand: Stand) -> None:
+    """The seed's ``logging`` service, the tenant's (``/api/services``): no method is
+    unattended, so its POST waits for the user's consent."""
+    service = {"name": "logging", "baseUrl": f"http://127.0.0.1:{stand.port}"}
     with server.client() as c:
-        made = c.post("/api/projects", json={"name": "Symbia", "config": config})
+        named = c.post("/api/services", json=service)
+    assert named.status_code == 201, named.text
+
+
+@pytest.fixture(scope="module")
+def project(server: Server) -> str:
+    """A project for the seed's rules."""
+    with server.client() as c:
+        made = c.post("/api/projects", json={"name": "Symbia"})
     assert made.status_code == 201, made.text
     return str(made.json()["id"])
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import difflib
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
@@ -36,6 +36,7 @@ from hansa.domain.node_configs import (
     NODE_CONFIGS,
     RESERVED_IDS,
     TYPE_NAMES,
+    ServiceCall,
     canonical,
 )
 
@@ -127,6 +128,8 @@ class Code(StrEnum):
     CYCLE = "cycle"
     NO_ROOT = "no_root"
     UNREACHABLE = "unreachable"
+    UNKNOWN_SERVICE = "unknown_service"
+    """A ``service.call`` names a service the tenant has not configured (``/api/services``)."""
     TOO_MANY_PROBLEMS = "too_many_problems"
 
 
@@ -145,14 +148,23 @@ class Problem(Wire):
     """A cycle's nodes."""
 
 
-def problems(body: Any, known_task_types: Iterable[str], max_nodes: int) -> list[Problem]:
+def problems(
+    body: Any,
+    known_task_types: Iterable[str],
+    max_nodes: int,
+    services: Collection[str] | None = None,
+) -> list[Problem]:
     """Everything wrong with ``body`` (a ``POST /api/graphs`` body), in the order of the body,
-    then the graph's shape: cycles, roots, unreachable nodes. Empty: it may be saved."""
-    return _checked(body, known_task_types, max_nodes)[0]
+    then the graph's shape: cycles, roots, unreachable nodes. Empty: it may be saved.
+    ``services``: the tenant's service names a ``service.call`` may name (None: unchecked)."""
+    return _checked(body, known_task_types, max_nodes, services)[0]
 
 
 def _checked(
-    body: Any, known_task_types: Iterable[str], max_nodes: int
+    body: Any,
+    known_task_types: Iterable[str],
+    max_nodes: int,
+    services: Collection[str] | None = None,
 ) -> tuple[list[Problem], action_lists.Compiled]:
     if not isinstance(body, Mapping):
         message = "a graph is a JSON object"
@@ -169,7 +181,7 @@ def _checked(
         message = f"a graph has at most {max_nodes} nodes; this one has {size}"
         found.append(Problem(code=Code.TOO_MANY_NODES, message=message, field="components"))
     known = {*NODE_CONFIGS, *known_task_types}
-    nodes = _components(compiled.components, compiled.paths, known, found)
+    nodes = _components(compiled.components, compiled.paths, known, found, services)
     links = _edges(compiled.edges, nodes, found)
     _shape(list(nodes), links, found)
     if len(found) > MAX_PROBLEMS:
@@ -179,10 +191,15 @@ def _checked(
     return found, compiled
 
 
-def parse(body: Any, known_task_types: Iterable[str], max_nodes: int) -> GraphSpec:
+def parse(
+    body: Any,
+    known_task_types: Iterable[str],
+    max_nodes: int,
+    services: Collection[str] | None = None,
+) -> GraphSpec:
     """The graph ``body`` describes, in the flat, canonical form, or ``errors.InvalidGraph``
     listing all its problems."""
-    found, compiled = _checked(body, known_task_types, max_nodes)
+    found, compiled = _checked(body, known_task_types, max_nodes, services)
     if found:
         raise errors.InvalidGraph(
             [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in found]
@@ -224,7 +241,11 @@ def _invalid(exc: ValidationError, prefix: str, code: Code, **where: Any) -> lis
 
 
 def _components(
-    raw: list[Any], paths: list[str], known: set[str], found: list[Problem]
+    raw: list[Any],
+    paths: list[str],
+    known: set[str],
+    found: list[Problem],
+    services: Collection[str] | None = None,
 ) -> dict[str, str]:
     """The nodes by id (the first of a duplicated id), with their types."""
     nodes: dict[str, str] = {}
@@ -264,9 +285,11 @@ def _components(
             found.append(_field(f"{where}.config.{FACTS}", message, node=node))
         elif kind in NODE_CONFIGS:
             try:
-                NODE_CONFIGS[kind].model_validate(component.config)
+                config = NODE_CONFIGS[kind].model_validate(component.config)
             except ValidationError as exc:
                 found.extend(_invalid(exc, f"{where}.config", Code.BAD_CONFIG, node=node))
+            else:
+                found.extend(_unknown_service(config, services, node, f"{where}.config.service"))
         for path in _credentials(component.config, f"{where}.config"):
             message = (
                 f"{path} holds a credential: whoever may read the graph would see it; "
@@ -274,6 +297,17 @@ def _components(
             )
             found.append(Problem(code=Code.BAD_CONFIG, message=message, node=node, field=path))
     return nodes
+
+
+def _unknown_service(
+    config: Any, services: Collection[str] | None, node: str, path: str
+) -> list[Problem]:
+    named = config.service if isinstance(config, ServiceCall) else None
+    if services is None or named is None or named in services:
+        return []
+    have = f"; the tenant has {', '.join(sorted(services))}" if services else ""
+    message = f"{path}: no service called {named!r} is configured (POST /api/services){have}"
+    return [Problem(code=Code.UNKNOWN_SERVICE, message=message, node=node, field=path)]
 
 
 def _credentials(value: Any, path: str) -> Iterator[str]:

@@ -102,7 +102,7 @@ class LlmInvoke(_Config):
 
 class ServiceCall(_Config):
     """``service.call``: an outbound HTTP request to a ``url``, or to ``path`` on a named
-    ``service`` (its ``baseUrl`` in the project's config ``services`` section)."""
+    ``service`` (the tenant's, ``/api/services``: its base URL and headers)."""
 
     url: str | None = Field(default=None, min_length=1, max_length=2048)
     service: _Key | None = None

@@ -8,6 +8,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -17,6 +19,7 @@ from pydantic import BaseModel, ValidationError
 from hansa import errors
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
+from hansa.domain.service import Service
 from hansa.engine import templates
 from hansa.tasks.base import ANY_AGENT, Judging, TaskType
 from hansa.tasks.registry import TaskRegistry
@@ -124,11 +127,13 @@ def judge(
     *,
     resolved: bool = True,
     trusted: frozenset[tuple[str, int]] = frozenset(),
+    service: Callable[[str], Service | None] | None = None,
 ) -> Verdict:
     """Scope, clarity and reversibility of one task; ``resolved`` False allows step refs.
 
     ``trusted`` names the outbound targets the operator vetted (``HANSA_OUTBOUND_ALLOW``):
-    a step that may send to any other is irreversible.
+    a step that may send to any other is irreversible. ``service`` finds the tenant's
+    named services: a call to one is unattended where the service allows its method.
     """
     task_type = registry.get(task_type_name)
     refusal = scope_refusal(task_type, agent, project)
@@ -146,6 +151,8 @@ def judge(
             else:
                 invalid.append(f"{where}: {problem['msg']}")
     judging = Judging(parameters, trusted, project.config)
+    if service is not None:
+        judging = dataclasses.replace(judging, service=service)
     if params is not None and task_type.problems is not None:
         invalid.extend(task_type.problems(params, judging))
     reversible = (

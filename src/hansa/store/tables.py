@@ -540,7 +540,7 @@ services = sa.Table(
     _tenant(),
     sa.Column("name", sa.String(64), nullable=False),
     sa.Column("base_url", sa.Text, nullable=False),
-    sa.Column("headers", Json, nullable=False),  # {"headers": {…}}, sealed like other secrets
+    sa.Column("headers", Json, nullable=False),  # {name: value}, secrets sealed as other secrets
     sa.Column("unattended_methods", Json, nullable=False),  # ["GET", …]: no person asked
     _created(),
     sa.Column("updated_at", UtcDateTime(), nullable=False),

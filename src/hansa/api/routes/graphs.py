@@ -26,6 +26,7 @@ from hansa.domain.principal import Principal
 from hansa.engine.graphs import start
 from hansa.engine.runtime.services import Services
 from hansa.store import graphs as graph_rows
+from hansa.store import services as service_rows
 
 router = APIRouter(prefix="/api/graphs", tags=["graphs"])
 
@@ -93,9 +94,10 @@ GraphBody = Annotated[
 _VERSION = Annotated[int | None, Query(ge=1, le=2**31 - 1)]
 
 
-def _checked(services: Services, body: dict[str, Any]) -> graph.GraphSpec:
+async def _checked(services: Services, tenant: str, body: dict[str, Any]) -> graph.GraphSpec:
     task_types = (t.name for t in services.registry.all())
-    return graph.parse(body, task_types, services.settings.max_tasks_per_run)
+    named = await services.db.read(lambda conn: service_rows.names(conn, tenant))
+    return graph.parse(body, task_types, services.settings.max_tasks_per_run, named)
 
 
 def _author(principal: Principal) -> str:
@@ -105,7 +107,7 @@ def _author(principal: Principal) -> str:
 @router.post("", status_code=201)
 async def create_graph(body: GraphBody, services: ServicesDep, principal: PrincipalDep) -> Graph:
     """Save a new graph as its version 1; 422 ``invalid_graph`` lists every problem."""
-    spec = _checked(services, body)
+    spec = await _checked(services, principal.tenant_id, body)
     made = graph.Graph(
         name=spec.name,
         components=spec.components,
@@ -132,7 +134,7 @@ async def add_version(
     tenant = principal.tenant_id
     # an unknown (or another tenant's) graph is 404 whatever the body holds
     await services.db.read(lambda conn: graph_rows.get(conn, tenant, graph_id))
-    spec = _checked(services, body)
+    spec = await _checked(services, tenant, body)
     now, by = services.clock(), _author(principal)
     added = await services.db.write(
         lambda conn: graph_rows.add_version(conn, tenant, graph_id, spec, now, by)

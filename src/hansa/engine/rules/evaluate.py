@@ -90,12 +90,14 @@ def check(
     words_cap: WordsCap | None = None,
     *,
     conditions: bool = True,
+    services: Collection[str] | None = None,
 ) -> None:
     """Refuse (422, saying what is wrong) a rule whose actions or values cannot work: an
     unknown action type, an agent that is not there, a node's parameters its node type
     refuses, a template naming what the chain will not have, and (unless ``conditions`` is
     false: checked before, by :func:`check_conditions`) a condition's value. What a node
-    binds and names is its task type's to say (``registry``)."""
+    binds and names is its task type's to say (``registry``). ``services``: the tenant's
+    service names a ``service.call`` may name (None: unchecked)."""
     task_types = {t.name for t in registry.all()}
     known = {*ENGINE_ACTIONS, *NODE_CONFIGS, *task_types}
     for action in spec.actions:
@@ -107,7 +109,7 @@ def check(
         _check_params(action, agent_ids)
     nodes = [(i, a) for i, a in enumerate(spec.actions) if a.type not in ENGINE_ACTIONS]
     if nodes:
-        _check_chain(spec.trigger, nodes, registry)
+        _check_chain(spec.trigger, nodes, registry, services)
     if conditions:
         check_conditions(spec.conditions, words_cap)
 
@@ -146,7 +148,12 @@ def _check_params(action: Action, agent_ids: set[str]) -> None:
         raise bad("version must be a whole number from 1")
 
 
-def _check_chain(trigger: Trigger, nodes: list[tuple[int, Action]], registry: TaskRegistry) -> None:
+def _check_chain(
+    trigger: Trigger,
+    nodes: list[tuple[int, Action]],
+    registry: TaskRegistry,
+    services: Collection[str] | None = None,
+) -> None:
     """The rule's chain checked as the graph it runs as (``domain/graph.py``): every problem
     of its nodes, then every template reference, in order, against what the chain will
     hold when that node starts."""
@@ -157,7 +164,7 @@ def _check_chain(trigger: Trigger, nodes: list[tuple[int, Action]], registry: Ta
         _refuse(_in_rule(path, nodes), message)
     body = {"name": "rule", "components": compiled.components, "edges": compiled.edges}
     task_types = [t.name for t in registry.all()]
-    for problem in graph.problems(body, task_types, action_lists.MAX_ACTIONS):
+    for problem in graph.problems(body, task_types, action_lists.MAX_ACTIONS, services):
         path = problem.field or ""
         for i, origin in reversed(list(enumerate(where))):
             path = path.replace(f"components[{i}].config", f"{origin}.params")

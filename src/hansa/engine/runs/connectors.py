@@ -9,9 +9,11 @@ from typing import Any
 
 from hansa import errors
 from hansa.domain.project import ProjectContext
+from hansa.domain.service import Service
 from hansa.engine.runs.store_workspace import StoreWorkspace
 from hansa.engine.runtime.services import Services
 from hansa.store import secrets
+from hansa.store import services as service_rows
 from hansa.tasks.connectors import mcp_config
 from hansa.tasks.connectors.mcp_client import McpServers
 from hansa.tasks.connectors.outbound import OutboundPolicy
@@ -67,7 +69,8 @@ def check_config(config: Mapping[str, Any]) -> None:
 async def connectors_for(
     services: Services, tenant_id: str, project: ProjectContext
 ) -> AsyncIterator[dict[str, Any]]:
-    """``workspace``, ``cms``, ``shop`` and ``outbound`` for one task execution, closed after.
+    """``workspace``, ``cms``, ``shop`` and ``outbound`` for one task execution, closed after;
+    ``services`` finds the tenant's named services (``/api/services``), headers opened.
 
     ``config.wordpress`` ({baseUrl, username, appPassword}) selects the WordPress REST
     connector, ``config.woocommerce`` ({baseUrl, consumerKey, consumerSecret}) the
@@ -82,6 +85,7 @@ async def connectors_for(
     policy = outbound_policy(services)
     config = project.config
     found: dict[str, Any] = {"workspace": workspace, "outbound": policy}
+    found["services"] = functools.partial(_service, services, tenant_id)
     found["conditionBudget"] = services.settings.rule_evaluation_budget_ms / 1000  # seconds
     async with contextlib.AsyncExitStack() as stack:
         box = secrets.box(services.settings.secret_keys())
@@ -100,6 +104,15 @@ async def connectors_for(
         else:
             found["shop"] = WorkspaceShop(workspace, project.project_id, PRODUCTS)
         yield found
+
+
+async def _service(services: Services, tenant_id: str, name: str) -> Service | None:
+    """The tenant's service of that name with its headers opened (``service.call``)."""
+    found = await services.db.read(lambda conn: service_rows.find(conn, tenant_id, name))
+    if found is None:
+        return None
+    opened = secret_box(services).open({"headers": found.headers})["headers"]
+    return found.model_copy(update={"headers": opened})
 
 
 def trusted_targets(services: Services) -> frozenset[tuple[str, int]]:

@@ -16,6 +16,7 @@ from hansa.engine.runtime.services import Services
 from hansa.engine.triggers import jobs
 from hansa.store import conversations, projects
 from hansa.store import rules as rule_rows
+from hansa.store import services as service_rows
 
 EDITABLE = ("name", "priority", "enabled", "conditions", "actions", "stop", "schedule")
 """What ``PATCH /api/rules/{id}`` may change (the trigger and project stay)."""
@@ -24,7 +25,8 @@ EDITABLE = ("name", "priority", "enabled", "conditions", "actions", "stop", "sch
 def _check(services: Services, conn: Any, tenant_id: str, spec: RuleSpec) -> None:
     """Everything but the conditions' values (:func:`_check_conditions`, done before)."""
     agents = {a.id for a in services.agents.all(conn, tenant_id)}
-    check(spec, services.registry, agents, conditions=False)
+    named = service_rows.names(conn, tenant_id)
+    check(spec, services.registry, agents, conditions=False, services=named)
 
 
 async def _check_conditions(services: Services, spec: RuleSpec) -> None:

@@ -17,8 +17,8 @@ it is said here, on its task type (``settle``, ``hold``, ``flow``, ``answers``, 
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
-from typing import Any
 
 import anyio.to_thread
 
@@ -27,6 +27,7 @@ from hansa.domain.conditions import DEFAULT_BUDGET_SECONDS, Evaluator
 from hansa.domain.conversation import State
 from hansa.domain.rules import Operator
 from hansa.domain.secrets import mask_url
+from hansa.domain.service import Service, same_origin
 from hansa.tasks.base import (
     ANY_AGENT,
     Change,
@@ -101,14 +102,21 @@ def decided(p: graph.Condition, budget_seconds: float = DEFAULT_BUDGET_SECONDS) 
 
 
 async def _call(p: graph.ServiceCall, ctx: TaskContext) -> Result:
-    url = p.url or _service_url(p, ctx.project_config)
+    url, headers = p.url, dict(p.headers or {})
+    if url is None:
+        service = await _service(p, ctx)
+        url, headers = service.url(p.path), {**headers, **service.headers}
+        if not same_origin(service.base_url, url):
+            raise TaskFailed(
+                f"the path leads away from service {service.name!r}", code="bad_service_path"
+            )
     policy: outbound.OutboundPolicy = ctx.connector("outbound")
     await ctx.report("create", "service", mask_url(url), "start")
     result = await outbound.call(
         policy,
         url=url,
         method=p.method,
-        headers=p.headers or {},
+        headers=headers,
         body=p.body,
         idempotency_key=ctx.idempotency_key,
     )
@@ -119,22 +127,26 @@ async def _call(p: graph.ServiceCall, ctx: TaskContext) -> Result:
     return found
 
 
-def _service_url(p: graph.ServiceCall, config: dict[str, Any]) -> str:
-    """``path`` on the named service: its ``baseUrl`` in the project config's ``services``."""
-    services = config.get("services")
-    entry = services.get(p.service) if isinstance(services, dict) else None
-    base = entry.get("baseUrl") if isinstance(entry, dict) else None
-    if not isinstance(base, str) or not base.startswith(("http://", "https://")):
+async def _service(p: graph.ServiceCall, ctx: TaskContext) -> Service:
+    """The tenant's service the node names (``/api/services``), its headers opened."""
+    assert p.service is not None
+    find: Callable[[str], Awaitable[Service | None]] = ctx.connector("services")
+    found = await find(p.service)
+    if found is None:
         raise TaskFailed(
-            f"no service called {p.service!r} is configured: give the project's config "
-            f"services.{p.service}.baseUrl, or the node a url",
+            f"no service called {p.service!r} is configured: add it with POST /api/services, "
+            "or give the node a url",
             code="unknown_service",
         )
-    return base.rstrip("/") + (p.path or "")
+    return found
 
 
 def _harmless(p: graph.ServiceCall, judging: Judging) -> bool:
-    # a named service's address is the project's to say, read as the call is made
+    """Made without a person's confirmation: a GET kept inside vetted targets carrying no
+    earlier result, or a call to a named service by a method the service allows so."""
+    if p.service is not None:
+        found = judging.service(p.service)
+        return found is not None and found.unattended(p.method)
     return p.url is not None and harmless(p.method, p.url, judging)
 
 
