@@ -46,6 +46,7 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+	$(BIN)/deptry src
 
 # Test files are spread over two processes (pytest-xdist, a file at a time, so a file's
 # module-scoped server is shared by its tests): most of a test's time is spent waiting on

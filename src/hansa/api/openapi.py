@@ -8,6 +8,11 @@
   (``api/guard.py``, ``api/policy.py``, ``api/limits.py``), 404 where the path holds an id,
   422 where there is input, and 409 and 422 on a POST (``api/idempotency.py``);
 - operations under ``/api/`` need a bearer key (``securitySchemes``);
+- every POST declares its optional ``Idempotency-Key`` header (``api/idempotency.py``), so
+  generated clients can send it;
+- a model whose input and output schemas differ (FastAPI's ``X-Input`` and ``X-Output``,
+  both titled ``X``) gets two distinct names and titles, ``XInput`` and ``XOutput``:
+  generators such as ``openapi-python-client`` name models by title and drop a duplicate;
 - the events of the live streams are schemas of their own (``api/models/events.py``).
 
 The pages load Swagger UI and ReDoc from Hansa itself (the ``fastapi-offline`` package's
@@ -29,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from hansa.api.guard import KEYED, SESSION_PATH
+from hansa.api.idempotency import MAX_KEY_LENGTH
 from hansa.api.models import base, events
 
 ASSETS = "/docs-assets"
@@ -170,6 +176,38 @@ def complete(spec: dict[str, Any]) -> None:
     for path, operations in spec.get("paths", {}).items():
         for method, operation in operations.items():
             _complete_operation(path, method, operation)
+    _distinct_names(spec)
+
+
+_SIDES = ("-Input", "-Output")
+_REF = "#/components/schemas/"
+
+
+def _distinct_names(spec: dict[str, Any]) -> None:
+    """``X-Input`` and ``X-Output`` renamed ``XInput`` and ``XOutput`` (titles too), every
+    reference to them with them."""
+    schemas: dict[str, Any] = spec["components"]["schemas"]
+    renamed = {n: n.replace("-", "") for n in schemas if n.endswith(_SIDES)}
+    if not renamed:
+        return
+    for old, new in renamed.items():
+        if new in schemas:
+            raise RuntimeError(f"two schemas are named {new!r}: rename one")
+        schemas[new] = {**schemas.pop(old), "title": new}
+    refs = {_REF + old: _REF + new for old, new in renamed.items()}
+
+    def rewrite(node: Any) -> None:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref in refs:
+                node["$ref"] = refs[ref]
+            for value in node.values():
+                rewrite(value)
+        elif isinstance(node, list):
+            for value in node:
+                rewrite(value)
+
+    rewrite(spec)
 
 
 def _shape(schema: dict[str, Any]) -> tuple[Any, ...]:
@@ -182,6 +220,22 @@ def _error_schemas() -> tuple[dict[str, Any], dict[str, Any]]:
     body = base.ErrorBody.model_json_schema(ref_template=ref, mode="serialization")
     info = body.pop("$defs")["ErrorInfo"]
     return body, info
+
+
+_IDEMPOTENCY_KEY: dict[str, Any] = {
+    "name": "Idempotency-Key",
+    "in": "header",
+    "required": False,
+    "description": "Sent again with the same body, the request is answered once and the "
+    "answer replayed (for `HANSA_IDEMPOTENCY_TTL_SECONDS`); with another body, 422; while the "
+    "first is being answered, 409.",
+    "schema": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": MAX_KEY_LENGTH,
+        "pattern": "^[!-~]+$",
+    },
+}
 
 
 def _complete_operation(path: str, method: str, operation: dict[str, Any]) -> None:
@@ -197,6 +251,9 @@ def _complete_operation(path: str, method: str, operation: dict[str, Any]) -> No
         statuses.add(422)
     if method == "post":
         statuses |= {409, 422}  # an Idempotency-Key in use, or invalid or reused
+        parameters: list[dict[str, Any]] = operation.setdefault("parameters", [])
+        if not any(p.get("name", "").lower() == "idempotency-key" for p in parameters):
+            parameters.append(_IDEMPOTENCY_KEY)
     responses: dict[str, Any] = operation.setdefault("responses", {})
     for status in sorted(statuses):
         responses.setdefault(str(status), base.error_response(status))
