@@ -40,24 +40,17 @@ _PLACE = re.compile(r"\b(?:to|on|onto|in|into|from|of|at)\s*+$", re.I)
 """What comes right before a thing something is put into or taken from."""
 _LINK = re.compile(r"\b(?:link|links|button|redirect|pointer)\s++(?:to|from)\s*+$", re.I)
 """"a link to the services page": the page is where the link points, not what changes."""
-_CHANGE = re.compile(
-    r"\b(update|change|edit|rewrite|refresh|rework|redo|revise|improve|tweak|fix|rename|"
-    r"reorder|reorganise|reorganize|shorten|extend|expand|restructure|translate|adjust|"
-    r"correct|modify|replace)\s++$",
-    re.I,
+_CHANGES = (
+    r"update|change|edit|rewrite|refresh|rework|redo|revise|improve|tweak|fix|rename|reorder|"
+    r"reorgani[sz]e|shorten|extend|expand|restructure|translate|adjust|correct|modify|replace"
 )
-"""A verb whose object is the thing changed (just before the thing)."""
-_ADD = re.compile(
-    r"\b(add|put|insert|include|append|place|embed|show|display|list|mention|feature|post)\b",
-    re.I,
-)
+"""Verbs whose object is the thing changed."""
+_ADDS = r"add|put|insert|include|append|place|embed|show|display|list|mention|feature|post"
 """Verbs that put something into the thing."""
-_ANY_ACTION = re.compile(
-    rf"{_ADD.pattern}|\b(update|change|edit|rewrite|refresh|rework|redo|revise|improve|tweak|"
-    r"fix|rename|reorder|shorten|extend|expand|restructure|translate|adjust|correct|modify|"
-    r"replace|remove|take|drop|move|swap)\b",
-    re.I,
-)
+_CHANGE = re.compile(rf"\b(?:{_CHANGES})\s++$", re.I)
+"""A changing verb just before the thing: the thing is its object."""
+_ADD = re.compile(rf"\b(?:{_ADDS})\b", re.I)
+_ANY_ACTION = re.compile(rf"\b(?:{_ADDS}|{_CHANGES}|remove|take|drop|move|swap)\b", re.I)
 _READS = re.compile(r"\b(audit|review|check|analy[sz]e|inspect|look at|read)\b", re.I)
 """A request that only reads the thing (an audit) changes nothing in it."""
 _LEAD = re.compile(

@@ -127,7 +127,7 @@ def triage(text: str, rules: Sequence[RoutingRule] = DEFAULT_RULES) -> Triage:
         return _workspace(text)
     changed = target(text)
     if changed is not None:
-        return _update(text, changed)
+        return _update(changed)
     playbook = find(text)
     parts = deliverables.find(text, rules)
     if parts and not _covers(playbook, parts):
@@ -160,7 +160,7 @@ something is added to: ``add_to_page``; a product, menu or form, which Hansa has
 to edit: ``change_on_site``, a ticket for the team."""
 
 
-def _update(text: str, changed: Target) -> Triage:
+def _update(changed: Target) -> Triage:
     """A change of an existing thing: the playbook that updates it."""
     name = (
         "add_to_page"
