@@ -69,6 +69,10 @@ def _thinking(events: list[dict[str, Any]]) -> list[str]:
             ["creativeLead", "growthLead", "deliveryLead"],
         ),
         ("Improve our SEO and redesign the brand visuals", ["growthLead", "creativeLead"]),
+        (
+            "Plan our spring campaign: visuals, SEO copy and a landing page",
+            ["creativeLead", "growthLead", "webEngineer"],
+        ),
     ],
 )
 def test_several_deliverables_become_a_plan_with_a_step_per_deliverable_on_its_agent(
@@ -89,6 +93,16 @@ def test_several_deliverables_become_a_plan_with_a_step_per_deliverable_on_its_a
     assert len(_plan(events)["plan"]["stages"]) == 1, "the deliverables do not wait for each other"
     speakers = {e["agentId"] for e in events if e["type"] == "message"}
     assert speakers <= {"chief", None}
+    (given,) = [t for t in thinking if t.startswith("Hans is giving each deliverable to its")]
+    assert all(f"{_NAMES[o]} (" in given for o in owners)
+
+
+_NAMES = {
+    "creativeLead": "Creative Lead Mak",
+    "growthLead": "Growth Lead Dana",
+    "deliveryLead": "Delivery Lead Ada",
+    "webEngineer": "Web Engineer Nico",
+}
 
 
 def test_the_deliverables_plan_runs_each_step_on_its_agent(server: Server) -> None:
@@ -141,7 +155,7 @@ def test_an_addition_to_an_existing_page_is_an_update_of_the_page_found_by_name(
     assert update["owner"] == "webEngineer"
     assert update["parameters"]["page"] == page, "the page under the project's own name"
     assert added in plan["plan"]["intent"]
-    assert f"Hans found the page {page} in the project" in _thinking(events)
+    assert "Hans found the page to change in the project" in _thinking(events)
     if page == "Contact Us":
         assert "I took “the contact page” as Contact Us." in said
 
@@ -206,6 +220,7 @@ def test_a_page_the_project_does_not_have_is_said_and_asked_about_never_created(
 
     assert not [e for e in asked if e["type"] == "plan"], "no plan for a page that is not there"
     (said,) = hans_says(asked)
+    assert "Hans found no page by that name and is asking which one" in _thinking(asked)
     assert f"I can't find a page called “{named}” in Aquaverter." in said
     assert "Its pages are: About, Contact Us, Services." in said
     assert "Which existing page" in said or "Which page should change" in said

@@ -30,10 +30,11 @@ async def start(req: PlanningRequest, decision: Triage) -> Asked | Planned | Can
     name, notes = await _found(req, changed)
     given = _given(decision.playbook.id, changed, name, req.text)
     hans = req.supervisor.display_name
+    # the names stay out of the thinking stream: a site's titles are outside text
     if name is None:
-        req.think(f"{hans} found no {changed.kind} called “{changed.name}” and is asking")
+        req.think(f"{hans} found no {changed.kind} by that name and is asking which one")
     else:
-        req.think(f"{hans} found the {changed.kind} {name} in the project")
+        req.think(f"{hans} found the {changed.kind} to change in the project")
     return await protocol.start(req, dataclasses.replace(decision, given=given, notes=notes))
 
 

@@ -120,6 +120,13 @@ def _parts(req: PlanningRequest, decision: Triage) -> Plan | None:
     names none (or fewer than two agents can take theirs)."""
     if not decision.deliverables:
         return None
+    agents = req.services.agents.built_ins
+    placed = ", ".join(
+        f"{agents[d.agent_id].display_name} ({d.word})"
+        for d in decision.deliverables
+        if d.agent_id in agents
+    )
+    req.think(f"{req.supervisor.display_name} is giving each deliverable to its agent: {placed}")
     project = req.project
     return deliverables.plan(
         decision.deliverables,
