@@ -51,6 +51,9 @@ async def start(
     kind = "a multi-agent run" if len({s.owner for s in playbook.steps()}) > 1 else "a run"
     req.think(f"{hans} is planning {kind} for this request")
     plan = _fill(playbook, playbook.new_plan(), req.text, first=True, source="request")
+    for name, value in decision.given.items():  # the project's look-up (``updates``)
+        if value is None or plan.value(name) is None:  # None: a name it could not find
+            plan = _set(playbook, plan, name, value, "project")
     project = req.project
     preview = playbook.render(plan, project.project_name or "your project", project.project_id)
     req.think(
@@ -61,7 +64,7 @@ async def start(
     if carried is not None:
         kept = ("planning_run_id", "project_id", "site")
         state = state.model_copy(update={k: getattr(carried, k) for k in kept})
-    return await go(req, playbook, state)
+    return await go(req, playbook, state, list(decision.notes))
 
 
 def ask_kind(
@@ -296,7 +299,7 @@ def _derive(playbook: Playbook, plan: Plan, requirements: list[Requirement]) -> 
     return plan.model_copy(update={"requirements": derived, "chosen_fork": chosen})
 
 
-def _set(playbook: Playbook, plan: Plan, name: str, value: str, source: str) -> Plan:
+def _set(playbook: Playbook, plan: Plan, name: str, value: str | None, source: str) -> Plan:
     requirements = [
         r.model_copy(update={"value": value, "source": source}) if r.name == name else r
         for r in plan.requirements
