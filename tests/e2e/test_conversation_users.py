@@ -178,3 +178,53 @@ def test_the_agents_prompt_carries_the_user_pack(tmp_path: Path) -> None:
     assert "Hello Ada." in said, "the scripted step matched: the prompt held the user pack"
     usage = next(e for e in events if e["type"] == "context_usage")["data"]
     assert usage["sections"]["user"] > 0
+
+
+def test_the_bridges_give_a_new_conversation_its_user(server: Server) -> None:
+    """The OpenAI ``user`` field, AG-UI's ``forwardedProps.user`` and an Agent Protocol
+    thread's ``metadata.user`` are the conversation's user (rules see ``user.*``)."""
+    with server.client() as client:
+        asked = client.post(
+            "/v1/chat/completions",
+            json={
+                "model": "chief",
+                "user": "oa-7",
+                "messages": [{"role": "user", "content": "Hi"}],
+            },
+        )
+        assert asked.status_code == 200, asked.text
+        openai_cid = asked.headers["X-Hansa-Conversation-Id"]
+        agui = {
+            "threadId": "users-thread",
+            "runId": "r1",
+            "messages": [{"id": "m1", "role": "user", "content": "Hello"}],
+            "state": {},
+            "tools": [],
+            "context": [],
+            "forwardedProps": {"user": {"id": "ag-1", "tier": "vip"}},
+        }
+        with client.stream("POST", "/ag-ui/chief", json=agui) as streamed:
+            assert streamed.status_code == 200
+            agui_cid = streamed.headers["X-Hansa-Conversation-Id"]
+            streamed.read()
+        thread = client.post("/ap/threads", json={"metadata": {"user": {"id": "ap-1"}, "k": 1}})
+        assert thread.status_code == 200, thread.text
+        thread_id = thread.json()["thread_id"]
+        patched = client.patch(
+            f"/ap/threads/{thread_id}", json={"metadata": {"user": {"id": "ap-1", "tier": "gold"}}}
+        )
+        assert patched.status_code == 200, patched.text
+        bad = client.post("/ap/threads", json={"metadata": {"user": {"tier": "gold"}}})
+        users = {
+            cid: client.get(f"/api/conversations/{cid}").json()["user"]
+            for cid in (openai_cid, agui_cid)
+        }
+        ap_user = [
+            c["user"]
+            for c in client.get("/api/conversations").json()
+            if (c["user"] or {}).get("id") == "ap-1"
+        ]
+    assert users[openai_cid] == {"id": "oa-7"}
+    assert users[agui_cid] == {"id": "ag-1", "tier": "vip"}
+    assert ap_user == [{"id": "ap-1", "tier": "gold"}]
+    assert bad.status_code == 422 and bad.json()["error"]["details"]["field"] == "user.id"

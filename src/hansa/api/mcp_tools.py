@@ -72,6 +72,10 @@ class AskTheTeam(_Arguments):
     conversation_id: Id | None = Field(
         default=None, description="The conversation to continue (default: a new one)."
     )
+    user: dict[str, Any] | None = Field(
+        default=None,
+        description="Who a new conversation is with: {id, displayName?, email?, ...} (user.*).",
+    )
 
 
 def offered(services: Services) -> dict[str, TaskType[Any]]:
@@ -266,7 +270,9 @@ async def _ask(services: Services, principal: Principal, ask: AskTheTeam) -> typ
     await services.agents.require(tenant, agent_id, field="agentId")
     conversation_id = ask.conversation_id
     if conversation_id is None:
-        convo = await chat.create_conversation(services, tenant, active_agent_id=agent_id)
+        convo = await chat.create_conversation(
+            services, tenant, active_agent_id=agent_id, user=ask.user
+        )
         conversation_id = convo.id
     posted = await chat.post_message(
         services, tenant, conversation_id, ask.message, active_agent_id=agent_id

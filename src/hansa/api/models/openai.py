@@ -37,6 +37,11 @@ class ChatCompletionRequest(BaseModel):
     stream: bool = False
     stream_options: StreamOptions | None = None
     conversation_id: str | None = Field(default=None, max_length=100)
+    user: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The end user's id: a new conversation's user (its user.id).",
+    )
     n: int | None = Field(default=None, description="Only 1: a turn has one answer.")
     tools: list[dict[str, Any]] | None = Field(
         default=None, description="Not supported: the agent's own tools run inside its turn."

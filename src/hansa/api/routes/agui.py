@@ -10,9 +10,10 @@ interrupt outcome; the next run answers it with ``resume``: ``[{interruptId, sta
 payload}]``, ``payload`` ``true`` approving the plan, ``false`` dropping it, text answering
 or asking for a change (``status: cancelled`` drops it too), posted instead of ``messages``.
 A run that approves a plan streams the plan's run up to Hans's summary (its tasks as
-``CUSTOM hansa.task_status``…). ``state``, ``tools`` (frontend
-tools), ``context`` and ``forwardedProps`` are accepted and not used; the agent's own tools
-run inside its turn and show as ``TOOL_CALL_*`` events.
+``CUSTOM hansa.task_status``…). ``forwardedProps.user`` (an object, or the user's id) is
+a new conversation's user (``user.*``); ``state``, ``tools`` (frontend tools), ``context``
+and the rest of ``forwardedProps`` are accepted and not used; the agent's own tools run
+inside its turn and show as ``TOOL_CALL_*`` events.
 
 The run's ``STATE_SNAPSHOT`` is the conversation (id, state, active agent, title) and its
 agents' scratchpads, sent after ``RUN_STARTED``, on each scratchpad change and before the
@@ -113,7 +114,8 @@ async def run_agui_agent(
         active = None  # the answer goes to whoever asked
     else:
         text = _last_user_text(body.messages)
-        conversation_id = await _conversation_of(services, tenant, body.thread_id, agent_id)
+        user = _user(body.forwarded_props)
+        conversation_id = await _conversation_of(services, tenant, body.thread_id, agent_id, user)
     posted = await chat.post_message(
         services, tenant, conversation_id, text, active_agent_id=active
     )
@@ -181,12 +183,22 @@ async def _found(services: Services, tenant: str, thread_id: str) -> str | None:
     return await services.db.read(own) or await services.db.read(threads.find, tenant, thread_id)
 
 
-async def _conversation_of(services: Services, tenant: str, thread_id: str, agent_id: str) -> str:
-    """The conversation that continues ``thread_id``, opened if there is none."""
+def _user(forwarded: Any) -> Any:
+    """``forwardedProps.user``: who the thread is with."""
+    return forwarded.get("user") if isinstance(forwarded, dict) else None
+
+
+async def _conversation_of(
+    services: Services, tenant: str, thread_id: str, agent_id: str, user: Any = None
+) -> str:
+    """The conversation that continues ``thread_id``, opened (with ``user``) if there is
+    none."""
     found = await _found(services, tenant, thread_id)
     if found is not None:
         return found
-    convo = await chat.create_conversation(services, tenant, active_agent_id=agent_id)
+    convo = await chat.create_conversation(
+        services, tenant, active_agent_id=agent_id, user=chat.user_of(user)
+    )
     now = services.clock()
     await services.db.write(lambda conn: threads.remember(conn, tenant, convo.id, thread_id, now))
     return convo.id

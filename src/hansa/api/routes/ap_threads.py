@@ -111,6 +111,7 @@ async def create_thread(
         tenant,
         client_id=thread_id,
         metadata={shapes.THREAD_METADATA: body.metadata} if body.metadata else None,
+        user=chat.user_of((body.metadata or {}).get("user")),
     )
     return shapes.thread(await _standing(services, tenant, convo.id), thread_id=thread_id)
 
@@ -127,13 +128,17 @@ async def get_thread(thread_id: str, services: ServicesDep, tenant: TenantDep) -
 async def update_thread(
     thread_id: str, body: shapes.ThreadPatch, services: ServicesDep, tenant: TenantDep
 ) -> ThreadOut:
-    """Merge ``metadata`` into the thread's."""
+    """Merge ``metadata`` into the thread's (its ``user``: the conversation's user)."""
     now = services.clock()
 
     def merge(conn: Connection) -> None:
         cid = threads.conversation_of(conn, tenant, thread_id)
         merged = {**_metadata(conversations.get(conn, tenant, cid).metadata), **body.metadata}
         conversations.set_metadata(conn, tenant, cid, shapes.THREAD_METADATA, merged, now)
+        if "user" in body.metadata:
+            raw = chat.user_of(body.metadata["user"])
+            user = None if raw is None else chat.checked_user(services, raw)
+            conversations.set_user(conn, tenant, cid, user, now)
 
     await services.db.write(merge)
     return await _thread(services, tenant, thread_id)

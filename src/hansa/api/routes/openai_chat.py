@@ -137,7 +137,9 @@ async def create_chat_completion(
     if conversation_id is None and asked is not None:
         conversation_id = await services.db.read(threads.find, tenant, asked, OPENAI_HISTORY)
     if conversation_id is None:
-        convo = await chat.create_conversation(services, tenant, active_agent_id=body.model)
+        convo = await chat.create_conversation(
+            services, tenant, active_agent_id=body.model, user=chat.user_of(body.user)
+        )
         conversation_id = convo.id
     posted = await chat.post_message(
         services, tenant, conversation_id, text, active_agent_id=body.model

@@ -281,6 +281,13 @@ def _title(text: str, limit: int = 60) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+def user_of(raw: Any) -> Any:
+    """What a surface calls the user, as a conversation's user: a string is the user's id
+    (the OpenAI ``user`` field), an object is the user itself, None is nobody; anything
+    else is left for :func:`checked_user` to refuse."""
+    return {"id": raw} if isinstance(raw, str) else raw
+
+
 def checked_user(
     services: Services, raw: Any, base: dict[str, Any] | None = None
 ) -> dict[str, Any]:
