@@ -3,34 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import httpx
 import typer
-from httpx_sse import connect_sse
-from rich.console import Console
+from rich.text import Text
 from sqlalchemy import Connection
 
 from hansa import errors
+from hansa.cli_console import DEFAULT_URL, KeyOpt, UrlOpt, console, failed, say, server
 from hansa.cli_runs import follow_run, runs_app
-from hansa.client import Client
+from hansa.client import Client, Posted
 from hansa.settings import Settings
 
 T = TypeVar("T")
 
 app = typer.Typer(help="Hansa: multi-agent assistants that plan, act and show their work.")
-console = Console(highlight=False)
 app.add_typer(runs_app, name="runs")
 
-DEFAULT_URL = "http://127.0.0.1:8000"
-UrlOpt = Annotated[str, typer.Option("--url", help="The Hansa server.", envvar="HANSA_URL")]
-KeyOpt = Annotated[
-    str | None,
-    typer.Option("--key", help="An API key (none needed in local mode).", envvar="HANSA_API_KEY"),
-]
 DbOpt = Annotated[str | None, typer.Option(help="SQLite file or PostgreSQL URL.")]
 LogFormatOpt = Annotated[
     str | None, typer.Option(help="Log lines: text (readable, the default) or json.")
@@ -112,10 +103,9 @@ def serve(
     try:
         chosen = build_model(settings)
     except errors.ConfigError as exc:
-        console.print(f"[red]hansa: {exc.message}[/red]")
-        raise typer.Exit(2) from exc
+        raise failed(exc.message, 2) from exc  # "pip install 'hansa[local]'" stays whole
     _refuse_open_network(settings)
-    console.print(
+    say(
         f"Hansa on http://{settings.host}:{settings.port} — model {settings.model}, "
         f"database {_shown(settings.database_url)}"
     )
@@ -172,8 +162,7 @@ def worker(
     try:
         chosen = build_model(settings)
     except errors.ConfigError as exc:
-        console.print(f"[red]hansa: {exc.message}[/red]")
-        raise typer.Exit(2) from exc
+        raise failed(exc.message, 2) from exc
 
     async def go() -> None:
         stop = asyncio.Event()
@@ -185,7 +174,7 @@ def worker(
             if metrics_port is not None:  # the queue's depth is the API's /metrics to tell
                 registry = services.metrics.registry
                 exporter, _ = start_http_server(metrics_port, metrics_host, registry=registry)
-            console.print(f"hansa worker on {_shown(settings.database_url)}")
+            say(f"hansa worker on {_shown(settings.database_url)}")
             try:
                 await stop.wait()
             finally:
@@ -217,7 +206,7 @@ def migrate(
             await db.dispose()
 
     asyncio.run(go())
-    console.print(f"migrated {_shown(settings.database_url)}")
+    say(f"migrated {_shown(settings.database_url)}")
 
 
 def _refuse_open_network(settings: Settings) -> None:
@@ -227,13 +216,13 @@ def _refuse_open_network(settings: Settings) -> None:
 
     if is_loopback(settings.host) or _on_database(settings.database_url, keys.any_active):
         return
-    console.print(
-        f"[red]hansa: refusing to listen on {settings.host} without an API key: anyone who "
+    say(
+        f"hansa: refusing to listen on {settings.host} without an API key: anyone who "
         "can reach the port could use Hansa. Create one first (with the same "
-        "--database-url), then send it as Authorization: Bearer <key>:[/red]\n"
-        "  hansa keys create --tenant default --role admin",
-        soft_wrap=True,
+        "--database-url), then send it as Authorization: Bearer <key>:",
+        "red",
     )
+    say("  hansa keys create --tenant default --role admin")
     raise typer.Exit(2)
 
 
@@ -287,9 +276,7 @@ def keys_create(
         database_url,
         lambda conn: keys.issue(conn, tenant, Role(role), name, utcnow(), key_id=new_id()),
     )
-    console.print(
-        f"created {role} key {key.id} for tenant {tenant}; it is shown only now:", soft_wrap=True
-    )
+    say(f"created {role} key {key.id} for tenant {tenant}; it is shown only now:")
     typer.echo(secret)
 
 
@@ -304,11 +291,7 @@ def keys_list(
     for k in _on_database(database_url, lambda conn: keys.list_for(conn, tenant)):
         state = f"revoked {k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "live"
         agent = f" agent={k.agent_id}" if k.agent_id else ""
-        console.print(
-            f"{k.id}  {k.tenant_id:<16} {k.role.value:<6} {k.hint:<11} {state:<22}{agent} {k.name}",
-            markup=False,
-            soft_wrap=True,
-        )
+        say(f"{k.id}  {k.tenant_id:<16} {k.role.value:<6} {k.hint:<11} {state:<22}{agent} {k.name}")
 
 
 @keys_app.command("revoke")
@@ -323,9 +306,8 @@ def keys_revoke(
     try:
         key = _on_database(database_url, lambda conn: keys.revoke(conn, None, key_id, utcnow()))
     except errors.NotFound as exc:
-        console.print(f"[red]hansa: {exc.message}[/red]")
-        raise typer.Exit(1) from exc
-    console.print(f"revoked {key.id} ({key.role.value}, tenant {key.tenant_id})")
+        raise failed(exc.message) from exc
+    say(f"revoked {key.id} ({key.role.value}, tenant {key.tenant_id})")
 
 
 @keys_app.command("reset-local")
@@ -340,9 +322,8 @@ def keys_reset_local(database_url: DbOpt = None) -> None:
     try:
         forgotten = _on_database(database_url, keys.reset_local)
     except errors.Conflict as exc:
-        console.print(f"[red]hansa: {exc.message}[/red]")
-        raise typer.Exit(1) from exc
-    console.print(
+        raise failed(exc.message) from exc
+    say(
         f"forgot {forgotten} revoked keys: on loopback, requests without a key are the "
         "local admin again"
     )
@@ -351,11 +332,13 @@ def keys_reset_local(database_url: DbOpt = None) -> None:
 @app.command()
 def agents(url: UrlOpt = DEFAULT_URL, key: KeyOpt = None) -> None:
     """List the agents of a running server."""
-    for a in _get(url, "/api/agents", key):
-        console.print(
-            f"[bold]{a['id']:<20}[/bold] {a['displayName']:<28} [dim]{a['roleSummary']}[/dim]",
-            soft_wrap=True,
+    with server(url), Client(url, api_key=key, timeout=10.0) as hansa:
+        roster = hansa.agents()
+    for a in roster:
+        line = Text.assemble(
+            (f"{a['id']:<20}", "bold"), f" {a['displayName']:<28} ", (a["roleSummary"], "dim")
         )
+        console.print(line, soft_wrap=True)
 
 
 @app.command()
@@ -367,22 +350,14 @@ def chat(
     key: KeyOpt = None,
 ) -> None:
     """Send a message and watch the turn live: thinking, status chips, text, done."""
-    timeout = httpx.Timeout(10.0, read=None)
-    with httpx.Client(base_url=url, timeout=timeout, headers=_auth(key)) as client:
+    with server(url), Client(url, api_key=key, timeout=30.0) as hansa:
         if conversation is None:
-            created = _ok(client.post("/api/conversations", json={"activeAgentId": agent}))
-            conversation = str(created["id"])
-            console.print(f"[dim]conversation {conversation}[/dim]")
-        posted = _ok(
-            client.post(
-                f"/api/conversations/{conversation}/messages",
-                json={"content": message, "activeAgentId": agent},
-            )
-        )
-        started = _follow(client, conversation, posted["turnId"], posted["seq"])
-    if started is not None:  # the chat approved a run: follow it to Hans's summary
-        console.print(f"[dim]run {started} started[/dim]")
-        with Client(url, api_key=key, timeout=30.0) as hansa:
+            conversation = hansa.create_conversation(activeAgentId=agent)["id"]
+            say(f"conversation {conversation}", "dim")
+        posted = hansa.post_message(conversation, message, activeAgentId=agent)
+        started = _follow(hansa, conversation, posted)
+        if started is not None:  # the chat approved a run: follow it to Hans's summary
+            say(f"run {started} started", "dim")
             follow_run(hansa, conversation, started, posted["seq"])
 
 
@@ -412,84 +387,66 @@ def control(
     """Steer work in progress: pause or resume a run, cancel it, preempt a task, hand off."""
     if action not in CONTROL:
         raise typer.BadParameter(f"action must be one of {', '.join(CONTROL)}")
-    with httpx.Client(base_url=url, timeout=30, headers=_auth(key)) as client:
-        body = _ok(client.post(CONTROL[action].format(id=target)))
-    console.print(f"{action}: {body.get('status') or body.get('state')}")
+    with server(url), Client(url, api_key=key, timeout=30.0) as hansa:
+        body = hansa.request("POST", CONTROL[action].format(id=target))
+    say(f"{action}: {body.get('status') or body.get('state')}")
 
 
-def _follow(client: httpx.Client, conversation: str, turn_id: str, after: int) -> str | None:
+def _follow(hansa: Client, conversation: str, posted: Posted) -> str | None:
     """Print the turn live; the id of a run it started (an approval in the chat), if any."""
-    names = {a["id"]: a["displayName"] for a in _ok(client.get("/api/agents"))}
-    streaming = False
+    names = {a["id"]: a["displayName"] for a in hansa.agents()}
+    turn_id = posted["turnId"]
+    streaming = False  # the answer's text is being streamed on the current line
+    streamed: set[str] = set()  # messages whose text came as deltas
     started: str | None = None
-    path = f"/api/conversations/{conversation}/events"
     said: set[str] = set()
-    with connect_sse(client, "GET", path, params={"after": after}) as source:
-        for sse in source.iter_sse():
-            if not sse.data:  # a keep-alive comment
-                continue
-            ev = json.loads(sse.data)
-            if ev["turnId"] != turn_id:
-                continue
-            data, kind = ev["data"], ev["type"]
-            if kind == "text_delta":
-                if not streaming:
-                    console.print(
-                        f"[bold]{names.get(ev['agentId'], ev['agentId'])}:[/bold] ", end=""
-                    )
-                    streaming = True
-                console.print(data["delta"], end="", markup=False)
-            elif kind == "draft_superseded":  # the quality gate held that text back
+
+    def line(text: str, style: str = "") -> None:
+        nonlocal streaming
+        if streaming:  # a line of its own, not glued to the streamed text
+            console.print()
+            streaming = False
+        say(text, style)
+
+    for ev in hansa.events(conversation, after=posted["seq"], until_done=turn_id):
+        if ev["turnId"] != turn_id:
+            continue
+        data, kind = ev["data"], ev["type"]
+        if kind == "text_delta":
+            if not streaming:
+                say(f"{names.get(ev['agentId'], ev['agentId'])}: ", "bold", end="")
+                streaming = True
+            say(data["delta"], end="")
+            streamed.add(data["messageId"])
+        elif kind == "draft_superseded":  # the quality gate held that text back
+            line("  · the draft above is withdrawn", "grey50")
+        elif kind == "thinking":
+            line(f"  · {data['summary']}", "grey50")
+        elif kind == "status":
+            line(f" {data['text']} ", "black on bright_white")
+        elif kind == "message" and data["author"] == "assistant":
+            if data["messageId"] not in streamed:
+                line(data["content"])
+            elif streaming:  # its text is on the line: end it
                 console.print()
-                console.print("[grey50]  · the draft above is withdrawn[/grey50]")
                 streaming = False
-            elif kind == "thinking":
-                console.print(f"[grey50]  · {data['summary']}[/grey50]")
-            elif kind == "status":
-                console.print(f"[black on bright_white] {data['text']} [/black on bright_white]")
-            elif kind == "message" and data["author"] == "assistant":
-                console.print() if streaming else console.print(data["content"], markup=False)
-                streaming = False
-                said.add(data["content"])
-            elif kind == "error" and data["message"] in said:  # said once: its code is enough
-                console.print(f"[red]  · failed ({data['code']})[/red]")
-            elif kind == "error":
-                console.print(f"[red]{data['message']}[/red]")
-            elif kind == "plan":
-                run_id = data["runId"]
-                console.print(
-                    f"[dim]  plan: run {run_id}, awaiting approval (say “yes, proceed”, or "
-                    f"hansa runs approve {run_id})[/dim]"
-                )
-            elif kind == "run_status" and data["status"] == "running" and ev.get("runId"):
-                started = ev["runId"]
-            elif kind == "done":
-                console.print(f"[dim]done ({data['status']})[/dim]")
-                return started
+            said.add(data["content"])
+        elif kind == "error" and data["message"] in said:  # said once: its code is enough
+            line(f"  · failed ({data['code']})", "red")
+        elif kind == "error":
+            line(data["message"], "red")
+        elif kind == "plan":
+            run_id = data["runId"]
+            line(
+                f"  plan: run {run_id}, awaiting approval (say “yes, proceed”, or "
+                f"hansa runs approve {run_id})",
+                "dim",
+            )
+        elif kind == "run_status" and data["status"] == "running" and ev.get("runId"):
+            started = ev["runId"]
+        elif kind == "done":
+            line(f"done ({data['status']})", "dim")
     return started
-
-
-def _ok(response: httpx.Response) -> Any:
-    if response.is_error:
-        try:
-            err = response.json()["error"]
-            console.print(f"[red]hansa: {err['message']} ({err['code']})[/red]")
-        except (ValueError, KeyError):
-            console.print(f"[red]hansa: HTTP {response.status_code}[/red]")
-        raise typer.Exit(1)
-    return response.json()
-
-
-def _auth(key: str | None) -> dict[str, str]:
-    return {"Authorization": f"Bearer {key}"} if key else {}
-
-
-def _get(url: str, path: str, key: str | None = None) -> Any:
-    try:
-        return _ok(httpx.get(url + path, timeout=10, headers=_auth(key)))
-    except httpx.HTTPError as exc:
-        console.print(f"[red]hansa: cannot reach {url}: {exc}[/red]")
-        raise typer.Exit(1) from exc
 
 
 def main() -> None:

@@ -13,30 +13,18 @@ import sys
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
-from hansa.client import Client, HansaAPIError, RunCard
+from hansa.cli_console import DEFAULT_URL, KeyOpt, UrlOpt, say, server
+from hansa.client import Client, RunCard
 
 runs_app = typer.Typer(help="Runs: list them, show one, approve or cancel it, follow it.")
-console = Console(highlight=False)
 
-UrlOpt = Annotated[str, typer.Option("--url", help="The Hansa server.", envvar="HANSA_URL")]
-KeyOpt = Annotated[
-    str | None,
-    typer.Option("--key", help="An API key (none needed in local mode).", envvar="HANSA_API_KEY"),
-]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print the API's JSON.")]
-DEFAULT_URL = "http://127.0.0.1:8000"
 FINAL = ("completed", "failed", "cancelled", "skipped", "undone")
 
 
 def _client(url: str, key: str | None) -> Client:
     return Client(url, api_key=key, timeout=30.0)
-
-
-def _fail(exc: HansaAPIError) -> typer.Exit:
-    console.print(f"[red]hansa: {exc.message} ({exc.code})[/red]")
-    return typer.Exit(1)
 
 
 @runs_app.command("list")
@@ -49,16 +37,13 @@ def list_runs(
     key: KeyOpt = None,
 ) -> None:
     """The runs, newest first."""
-    try:
-        with _client(url, key) as client:
-            found = client.runs(conversation_id=conversation, status=status, limit=limit)
-    except HansaAPIError as exc:
-        raise _fail(exc) from exc
+    with server(url), _client(url, key) as client:
+        found = client.runs(conversation_id=conversation, status=status, limit=limit)
     if as_json:
         typer.echo(json.dumps([r.model_dump(mode="json", by_alias=True) for r in found], indent=2))
         return
     for r in found:
-        console.print(f"{r['id']}  {r['status']:<18} {r['title']}", markup=False, soft_wrap=True)
+        say(f"{r['id']}  {r['status']:<18} {r['title']}")
 
 
 @runs_app.command("show")
@@ -69,11 +54,8 @@ def show_run(
     key: KeyOpt = None,
 ) -> None:
     """A run's card: its tasks by group, with their ids and statuses."""
-    try:
-        with _client(url, key) as client:
-            card = client.run(run_id)
-    except HansaAPIError as exc:
-        raise _fail(exc) from exc
+    with server(url), _client(url, key) as client:
+        card = client.run(run_id)
     if as_json:
         typer.echo(card.model_dump_json(by_alias=True, indent=2))
         return
@@ -83,13 +65,12 @@ def show_run(
 def _print_card(card: RunCard) -> None:
     tasks = [t for g in card["groups"] for t in g["tasks"]]
     done = sum(t["status"] in FINAL for t in tasks)
-    console.print(f"run {card['id']}: {card['title']}", markup=False)
-    console.print(f"  {card['status']} [{done}/{len(tasks)}]", markup=False)
+    say(f"run {card['id']}: {card['title']}")
+    say(f"  {card['status']} [{done}/{len(tasks)}]")
     for group in card["groups"]:
-        console.print(f"  group {group['stepGroup']}", markup=False)
+        say(f"  group {group['stepGroup']}")
         for t in group["tasks"]:
-            line = f"    {t['id']}  {t['status']:<22} {t['summary']}"
-            console.print(line, markup=False, soft_wrap=True)
+            say(f"    {t['id']}  {t['status']:<22} {t['summary']}")
 
 
 @runs_app.command("approve")
@@ -100,16 +81,13 @@ def approve_run(
     key: KeyOpt = None,
 ) -> None:
     """Approve a run awaiting approval; then follow it to Hans's summary."""
-    try:
-        with _client(url, key) as client:
-            card = client.run(run_id)
-            after = client.conversation(card["conversationId"])["lastSeq"]
-            client.approve(run_id)
-            console.print(f"approved: run {run_id}", markup=False)
-            if follow:
-                follow_run(client, card["conversationId"], run_id, after)
-    except HansaAPIError as exc:
-        raise _fail(exc) from exc
+    with server(url), _client(url, key) as client:
+        card = client.run(run_id)
+        after = client.conversation(card["conversationId"])["lastSeq"]
+        client.approve(run_id)
+        say(f"approved: run {run_id}")
+        if follow:
+            follow_run(client, card["conversationId"], run_id, after)
 
 
 @runs_app.command("cancel")
@@ -119,18 +97,17 @@ def cancel_run(
     key: KeyOpt = None,
 ) -> None:
     """Cancel a run (what waits is cancelled; what runs finishes and is set aside)."""
-    try:
-        with _client(url, key) as client:
-            card = client.control_run(run_id, "cancel")
-    except HansaAPIError as exc:
-        raise _fail(exc) from exc
-    console.print(f"cancel: {card['status']}", markup=False)
+    with server(url), _client(url, key) as client:
+        card = client.control_run(run_id, "cancel")
+    say(f"cancel: {card['status']}")
 
 
 def follow_run(client: Client, conversation_id: str, run_id: str, after: int) -> None:
-    """Print run ``run_id``'s progress from seq ``after`` until its ``done``."""
+    """Print run ``run_id``'s progress from seq ``after``, before its approval, until its
+    ``done``: the progress counts the tasks' statuses as the events since then set them
+    (every task was open when the run was approved), not as the card shows them now."""
     tasks = {t["id"]: t for g in client.run(run_id)["groups"] for t in g["tasks"]}
-    status = {tid: t["status"] for tid, t in tasks.items()}
+    status = dict.fromkeys(tasks, "open")
     for ev in client.events(conversation_id, after=after, until_done=run_id):
         if ev.get("runId") != run_id:
             continue
@@ -139,16 +116,15 @@ def follow_run(client: Client, conversation_id: str, run_id: str, after: int) ->
             tid = ev["taskId"]
             status[tid] = data["status"]
             done = sum(s in FINAL for s in status.values())
-            line = f"  [{done}/{len(status)}] {tasks[tid]['summary']}: {data['status']} ({tid})"
-            console.print(line, markup=False, soft_wrap=True)
+            say(f"  [{done}/{len(status)}] {tasks[tid]['summary']}: {data['status']} ({tid})")
             if data["status"] == "awaiting_confirmation":
                 _confirm(client, tid)
         elif kind == "status":
-            console.print(f"  · {data['text']}", markup=False)
+            say(f"  · {data['text']}")
         elif kind == "message" and data["author"] == "assistant":
-            console.print(data["content"], markup=False)
+            say(data["content"])
         elif kind == "done":
-            console.print(f"[dim]run {run_id} done ({data['status']})[/dim]")
+            say(f"run {run_id} done ({data['status']})", "dim")
 
 
 def _confirm(client: Client, task_id: str) -> None:
@@ -156,7 +132,7 @@ def _confirm(client: Client, task_id: str) -> None:
     task = client.task(task_id)
     how = f"hansa control or POST /api/tasks/{task_id}/confirm {{parametersHash}}"
     if not sys.stdin.isatty():
-        console.print(f"  it cannot be undone: confirm it with {how}", markup=False)
+        say(f"  it cannot be undone: confirm it with {how}")
         return
     if typer.confirm(f"  {task['summary']} cannot be undone. Confirm it?", default=False):
         client.confirm(task_id, task["parametersHash"])
