@@ -66,6 +66,12 @@ def awaiting_confirmation_note(steps: list[str]) -> str:
     )
 
 
+def landed_note(steps: list[str]) -> str:
+    """Added to an answer whose tool calls changed something in Hansa's workspace instead
+    of the project's live site: where, and why (``tasks/connectors/targets.py``)."""
+    return "Where this landed: " + "; ".join(steps) + "."
+
+
 _GATE_PROBLEMS = {
     "empty_answer": "it is empty",
     "unbacked_claim": "it says something was done that no tool call did",

@@ -27,10 +27,16 @@ from hansa import errors
 from hansa.domain.conversation import State
 from hansa.domain.handoff import Priority
 from hansa.domain.service import Service
+from hansa.tasks.connectors.targets import Target
 
 P = TypeVar("P", bound=BaseModel)
 
 Result = dict[str, Any]
+
+
+def landed(connector: CmsConnector | ShopConnector) -> Result:
+    """``{"target": …}`` for a step's result: where the connector's change landed."""
+    return {"target": connector.target.details()} if connector.target is not None else {}
 
 
 def page_slug(text: str) -> str:
@@ -253,6 +259,10 @@ class TaskType(Generic[P]):
     answers: bool = False
     """Its result's ``text`` is a model's answer: the latest one completed is a graph's
     ``{{llmResponse}}`` (``llm.invoke``)."""
+    lands_via: str | None = None
+    """The connector its changes go through (``cms``, ``shop``): where they land is that
+    connector's target for the project (``tasks/connectors/targets.py``), which the plan
+    names and its result carries (``target``). None: nothing outside Hansa's records."""
     model_written: bool = False
     """Its result is a model's writing (a draft, a review's notes): nothing in it grounds
     a claim of another step (``TaskContext.grounds``); an ``answers`` type's is too."""
@@ -302,6 +312,10 @@ class TaskType(Generic[P]):
 class CmsConnector(abc.ABC):
     """A content management system holding a project's pages."""
 
+    target: Target | None = None
+    """Where its changes land for the project (set by whoever chose it): a step's result
+    says so (``landed``)."""
+
     @abc.abstractmethod
     async def create_page(
         self, *, title: str, slug: str, html: str, status: str, idempotency_key: str
@@ -335,6 +349,9 @@ class CmsConnector(abc.ABC):
 
 class ShopConnector(abc.ABC):
     """An online shop holding a project's products."""
+
+    target: Target | None = None
+    """Where its changes land for the project (set by whoever chose it)."""
 
     @abc.abstractmethod
     async def create_product(

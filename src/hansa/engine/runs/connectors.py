@@ -14,7 +14,7 @@ from hansa.engine.runs.store_workspace import StoreWorkspace
 from hansa.engine.runtime.services import Services
 from hansa.store import secrets
 from hansa.store import services as service_rows
-from hansa.tasks.connectors import mcp_config
+from hansa.tasks.connectors import mcp_config, targets
 from hansa.tasks.connectors.mcp_client import McpServers
 from hansa.tasks.connectors.outbound import OutboundPolicy
 from hansa.tasks.connectors.woocommerce import WooCommerceShop
@@ -103,6 +103,8 @@ async def connectors_for(
             found["shop"] = await stack.enter_async_context(shop)
         else:
             found["shop"] = WorkspaceShop(workspace, project.project_id, PRODUCTS)
+        found["cms"].target = targets.target(project, "cms")  # what a step's result says
+        found["shop"].target = targets.target(project, "shop")
         yield found
 
 

@@ -59,7 +59,17 @@ def _describe(task: run.Task, names: dict[str, str]) -> str:
         detail = f" — HTTP {result['statusCode']}"
     elif "ticketId" in result:
         detail = f" — ticket {result['ticketId']}"
-    return f"- {who}: {task.summary}{detail}"
+    return f"- {who}: {task.summary}{detail}{_landed(result)}"
+
+
+def _landed(result: dict[str, Any]) -> str:
+    """Where a step's change landed, as its result says (``tasks/connectors/targets.py``):
+    the live site, or the workspace as a draft, with the reason."""
+    target = result.get("target")
+    if not isinstance(target, dict) or not target.get("said"):
+        return ""
+    reason = f": {target['reason']}" if target.get("reason") else ""
+    return f" — {'on' if target.get('where') == 'site' else 'in'} {target['said']}{reason}"
 
 
 def _findings(done: list[run.Task]) -> list[str]:

@@ -72,6 +72,8 @@ class AgentLoop:
         """Summaries of the irreversible steps held for confirmation."""
         self.performed: list[str] = []
         """The task types of the turn's tool calls that succeeded, in the order they ended."""
+        self.landed: list[str] = []
+        """Where the turn's changes landed, when not on the project's live site."""
 
     async def run(self) -> str:
         """Answer, pass the quality gate (or retry once), and return the answer's text (the
@@ -102,6 +104,9 @@ class AgentLoop:
             )
         if self.held:
             note = thinking.awaiting_confirmation_note(self.held)
+            await self._say(f"\n\n{note}" if "".join(self._said).strip() else note)
+        if self.landed:  # Hans says where it landed, whatever the model said
+            note = thinking.landed_note(self.landed)
             await self._say(f"\n\n{note}" if "".join(self._said).strip() else note)
         rest = await self.coalescer.take()
         batch = self.ctx.batch()
@@ -172,6 +177,9 @@ class AgentLoop:
         final = await self._settle(answer, done)
         if final.error is None:
             self.performed.append(final.name)
+            target = final.result.get("target") if isinstance(final.result, dict) else None
+            if isinstance(target, dict) and target.get("draft"):
+                self.landed.append(f"{final.name}: {target['said']} ({target.get('reason')})")
         return final
 
     async def _settle(self, answer: Settled, done: runs.ToolDone) -> Settled:

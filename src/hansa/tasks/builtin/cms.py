@@ -8,7 +8,15 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from hansa.tasks.base import CmsConnector, Params, Result, ShopConnector, TaskContext, TaskType
+from hansa.tasks.base import (
+    CmsConnector,
+    Params,
+    Result,
+    ShopConnector,
+    TaskContext,
+    TaskType,
+    landed,
+)
 from hansa.tasks.builtin import checks
 from hansa.tasks.builtin.page_ref import CmsParams, PageRef, resolve
 from hansa.tasks.connectors import workspace_cms
@@ -63,7 +71,8 @@ async def _create_page(p: CreatePage, ctx: TaskContext) -> Result:
         page["pageId"],
         {"title": p.title, "slug": p.slug, "url": page["url"]},
     )
-    return {"pageId": page["pageId"], "url": page["url"], "status": page.get("status", p.status)}
+    status = page.get("status", p.status)
+    return {"pageId": page["pageId"], "url": page["url"], "status": status, **landed(_cms(ctx))}
 
 
 async def _undo_create_page(p: CreatePage, ctx: TaskContext) -> Result:
@@ -88,7 +97,12 @@ async def _update_block(p: UpdateContentBlock, ctx: TaskContext) -> Result:
     html = p.html if p.block_id is None else _replace_block(page["html"], p.block_id, p.html)
     await cms.update_page(page_id, html=html)
     await ctx.report("update", "page", page["title"], "success", page_id, {"blockId": p.block_id})
-    return {"pageId": page_id, "url": page["url"], "previousHtml": page["html"]}
+    return {
+        "pageId": page_id,
+        "url": page["url"],
+        "previousHtml": page["html"],
+        **landed(cms),
+    }
 
 
 async def _undo_update_block(p: UpdateContentBlock, ctx: TaskContext) -> Result:
@@ -104,7 +118,7 @@ async def _delete_page(p: PageRef, ctx: TaskContext) -> Result:
     await ctx.report("delete", "page", page["title"], "start", page_id)
     result = await cms.delete_page(page_id)
     await ctx.report("delete", "page", page["title"], "success", page_id, {"deleted": True})
-    return {**result, "title": page["title"], "url": page["url"]}
+    return {**result, "title": page["title"], "url": page["url"], **landed(cms)}
 
 
 async def _create_product(p: CreateProduct, ctx: TaskContext) -> Result:
@@ -125,7 +139,7 @@ async def _create_product(p: CreateProduct, ctx: TaskContext) -> Result:
         product["productId"],
         {"name": p.name, "price": p.price},
     )
-    return {"productId": product["productId"], "url": product["url"]}
+    return {"productId": product["productId"], "url": product["url"], **landed(shop)}
 
 
 async def _undo_create_product(p: CreateProduct, ctx: TaskContext) -> Result:
@@ -133,8 +147,13 @@ async def _undo_create_product(p: CreateProduct, ctx: TaskContext) -> Result:
     return await shop.delete_product(ctx.outputs["self"]["productId"])
 
 
-def _place(url: str, site: str, workspace: str) -> str:
-    where = "the Hansa workspace" if url.startswith(workspace) else site
+def _place(r: Mapping[str, Any], site: str, workspace: str) -> str:
+    url = str(r["url"])
+    target = r.get("target")
+    if isinstance(target, Mapping) and target.get("said"):  # where it landed, as it said
+        where = str(target["said"])
+    else:
+        where = "the Hansa workspace" if url.startswith(workspace) else site
     return f"in {where} at {url}"
 
 
@@ -142,13 +161,13 @@ def _page_created(r: Mapping[str, Any]) -> str | None:
     if not r.get("url"):
         return None
     draft = " as a draft" if r.get("status") == "draft" else ""
-    return f"Page created {_place(str(r['url']), 'WordPress', workspace_cms.PAGES)}{draft}"
+    return f"Page created {_place(r, 'WordPress', workspace_cms.PAGES)}{draft}"
 
 
 def _page_updated(r: Mapping[str, Any]) -> str | None:
     if not r.get("url"):
         return None
-    return f"Page updated {_place(str(r['url']), 'WordPress', workspace_cms.PAGES)}"
+    return f"Page updated {_place(r, 'WordPress', workspace_cms.PAGES)}"
 
 
 def _page_deleted(r: Mapping[str, Any]) -> str:
@@ -159,7 +178,7 @@ def _page_deleted(r: Mapping[str, Any]) -> str:
 def _product_created(r: Mapping[str, Any]) -> str | None:
     if not r.get("url"):
         return None
-    return f"Product created {_place(str(r['url']), 'WooCommerce', workspace_cms.PRODUCTS)}"
+    return f"Product created {_place(r, 'WooCommerce', workspace_cms.PRODUCTS)}"
 
 
 def register(add: Register) -> None:
@@ -171,6 +190,7 @@ def register(add: Register) -> None:
             CreatePage,
             _create_page,
             "cms_pages",
+            lands_via="cms",
             undo=_undo_create_page,
             check=checks.created_page,
             describe=_page_created,
@@ -183,6 +203,7 @@ def register(add: Register) -> None:
             UpdateContentBlock,
             _update_block,
             "cms_pages",
+            lands_via="cms",
             undo=_undo_update_block,
             check=checks.updated_block,
             describe=_page_updated,
@@ -195,6 +216,7 @@ def register(add: Register) -> None:
             PageRef,
             _delete_page,
             "cms_pages",
+            lands_via="cms",
             is_reversible_by_system=False,
             retryable=False,
             describe=_page_deleted,
@@ -207,6 +229,7 @@ def register(add: Register) -> None:
             CreateProduct,
             _create_product,
             "products",
+            lands_via="shop",
             undo=_undo_create_product,
             describe=_product_created,
         )
