@@ -127,7 +127,7 @@ class LocalModel(Model):
         llm = await self._loaded()
         if params.offers_tools:
             return await self._request_with_tools(llm, messages, settings, params)
-        arguments = _arguments(messages, settings, params)
+        arguments = await _structured(_arguments(messages, settings, params), params)
         completion = await anyio.to_thread.run_sync(self._complete, llm, arguments)
         text = completion["choices"][0]["message"]["content"] or ""
         usage = completion["usage"]
@@ -159,6 +159,7 @@ class LocalModel(Model):
             yield response
             return
         llm = await self._loaded()
+        arguments = await _structured(_arguments(messages, settings, params), params)
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[_Item] = asyncio.Queue()
         stop = threading.Event()
@@ -171,7 +172,7 @@ class LocalModel(Model):
 
         worker = threading.Thread(
             target=self._produce,
-            args=(llm, _arguments(messages, settings, params), emit, stop),
+            args=(llm, arguments, emit, stop),
             name=f"hansa-local-stream-{id(queue):x}",
         )
         worker.start()
@@ -195,7 +196,6 @@ class LocalModel(Model):
         params: RequestParams,
     ) -> ModelResponse:
         arguments = _arguments(messages, settings, params)
-        arguments.pop("response_format", None)  # the answer's grammar covers output_schema
         schema = _local_tools.answer_schema(params)
         arguments["grammar"] = await anyio.to_thread.run_sync(_grammar, schema)
         completion = await anyio.to_thread.run_sync(self._complete, llm, arguments)
@@ -300,10 +300,58 @@ def _arguments(
         # a 135M model loops on its own phrases without a penalty
         "repeat_penalty": REPEAT_PENALTY,
     }
-    if params.output_schema is not None:
-        # llama.cpp turns the schema into a grammar that constrains sampling.
-        arguments["response_format"] = {"type": "json_object", "schema": params.output_schema}
     return arguments
+
+
+async def _structured(arguments: dict[str, Any], params: RequestParams) -> dict[str, Any]:
+    """``arguments`` with the grammar of ``params.output_schema`` (none asked: unchanged).
+
+    The grammar is built from the schema itself, never llama.cpp's fallback to any JSON;
+    and the answer gets room for the longest text the grammar allows (``longest``), so
+    it is never cut off half-way: the answer is always JSON of the schema.
+    """
+    if params.output_schema is None:
+        return arguments
+    schema = params.output_schema
+    grammar = await anyio.to_thread.run_sync(_grammar, schema)
+    bound = longest(schema)
+    room = max(arguments["max_tokens"], bound) if bound is not None else arguments["max_tokens"]
+    return {**arguments, "grammar": grammar, "max_tokens": room}
+
+
+def longest(schema: dict[str, Any]) -> int | None:
+    """The most characters a JSON text of ``schema`` can take as the grammar writes it
+    (every character one token at most: enum values are ASCII-escaped, and a free
+    character of a string is at most six: ``\\uXXXX``); None when it is unbounded."""
+    if "enum" in schema:
+        return max((len(json.dumps(v)) for v in schema["enum"]), default=0)
+    if "const" in schema:
+        return len(json.dumps(schema["const"]))
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            bounds = [longest(s) for s in schema[key]]
+            return None if None in bounds else max(b for b in bounds if b is not None)
+    kind = schema.get("type")
+    if kind == "boolean":
+        return 5
+    if kind == "null":
+        return 4
+    most = schema.get("maxLength")
+    if kind == "string" and isinstance(most, int):
+        return 2 + 6 * most
+    if kind == "object" and schema.get("additionalProperties") is False:
+        total = 2
+        for key, value in schema.get("properties", {}).items():
+            inner = longest(value)
+            if inner is None:
+                return None
+            total += len(json.dumps(key)) + inner + 4  # the colon, a comma, their spaces
+        return total
+    items = schema.get("maxItems")
+    if kind == "array" and isinstance(items, int):
+        inner = longest(schema.get("items", {}))
+        return None if inner is None else 2 + items * (inner + 2)
+    return None
 
 
 def _grammar(schema: dict[str, Any]) -> LlamaGrammar:
@@ -315,7 +363,7 @@ def _grammar(schema: dict[str, Any]) -> LlamaGrammar:
         return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
     except Exception as exc:  # the converter raises plain exceptions of several kinds
         raise errors.ConfigError(
-            f"the local model cannot turn the tools' parameter schemas into a grammar: {exc}"
+            f"the local model cannot turn the answer's JSON schema into a grammar: {exc}"
         ) from exc
 
 

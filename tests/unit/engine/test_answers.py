@@ -2,9 +2,18 @@ import time
 
 import pytest
 
-from hansa.engine.planning import answers, playbooks
+from hansa.engine.planning import answers, plan_questions, playbooks
 from hansa.engine.planning.triage import triage
 from hansa.tasks.base import page_slug
+from hansa.tasks.registry import default_registry
+
+REGISTRY = default_registry()
+
+
+def _extract(playbook, plan, text, *, first):
+    """What ``text`` answers of ``plan``'s requirements (the one reader)."""
+    return plan_questions.read(playbook, plan, text, REGISTRY, first=first).values()
+
 
 PAGE = playbooks.find("Please create a new webpage called Services")
 
@@ -21,7 +30,7 @@ def test_questions_are_not_needed_for_a_simple_question() -> None:
 
 
 def test_labelled_answers_in_one_message() -> None:
-    found = answers.extract(
+    found = _extract(
         PAGE,
         PAGE.new_plan(),
         "language: English; audience: homeowners; SEO: water softeners; layout B",
@@ -36,15 +45,13 @@ def test_labelled_answers_in_one_message() -> None:
 
 
 def test_the_title_is_read_from_the_request() -> None:
-    found = answers.extract(
-        PAGE, PAGE.new_plan(), "Please create a page called Our Team.", first=True
-    )
+    found = _extract(PAGE, PAGE.new_plan(), "Please create a page called Our Team.", first=True)
     assert found["title"] == "Our Team"
 
 
 def test_a_fork_by_its_title() -> None:
     plan = PAGE.new_plan()
-    assert answers.extract(PAGE, plan, "layout: services by category", first=False)["layout"] == "B"
+    assert _extract(PAGE, plan, "layout: services by category", first=False)["layout"] == "B"
 
 
 def test_approval_and_cancel_words() -> None:
@@ -75,7 +82,7 @@ def test_the_audited_page_is_read_by_title_address_or_id(
     request_text: str, page: str | None
 ) -> None:
     assert AUDIT is not None and AUDIT.id == "seo_audit"
-    found = answers.extract(AUDIT, AUDIT.new_plan(), request_text, first=True)
+    found = _extract(AUDIT, AUDIT.new_plan(), request_text, first=True)
     assert found.get("page") == page
 
 
@@ -90,11 +97,9 @@ def test_a_products_name_ends_before_its_price() -> None:
     product = playbooks.find("Please add a new product called Softener XL for 499")
     assert product is not None and product.id == "new_product"
     text = "Please add a new product called Softener XL for 499"
-    found = answers.extract(product, product.new_plan(), text, first=True)
+    found = _extract(product, product.new_plan(), text, first=True)
     assert (found["name"], found["price"]) == ("Softener XL", "499")
-    named = answers.extract(
-        product, product.new_plan(), "Add a product called Filter Kit.", first=True
-    )
+    named = _extract(product, product.new_plan(), "Add a product called Filter Kit.", first=True)
     assert named["name"] == "Filter Kit"
 
 
@@ -114,13 +119,13 @@ def test_the_page_to_delete_is_read_and_the_run_is_flagged(
     assert decision.playbook is not None and decision.playbook.id == "delete_page"
     assert "cannot be undone" in decision.reason
     plan = decision.playbook.new_plan()
-    assert answers.extract(decision.playbook, plan, request_text, first=True).get("page") == page
+    assert _extract(decision.playbook, plan, request_text, first=True).get("page") == page
 
 
 def test_a_word_after_the_verb_that_is_not_a_name_is_not_taken_for_one() -> None:
     assert AUDIT is not None
     text = "Check the SEO of the Pricing page"
-    assert answers.extract(AUDIT, AUDIT.new_plan(), text, first=True) == {}
+    assert _extract(AUDIT, AUDIT.new_plan(), text, first=True) == {}
 
 
 # The review's inputs (H3) and their relatives: each took seconds, some hours, before
@@ -153,9 +158,7 @@ def test_no_message_makes_the_answer_parsers_slow(text: str) -> None:
     calls = [lambda: answers.is_approval(text), lambda: answers.is_cancel(text)]
     for playbook in found:
         for first in (True, False):
-            calls.append(
-                lambda p=playbook, f=first: answers.extract(p, p.new_plan(), text, first=f)
-            )
+            calls.append(lambda p=playbook, f=first: _extract(p, p.new_plan(), text, first=f))
     for call in calls:
         started = time.perf_counter()
         call()
@@ -182,7 +185,7 @@ _REQUESTS = (
             "language is English, target audience: homeowners",
             {"language": "English", "audience": "homeowners"},
         ),
-        ("the page title should be Our Team", {"title": "Our Team"}),
+        ("the page title should be Our Team", {}),  # not a question of this plan
         ("language:   ", {}),
     ],
 )
@@ -191,7 +194,7 @@ def test_numbered_and_labelled_answers(text: str, expected: dict[str, str]) -> N
     plan = PAGE.new_plan()
     asked = [r for r in plan.requirements if r.name in ("language", "audience", "seo_angle")]
     plan = plan.model_copy(update={"requirements": asked})
-    assert answers.extract(PAGE, plan, text, first=False) == expected
+    assert _extract(PAGE, plan, text, first=False) == expected
 
 
 @pytest.mark.parametrize(
@@ -201,7 +204,7 @@ def test_numbered_and_labelled_answers(text: str, expected: dict[str, str]) -> N
         ("Yes, please proceed!", True),
         ("ok   go ahead", True),
         ("looks good, start", True),
-        ("yes please, do it", False),  # as before: "please" is followed by the verb alone
+        ("yes please, do it", True),
         ("yes, but make it blue", False),
         ("yes" + " " * 300, False),  # past SHORT_ANSWER_CHARS nothing is a bare "yes"
     ],

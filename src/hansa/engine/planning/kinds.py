@@ -8,13 +8,11 @@ its own (the playbooks' triggers).
 
 from __future__ import annotations
 
-import re
-
+from hansa.engine.planning import answers
 from hansa.engine.planning.playbooks import Playbook, builtin, find
 
 KIND = "kind"
 """The name the question is kept under while it waits for an answer."""
-_NUMBER = re.compile(r"^\s*(?:option\s+)?(\d{1,2})\s*[.)]?\s*$", re.I)
 
 
 def offered() -> list[Playbook]:
@@ -33,15 +31,21 @@ def question(reason: str) -> str:
     return "\n".join(lines)
 
 
-def read(text: str) -> Playbook | None:
-    """The kind ``text`` chooses: by its number, or the playbook its words trigger."""
-    number = _NUMBER.match(text[:200])
-    if number is not None:
-        kinds = offered()
-        index = int(number.group(1)) - 1
-        return kinds[index] if 0 <= index < len(kinds) else None
-    lowered = text.strip().lower()
-    for p in offered():
-        if p.offer and lowered and lowered in p.offer.lower():
-            return p
-    return find(text)
+def read(text: str) -> tuple[Playbook | None, bool]:
+    """The kind ``text`` chooses, read like every answer (``answers``): by its number or
+    its name; else the playbook the words trigger. The flag: whether the answer describes
+    the change in words of its own (then it is read with the request); an answer that only
+    names the kind adds nothing to it."""
+    kinds = offered()
+    question = answers.Question(
+        KIND,
+        "Kind of change",
+        ("kind", "type"),
+        tuple(answers.Option(p.id, p.offer or p.id, names=(p.id,)) for p in kinds),
+        own_words=False,
+    )
+    answer = answers.read([question], text[: answers.SHORT_ANSWER_CHARS]).answers.get(KIND)
+    if answer is not None:
+        return next(p for p in kinds if p.id == answer.value), False
+    found = find(text)
+    return found, found is not None

@@ -1,22 +1,25 @@
-"""Answers in plain words, read by the model when the rules (``answers``) do not settle them.
+"""Answers in plain words the rules (``answers``) leave open, read by the model.
 
-One structured-output call (purpose ``answers``, the same JSON-schema path as the planner)
-gets the open questions with their options and the user's message, and answers per
-question: an option's id when the message describes that option, ``custom`` with the
-answer in a few words when it answers in its own terms, or ``none``. Anything else in
-the answer is ignored; an answer that is not that JSON is no answer (the rules stand).
+One structured-output call (purpose ``answers``) gets the open questions with their options
+and the user's message. Its answer is held by a JSON schema that cannot carry a made-up
+value: per question an option's id, ``custom`` or ``none`` (``choice``), and the user's
+words it read that from (``text``), which must be one of the message's own parts
+(``answers.spans``, an enum). The embedded model generates under that schema's grammar
+(``models/local.py``), so its answer is JSON of that shape; the providers' structured
+output holds theirs to it. Whatever comes back is checked again here: an answer whose
+words are not in the message, an option without the words it was read from, a choice the
+question does not offer, are dropped, never stored as the user's.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from hansa import errors
-from hansa.domain.plan import Plan, Requirement
 from hansa.engine.llm import CallScope, RecordedCall
-from hansa.engine.planning.playbooks import Playbook
+from hansa.engine.planning import answers
 from hansa.engine.planning.request import PlanningRequest
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 
@@ -24,31 +27,24 @@ PURPOSE = "answers"
 """The model call's purpose (what a scripted model's step names)."""
 CUSTOM, NONE = "custom", "none"
 """The two choices besides an option's id."""
-CUSTOM_CHARS = 200
-"""A custom answer is kept to this many characters."""
 MESSAGE_CHARS = 4_000
 """How much of the user's message the model reads."""
+MAX_TOKENS = 400
+"""The least room the answer gets; the embedded model raises it to what its grammar can
+produce, so its answer is never cut off."""
 
 
-@dataclass(frozen=True)
-class Choice:
-    """What the model read for one question: an option's id, or the user's own answer."""
-
-    name: str
-    option: str | None = None
-    custom: str | None = None
-
-
-def schema(playbook: Playbook, open_questions: list[Requirement]) -> dict[str, Any]:
-    """The JSON schema of the answer: per open question ``{choice, text}``."""
+def schema(questions: Sequence[answers.Question], spans: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of the answer: per question ``{choice, text}``, ``text`` one of the
+    message's own parts (or empty)."""
     properties: dict[str, Any] = {}
-    for r in open_questions:
-        options = [f.id for f in playbook.forks] if playbook.spec(r.name).fork else []
-        properties[r.name] = {
+    for q in questions:
+        choices = [o.id for o in q.options] + ([CUSTOM] if q.own_words else []) + [NONE]
+        properties[q.name] = {
             "type": "object",
             "properties": {
-                "choice": {"type": "string", "enum": [*options, CUSTOM, NONE]},
-                "text": {"type": "string", "maxLength": CUSTOM_CHARS},
+                "choice": {"type": "string", "enum": choices},
+                "text": {"type": "string", "enum": ["", *spans]},
             },
             "required": ["choice", "text"],
             "additionalProperties": False,
@@ -61,56 +57,64 @@ def schema(playbook: Playbook, open_questions: list[Requirement]) -> dict[str, A
     }
 
 
-def instructions(playbook: Playbook, plan: Plan, open_questions: list[Requirement]) -> str:
+def instructions(intent: str, questions: Sequence[answers.Question]) -> str:
     """The system message: the goal, the open questions and their options, how to answer."""
-    questions = []
-    for r in open_questions:
-        entry: dict[str, Any] = {"name": r.name, "question": r.question}
-        if playbook.spec(r.name).fork:
-            entry["options"] = [
-                {"id": f.id, "title": f.title, "description": f.description} for f in playbook.forks
-            ]
-        questions.append(entry)
+    listed = []
+    for q in questions:
+        entry: dict[str, Any] = {"name": q.name, "question": q.label}
+        if q.options:
+            entry["options"] = [{"id": o.id, "title": o.title} for o in q.options]
+        listed.append(entry)
     return (
         "The user is answering questions about a plan"
-        + (f" ({plan.intent})" if plan.intent else "")
+        + (f" ({intent})" if intent else "")
         + ". For each question, say what the user's message answers. choice: the id of the "
-        f'option the message describes; "{CUSTOM}" when it answers in its own terms (text: '
-        f'that answer in a few of the user\'s words); "{NONE}" when it does not answer the '
-        "question (text empty). Never guess an answer the message does not give. "
-        f"Answer JSON only.\nQuestions: {json.dumps(questions)}"
+        f'option the message describes; "{CUSTOM}" when it answers in its own terms; '
+        f'"{NONE}" when it does not answer the question. text: the part of the message that '
+        "answers it, copied exactly (empty for none). Never guess an answer the message does "
+        f"not give. Answer JSON only.\nQuestions: {json.dumps(listed)}"
     )
 
 
-def parse(playbook: Playbook, open_questions: list[Requirement], raw: str) -> list[Choice] | None:
-    """The usable choices in the model's answer, in question order; None if it is not JSON
-    of the schema's shape (entries that do not fit are skipped)."""
+def parse(
+    questions: Sequence[answers.Question], message: str, raw: str
+) -> dict[str, answers.Answer] | None:
+    """The usable answers in the model's reply; None if it is not a JSON object (entries
+    that do not fit, or whose words the message does not hold, are dropped)."""
     try:
-        answer = json.loads(raw)
+        reply = json.loads(raw)
     except ValueError:
         return None
-    if not isinstance(answer, dict):
+    if not isinstance(reply, dict):
         return None
-    ids = {f.id for f in playbook.forks}
-    found: list[Choice] = []
-    for r in open_questions:
-        entry = answer.get(r.name)
-        if not isinstance(entry, dict) or not isinstance(entry.get("choice"), str):
+    found: dict[str, answers.Answer] = {}
+    for q in questions:
+        entry = reply.get(q.name)
+        if not isinstance(entry, dict):
             continue
-        choice = entry["choice"].strip()
-        text = entry.get("text")
-        if playbook.spec(r.name).fork and choice in ids:
-            found.append(Choice(r.name, option=choice))
-        elif choice == CUSTOM and isinstance(text, str) and text.strip():
-            found.append(Choice(r.name, custom=" ".join(text.split())[:CUSTOM_CHARS]))
+        choice, text = entry.get("choice"), entry.get("text")
+        if not isinstance(choice, str) or not isinstance(text, str):
+            continue
+        words = " ".join(text.split())
+        if not answers.written(words, message):
+            continue  # not the user's words: never stored as theirs
+        option = next((o for o in q.options if o.id == choice.strip()), None)
+        if option is not None:
+            found[q.name] = answers.Answer(option.id, words, answers.How.MODEL)
+        elif choice.strip() == CUSTOM and q.own_words:
+            found[q.name] = answers.Answer(words, words, answers.How.MODEL)
     return found
 
 
 async def read(
-    req: PlanningRequest, playbook: Playbook, plan: Plan, open_questions: list[Requirement]
-) -> list[Choice]:
-    """Ask the model what the user's message answers; no choices if its answer is unusable
-    (the call is recorded with the turn either way)."""
+    req: PlanningRequest, intent: str, questions: Sequence[answers.Question]
+) -> dict[str, answers.Answer]:
+    """Ask the model what the user's message answers of ``questions``; nothing if its
+    answer is unusable (the call is recorded with the turn either way)."""
+    message = req.text[:MESSAGE_CHARS]
+    spans = answers.spans(message)
+    if not questions or not spans:
+        return {}
     scope = CallScope(
         tenant_id=req.tenant_id,
         conversation_id=req.conversation_id,
@@ -121,19 +125,19 @@ async def read(
     model = req.services.model_for(req.supervisor, req.project)
     call = RecordedCall(model, scope, req.services.clock, req.services.metrics.called)
     prompt = [
-        ChatMessage("system", instructions(playbook, plan, open_questions)),
-        ChatMessage("user", req.text[:MESSAGE_CHARS]),
+        ChatMessage("system", instructions(intent, questions)),
+        ChatMessage("user", message),
     ]
-    params = RequestParams(output_schema=schema(playbook, open_questions), purpose=PURPOSE)
+    params = RequestParams(output_schema=schema(questions, spans), purpose=PURPOSE)
     parts: list[str] = []
     try:
         async for delta in call.stream(
-            prompt, ModelSettings(temperature=0, max_tokens=400), params
+            prompt, ModelSettings(temperature=0, max_tokens=MAX_TOKENS), params
         ):
             parts.append(delta)
     except errors.HansaError:
-        return []
+        return {}
     finally:
         if (record := call.settled()) is not None:
             req.calls.append(record)
-    return parse(playbook, open_questions, "".join(parts)) or []
+    return parse(questions, message, "".join(parts)) or {}

@@ -19,7 +19,16 @@ import dataclasses
 from typing import Any
 
 from hansa.domain.plan import Plan, PlanningState, Requirement
-from hansa.engine.planning import answers, kinds, model_answers, showing, where
+from hansa.engine.planning import (
+    answers,
+    kinds,
+    model_answers,
+    plan_questions,
+    showing,
+    understood,
+    where,
+)
+from hansa.engine.planning.plan_questions import asking
 from hansa.engine.planning.playbooks import Playbook, builtin
 from hansa.engine.planning.request import (
     Adjusted,
@@ -50,7 +59,7 @@ async def start(
     hans = req.supervisor.display_name
     kind = "a multi-agent run" if len({s.owner for s in playbook.steps()}) > 1 else "a run"
     req.think(f"{hans} is planning {kind} for this request")
-    plan = _fill(playbook, playbook.new_plan(), req.text, first=True, source="request")
+    plan, _ = _fill(req, playbook, playbook.new_plan(), req.text, first=True, source="request")
     for name, value in decision.given.items():  # the project's look-up (``updates``)
         if value is None or plan.value(name) is None:  # None: a name it could not find
             plan = _set(playbook, plan, name, value, "project")
@@ -98,13 +107,16 @@ def ask_kind(
 
 
 async def _answer_kind(req: PlanningRequest, state: PlanningState) -> Asked | Planned | Cancelled:
-    playbook = kinds.read(req.text)
+    """The kind the user chose: the plan starts from the request itself. An answer that
+    only names the kind ("1", "a ticket") adds nothing to it (it never lands in a title);
+    one that describes the change in other words is read with the request."""
+    playbook, described = kinds.read(req.text)
     request = state.plan.intent
     decision = Triage(True, "planning run: the kind of change the user chose", playbook)
     if playbook is None:
         return ask_kind(req, decision, state)
-    answered = dataclasses.replace(req, text=f"{request}\n{req.text}")
-    return await start(answered, decision, state)
+    text = f"{request}\n{req.text}" if described else request
+    return await start(dataclasses.replace(req, text=text), decision, state)
 
 
 async def go(
@@ -211,7 +223,7 @@ async def proceed(
         )
         req.remember_later(state, waiting=True)
         return Asked()
-    changed = _fill(playbook, plan, req.text, first=False, source="user", overwrite=True)
+    changed, reading = _fill(req, playbook, plan, req.text, first=False, source="user")
     if run_id and changed == plan:
         req.say(
             "I did not catch a change. Say “yes, proceed” to start, name a change such as "
@@ -220,10 +232,12 @@ async def proceed(
         req.remember_later(state, waiting=True)
         return Asked()
     if not run_id:
-        notes: list[str] = []
-        if changed.missing:  # what the rules left open: the model reads the message
-            choices = await model_answers.read(req, playbook, changed, changed.missing)
-            changed, notes = _take(playbook, changed, choices)
+        model_reads = _for_the_model(req, playbook, plan, changed, reading)
+        if model_reads:  # what the rules left open: the model reads it, its values checked
+            read = await model_answers.read(req, state.intent, model_reads)
+            reading = _merged(reading, read)
+            changed = _set_all(playbook, changed, read, "user")
+        notes = understood.notes(playbook, changed, reading)
         return _proceed(req, playbook, state.model_copy(update={"plan": changed}), notes=notes)
     req.think(f"{req.supervisor.display_name} is adjusting the plan")
     # the adjusted plan replaces the one awaiting approval
@@ -250,14 +264,14 @@ async def _answer_where(
             "All right: connect the site under Projects (its address and credentials), then "
             "ask me again and I will plan it for the live site. Nothing was changed.",
         )
-    if name == where.PROJECT:
+    if name == where.PROJECT and answer != where.WORKSPACE:
         state = state.model_copy(update={"project_id": answer, "pending": None})
         chosen = await where.chosen_project(req, state)
         req = where.focused(req, chosen)
         note = f"Project: {chosen.name}." if chosen is not None else ""
     else:
         state = state.model_copy(update={"site": answer, "pending": None})
-        note = "Where: I will draft this in Hansa's workspace, not on the live site."
+        note = where.drafting(req.project)
     if playbook is not None:  # the plan's templates name the project now
         project = req.project
         intent = playbook.render(
@@ -268,16 +282,55 @@ async def _answer_where(
 
 
 def _fill(
-    playbook: Playbook, plan: Plan, text: str, *, first: bool, source: str, overwrite: bool = False
-) -> Plan:
-    found = answers.extract(playbook, plan, text, first=first)
-    requirements = []
-    for r in plan.requirements:
-        value = found.get(r.name)
-        if value is not None and (r.value is None or overwrite):
-            r = r.model_copy(update={"value": value, "source": source})
-        requirements.append(r)
+    req: PlanningRequest, playbook: Playbook, plan: Plan, text: str, *, first: bool, source: str
+) -> tuple[Plan, answers.Reading]:
+    """``plan`` with what ``text`` answers (the one reader: ``plan_questions.read``), and the
+    reading."""
+    reading = plan_questions.read(playbook, plan, text, req.services.registry, first=first)
+    return _set_all(playbook, plan, reading.answers, source), reading
+
+
+def _set_all(playbook: Playbook, plan: Plan, found: dict[str, answers.Answer], source: str) -> Plan:
+    requirements = [
+        r.model_copy(update={"value": found[r.name].value, "source": source})
+        if r.name in found
+        else r
+        for r in plan.requirements
+    ]
     return _derive(playbook, plan, requirements)
+
+
+def _for_the_model(
+    req: PlanningRequest,
+    playbook: Playbook,
+    before: Plan,
+    after: Plan,
+    reading: answers.Reading,
+) -> list[answers.Question]:
+    """The questions the model is asked about: the ones still open when the message has
+    words the rules could not place (or placed none), and the options described in the
+    user's own words ("one page with a lead capture block" may be option C)."""
+    listed = plan_questions.questions(playbook, before, req.services.registry)
+    still = {r.name for r in asking(playbook, after)}
+    open_ = [q for q in listed if q.name in still]
+    if not (reading.unplaced or reading.unsure or not reading.answers):
+        open_ = []
+    described = [
+        q
+        for q in listed
+        if q.options
+        and q.name in reading.answers
+        and reading.answers[q.name].value not in {o.id for o in q.options}
+    ]
+    return [*open_, *described]
+
+
+def _merged(reading: answers.Reading, found: dict[str, answers.Answer]) -> answers.Reading:
+    """The rules' reading with the model's answers: a part the model placed is placed."""
+    placed = {a.words for a in found.values()}
+    unplaced = tuple(p for p in reading.unplaced if not any(answers.written(w, p) for w in placed))
+    unsure = tuple(n for n in reading.unsure if n not in found)
+    return answers.Reading({**reading.answers, **found}, unplaced, unsure)
 
 
 def _derive(playbook: Playbook, plan: Plan, requirements: list[Requirement]) -> Plan:
@@ -305,29 +358,6 @@ def _set(playbook: Playbook, plan: Plan, name: str, value: str | None, source: s
         for r in plan.requirements
     ]
     return _derive(playbook, plan, requirements)
-
-
-def _take(
-    playbook: Playbook, plan: Plan, choices: list[model_answers.Choice]
-) -> tuple[Plan, list[str]]:
-    """The model's reading of the message, taken into the plan; what Hans says back."""
-    notes = []
-    for choice in choices:
-        label = playbook.spec(choice.name).label
-        fork = next((f for f in playbook.forks if f.id == choice.option), None)
-        if fork is not None:
-            plan = _set(playbook, plan, choice.name, fork.id, "user")
-            notes.append(f"{label}: I took that as {fork.id}: {fork.title}.")
-        elif choice.custom is not None:
-            plan = _set(playbook, plan, choice.name, choice.custom, "user")
-            if playbook.spec(choice.name).fork:
-                notes.append(
-                    f"{label}: none of the options fits that, so I will go with your own: "
-                    f"“{choice.custom}”."
-                )
-            else:
-                notes.append(f"{label}: I noted “{choice.custom}”.")
-    return plan, notes
 
 
 def _defaults(
@@ -368,6 +398,7 @@ def _proceed(
         req.think(f"{hans} is going on with defaults for what was asked twice")
     missing = plan.missing
     stuck = [r for r in missing if asked.get(r.name, 0) >= ASKS]
+    to_ask = asking(playbook, plan)
     project = req.project
     if stuck:  # asked twice, no default: not a third time
         labels = ", ".join(r.label.lower() for r in stuck)
@@ -384,17 +415,20 @@ def _proceed(
             [r.name for r in stuck],
         )
     if missing:
-        for r in missing:
+        for r in to_ask:
             asked[r.name] = asked.get(r.name, 0) + 1
         req.think(
-            f"{hans} is asking for what is missing: " + ", ".join(r.label.lower() for r in missing)
+            f"{hans} is asking for what is missing: " + ", ".join(r.label.lower() for r in to_ask)
         )
-        title = playbook.render(plan, project.project_name or "your project", None).title
-        state = showing.opened(req, state, title).model_copy(update={"plan": plan, "asked": asked})
+        shown = playbook.render(plan, project.project_name or "your project", None)
+        # the goal restated with what is known now ("A new Water Filtration Services page")
+        state = showing.opened(req, state, shown.title).model_copy(
+            update={"plan": plan, "asked": asked, "intent": shown.intent}
+        )
         req.say(
-            showing.said(notes, _questions(playbook, state.intent, plan, missing)),
+            showing.said(notes, _questions(playbook, state.intent, plan, to_ask)),
             planning="questions",
-            missing=[r.name for r in missing],
+            missing=[r.name for r in to_ask],
             runId=state.planning_run_id or state.run_id,
         )
         req.remember_later(state, waiting=True)
