@@ -35,6 +35,11 @@ def _preflight(server: Server, path: str, origin: str) -> httpx.Response:
     )
 
 
+def _cors(response: httpx.Response) -> list[str]:
+    """The CORS headers of an answer."""
+    return [h for h in response.headers if h.startswith("access-control-")]
+
+
 @pytest.fixture(scope="module")
 def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     with running_server(tmp_path_factory.mktemp("cors-local"), env=ORIGINS) as s:
@@ -71,7 +76,7 @@ def test_another_origins_preflight_is_refused_without_cors_headers(
 
     assert answer.status_code == 403 and error_code(answer) == "origin_denied"
     assert "HANSA_CORS_ORIGINS" in answer.json()["error"]["message"]
-    assert not [h for h in answer.headers if h.startswith("access-control-")]
+    assert not _cors(answer)
 
 
 def test_a_listed_page_reads_answers_and_refusals_with_credentials(
@@ -96,9 +101,7 @@ def test_a_listed_page_reads_answers_and_refusals_with_credentials(
     exposed = made.headers["access-control-expose-headers"].lower()
     assert "x-hansa-conversation-id" in exposed and "x-request-id" in exposed
     assert other.status_code == 200, "a bearer key is no browser's: the server answers"
-    assert not [h for h in other.headers if h.startswith("access-control-")], (
-        "but no page of that origin may read it"
-    )
+    assert not _cors(other), "but no page of that origin may read it"
 
 
 def test_local_mode_takes_a_listed_origins_writes_and_refuses_others(local: Server) -> None:
@@ -122,7 +125,7 @@ def test_without_the_setting_a_preflight_says_what_to_set(tmp_path: Path) -> Non
 
     assert answer.status_code == 403 and error_code(answer) == "origin_denied"
     assert "HANSA_CORS_ORIGINS" in answer.json()["error"]["message"]
-    assert not [h for h in answer.headers if h.startswith("access-control-")]
+    assert not _cors(answer)
     assert cross.status_code == 403, "local mode's Origin check is unchanged"
 
 
