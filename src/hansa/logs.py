@@ -28,8 +28,10 @@ _STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", None, None).__dict__) 
     "message",
     "asctime",
     "taskName",
+    "color_message",
 }
-"""Attributes every record has; any other one came from ``extra=`` and is logged as a field."""
+"""Attributes every record has; any other one came from ``extra=`` and is logged as a field.
+uvicorn's ``color_message`` (its message again, with terminal colour codes) is not one."""
 
 
 def ids() -> Mapping[str, str]:

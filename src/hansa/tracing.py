@@ -6,17 +6,28 @@ with an OTLP/HTTP exporter when the ``otel`` extra is installed (``pip install
 'hansa[otel]'``) and ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``…_TRACES_ENDPOINT``) is set; the
 standard ``OTEL_*`` variables configure it. Tests install an in-memory exporter.
 
-Names and attributes:
+A trace crosses the job queue: a job carries the W3C ``traceparent`` (and ``tracestate``)
+of the context that queued it in its payload (:func:`carried`, called by ``store/queue.py``;
+``store/db.py`` hands a write the context of its caller), and the worker runs the job inside
+that context (:func:`resumed`). So a ``POST …/messages`` trace holds its turn, an approval's
+holds the run it started, and a run's tasks hang under its run.
 
-- ``hansa.turn`` (``hansa.conversation_id``, ``hansa.turn_id``), with one child per stage
-  it ran: ``hansa.stage <name>``;
-- ``hansa.task <task type>`` (``hansa.task_id``, ``hansa.run_id``, ``hansa.agent_id``):
-  a run's step, or a tool an agent called in its turn;
-- a model call follows the GenAI semantic conventions: span ``chat <model>`` of kind
-  CLIENT with ``gen_ai.operation.name``, ``gen_ai.provider.name``,
-  ``gen_ai.request.model``, ``gen_ai.response.model``, ``gen_ai.usage.input_tokens``,
-  ``gen_ai.usage.output_tokens`` and, when it fails, ``error.type``. No prompt or answer
-  text is recorded.
+Names and attributes (the GenAI semantic conventions where they have a name):
+
+- ``hansa.turn`` (``hansa.conversation_id``, ``hansa.turn_id``, ``gen_ai.conversation.id``),
+  with one child per stage it ran: ``hansa.stage <name>``;
+- ``invoke_agent <agent id>`` (``gen_ai.operation.name`` ``invoke_agent``,
+  ``gen_ai.agent.id``, ``gen_ai.agent.name``, ``gen_ai.conversation.id``): an agent
+  answering in a turn (inside ``hansa.stage reply``);
+- ``hansa.run`` (``hansa.run_id``, ``gen_ai.conversation.id``): one run job driving a run;
+- ``execute_tool <task type>`` (``gen_ai.operation.name`` ``execute_tool``,
+  ``gen_ai.tool.name``, ``gen_ai.tool.type`` ``function``, ``gen_ai.tool.call.id`` the
+  task's id; ``hansa.task_id``, ``hansa.run_id``, ``hansa.agent_id``): a run's step, or a
+  tool an agent called in its turn;
+- a model call: span ``chat <model>`` of kind CLIENT with ``gen_ai.operation.name``,
+  ``gen_ai.provider.name``, ``gen_ai.request.model``, ``gen_ai.response.model``,
+  ``gen_ai.usage.input_tokens``, ``gen_ai.usage.output_tokens`` and, when it fails,
+  ``error.type``. No prompt or answer text is recorded.
 """
 
 from __future__ import annotations
@@ -24,9 +35,10 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
-from opentelemetry import trace
+from opentelemetry import context, propagate, trace
 
 log = logging.getLogger(__name__)
 _TRACER = "hansa"
@@ -61,6 +73,77 @@ def span(name: str, attributes: Mapping[str, str | None] | None = None) -> Itera
     kept = {k: v for k, v in (attributes or {}).items() if v is not None}
     with _tracer().start_as_current_span(name, attributes=kept) as current:
         yield current
+
+
+Spanning = AbstractContextManager[trace.Span]
+"""A span around a block (what :func:`span` gives)."""
+CARRIED = ("traceparent", "tracestate")
+"""The payload keys a job's trace context travels in (W3C Trace Context)."""
+
+
+def current() -> context.Context:
+    """The trace context now (to hand to a thread, where ``carried`` reads it)."""
+    return context.get_current()
+
+
+def carried(payload: dict[str, Any], of: context.Context | None) -> dict[str, Any]:
+    """``payload`` with the trace context ``of`` (its ``traceparent``), when it has a span
+    being recorded; else ``payload`` itself."""
+    if of is None or not trace.get_current_span(of).get_span_context().is_valid:
+        return payload
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=of)
+    return {**payload, **{k: v for k, v in carrier.items() if k in CARRIED}}
+
+
+@contextmanager
+def resumed(payload: Mapping[str, Any]) -> Iterator[None]:
+    """Run a block in the trace context a job's ``payload`` carries (none: as it is)."""
+    carrier = {k: payload[k] for k in CARRIED if isinstance(payload.get(k), str)}
+    if not carrier:
+        yield
+        return
+    token = context.attach(propagate.extract(carrier))
+    try:
+        yield
+    finally:
+        context.detach(token)
+
+
+def agent_invocation(
+    agent_id: str, agent_name: str, conversation_id: str
+) -> AbstractContextManager[trace.Span]:
+    """The span of an agent answering in a turn (GenAI ``invoke_agent``)."""
+    return span(
+        f"invoke_agent {agent_id}",
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.id": agent_id,
+            "gen_ai.agent.name": agent_name,
+            "gen_ai.conversation.id": conversation_id,
+        },
+    )
+
+
+def tool_execution(
+    tool: str, call_id: str, attributes: Mapping[str, str | None]
+) -> AbstractContextManager[trace.Span]:
+    """The span of a task type run as a step or a tool (GenAI ``execute_tool``)."""
+    return span(
+        f"execute_tool {tool}",
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool,
+            "gen_ai.tool.type": "function",
+            "gen_ai.tool.call.id": call_id,
+            **attributes,
+        },
+    )
+
+
+def run(run_id: str, conversation_id: str) -> Spanning:
+    """The span of a run job driving a run."""
+    return span("hansa.run", {"hansa.run_id": run_id, "gen_ai.conversation.id": conversation_id})
 
 
 def model_call(provider: str, model: str, operation: str = "chat") -> trace.Span:

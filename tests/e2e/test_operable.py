@@ -1,4 +1,5 @@
-"""Operating a server: JSON logs with request and turn ids, the access log, ``/metrics``."""
+"""Operating a server: JSON logs with request and turn ids, the access log, ``/metrics``
+(with HTTP requests by route, and no ``*_created`` series)."""
 
 from __future__ import annotations
 
@@ -107,6 +108,44 @@ def test_json_logs_carry_request_and_turn_ids(json_server: Server) -> None:
     (job,) = jobs
     assert job["job_kind"] == "turn" and job["conversation_id"] == cid
     assert job["outcome"] == "ok" and "request_id" not in job
+
+
+def test_metrics_count_http_requests_by_route_template(json_server: Server) -> None:
+    with json_server.client() as client:
+        cid = new_conversation(client)
+        before = client.get("/metrics").text
+        for _ in range(3):
+            assert client.get(f"/api/conversations/{cid}").status_code == 200
+        assert client.get("/api/conversations/nope").status_code == 404
+        assert client.get("/no/such/path").status_code in (401, 404)
+        after = client.get("/metrics").text
+
+    route = "/api/conversations/{conversation_id}"
+    seen = _metric(
+        after, "hansa_http_request_seconds_count", method="GET", route=route, status="200"
+    )
+    was = _metric(
+        before, "hansa_http_request_seconds_count", method="GET", route=route, status="200"
+    )
+    assert seen == was + 3, "the route's template, not each id: one series"
+    assert _metric(after, "hansa_http_request_seconds_count", route=route, status="404") >= 1
+    assert _metric(after, "hansa_http_request_seconds_sum", route=route, status="200") > 0
+    assert cid not in after and "/no/such/path" not in after, "ids and unknown paths stay out"
+    assert 'route="unmatched"' in after
+    assert "_created" not in after, "no *_created duplicates of the counters and histograms"
+    assert "hansa_turns_total" in after and "hansa_job_seconds_count" in after
+
+
+def test_json_logs_are_json_without_colour_codes_from_the_first_line(json_server: Server) -> None:
+    """uvicorn's start-up lines are JSON like the rest, without its ``color_message``."""
+    lines = _log_lines(json_server.log_path)
+    text = json_server.log_path.read_text()
+
+    started = [x for x in lines if str(x.get("message", "")).startswith("Started server process")]
+    assert started and started[0]["logger"] == "uvicorn.error"
+    assert any(x.get("message") == "Application startup complete." for x in lines)
+    assert all("color_message" not in x for x in lines)
+    assert "\x1b[" not in text and "\\u001b" not in text
 
 
 def test_a_worker_process_serves_its_own_metrics(api: Server, pg_url: str, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
-"""OpenTelemetry spans of a turn (issue 13 item 8): turn → stages → the tool it ran → model
-calls, the model calls named and described by the GenAI semantic conventions."""
+"""OpenTelemetry spans of a turn (issue 13 item 8): turn → stages → the agent's invocation →
+the tool it ran and its model calls, named and described by the GenAI semantic conventions
+(``invoke_agent``, ``execute_tool``, ``chat``; issue 33 item 9)."""
 
 from __future__ import annotations
 
@@ -73,9 +74,14 @@ async def test_a_turn_is_traced_from_its_stages_to_its_tool_and_model_calls(
     names = [s.name.removeprefix("hansa.stage ") for s in stages]
     assert names[0] == "validate" and "route" in names and names[-1] == "finalize"
     stage_ids = {s.context.span_id: s.name for s in stages}
-    (task,) = _named(found, "hansa.task create_ticket")
-    assert task.parent is not None and task.parent.span_id in stage_ids
+    (agent,) = _named(found, "invoke_agent chief")
+    assert agent.parent is not None and stage_ids[agent.parent.span_id] == "hansa.stage reply"
+    assert agent.attributes is not None and agent.attributes["gen_ai.agent.id"] == "chief"
+    assert agent.attributes["gen_ai.conversation.id"] == cid
+    (task,) = _named(found, "execute_tool create_ticket")
+    assert task.parent is not None and task.parent.span_id == agent.context.span_id
     assert task.attributes is not None and task.attributes["hansa.agent_id"] == "chief"
+    assert task.attributes["gen_ai.tool.name"] == "create_ticket"
     model_spans = _named(found, "chat hans-test")
     assert len(model_spans) == len(calls) == 2
     for span, call in zip(
@@ -84,13 +90,14 @@ async def test_a_turn_is_traced_from_its_stages_to_its_tool_and_model_calls(
         strict=True,
     ):
         attrs = span.attributes or {}
-        assert span.parent is not None and span.parent.span_id in stage_ids
+        assert span.parent is not None and span.parent.span_id == agent.context.span_id
         assert attrs["gen_ai.operation.name"] == "chat"
         assert attrs["gen_ai.provider.name"] == "function"
         assert attrs["gen_ai.request.model"] == attrs["gen_ai.response.model"] == "hans-test"
         assert attrs["gen_ai.usage.input_tokens"] == call["promptTokens"]
         assert attrs["gen_ai.usage.output_tokens"] == call["completionTokens"] == 7
-    assert all(s.context.trace_id == turn.context.trace_id for s in [*stages, task, *model_spans])
+    traced = [*stages, agent, task, *model_spans]
+    assert all(s.context.trace_id == turn.context.trace_id for s in traced)
 
 
 async def test_a_failing_model_call_marks_its_span(

@@ -4,7 +4,8 @@ Each HTTP request gets an id (the caller's ``X-Request-ID`` when it is a short t
 else a new one), bound to every line logged while it is served and sent back in the
 ``X-Request-ID`` response header. When the response ends, one line goes to the
 ``hansa.access`` logger: method, path (never the query string: it may carry a token),
-status and duration. A WebSocket is logged when it closes, with status 101.
+status and duration; the same request is counted in ``/metrics`` under its route's
+template (``engine/metrics.py``). A WebSocket is logged when it closes, with status 101.
 
 The status logged is the one the client got. A database outage raised where no exception
 handler sees it (a middleware reading keys) is answered here, 503 like everywhere else
@@ -65,6 +66,7 @@ class AccessLog:
                 ms = round((time.perf_counter() - started) * 1000, 1)
                 method = scope.get("method", "WEBSOCKET")
                 path = scope["path"]
+                _count(scope, method, status, ms)
                 log.info(
                     "%s %s %d %.1f ms",
                     method,
@@ -73,3 +75,12 @@ class AccessLog:
                     ms,
                     extra={"method": method, "path": path, "status": status, "duration_ms": ms},
                 )
+
+
+def _count(scope: Scope, method: str, status: int, ms: float) -> None:
+    """Count the request in the app's metrics, under its route's template."""
+    services = getattr(scope["app"].state, "services", None)
+    if services is None:  # an app without the engine (a test's)
+        return
+    route = getattr(scope.get("route"), "path", None) or "unmatched"
+    services.metrics.answered(method, route, status, ms / 1000)

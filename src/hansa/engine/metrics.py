@@ -8,18 +8,25 @@ one), hangs off the engine's ``Services``. It learns of outcomes where they beco
   final ``run_status``, a task's final ``task_status``;
 - model calls from their ``LlmCall`` records (``engine/llm.py``), stored or not;
 - jobs from the worker's handlers (``engine/running.py`` times each one);
+- HTTP requests from the access log (``api/access.py``), by method, route template (the
+  path as declared, ``/api/runs/{run_id}``; ``unmatched`` for a path no route has) and
+  status;
 - the queue's depth from the ``jobs`` table, read when the metrics are scraped.
 
-Labels are few and bounded (statuses, job kinds, providers): no tenant, conversation or
-model name, so the export says nothing about any tenant's work but its volume.
+Labels are few and bounded (statuses, job kinds, providers, routes): no tenant,
+conversation or model name, so the export says nothing about any tenant's work but its
+volume. The ``*_created`` series prometheus-client adds to each counter and histogram are
+left out (they doubled the export for a value Prometheus does not use).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
 from hansa.domain import event, run
 from hansa.domain.job import JobKind, JobStatus
@@ -87,6 +94,14 @@ class Metrics:
             ["provider"],
             registry=r,
         )
+        self.requests = Histogram(
+            "hansa_http_request_seconds",
+            "HTTP requests this process answered and how long each took, by method, route "
+            "template and status (its _count is the request rate).",
+            ["method", "route", "status"],
+            buckets=_SECONDS,
+            registry=r,
+        )
         self.queue = Gauge(
             "hansa_queue_jobs",
             "Jobs in the shared queue (all processes), by kind and status, read at scrape.",
@@ -114,6 +129,10 @@ class Metrics:
         self.tokens.labels(provider, "completion").inc(call.completion_tokens)
         self.cost.labels(provider).inc(call.cost_usd)
 
+    def answered(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Count one HTTP request (``route`` its template) and its duration."""
+        self.requests.labels(method, route, str(status)).observe(seconds)
+
     def job_done(self, kind: JobKind, seconds: float, *, ok: bool) -> None:
         """Count one job this process's worker ran for ``seconds``."""
         self.jobs.labels(kind.value, "ok" if ok else "error").observe(seconds)
@@ -123,4 +142,16 @@ class Metrics:
         for kind in JobKind:
             for status in QUEUE_STATES:
                 self.queue.labels(kind.value, status.value).set(depth.get((kind, status), 0))
-        return generate_latest(self.registry)
+        return generate_latest(_WithoutCreated(self.registry))
+
+
+class _WithoutCreated(Collector):
+    """A registry's metrics without their ``*_created`` samples."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterable[Metric]:
+        for family in self._registry.collect():
+            family.samples = [s for s in family.samples if not s.name.endswith("_created")]
+            yield family

@@ -31,9 +31,10 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, cast
 
 import psycopg
 import sqlalchemy as sa
+from opentelemetry.context import Context
 from sqlalchemy import Connection, Engine
 
-from hansa import errors
+from hansa import errors, tracing
 from hansa.store import direct
 from hansa.store.writer import GroupWriter
 
@@ -56,6 +57,7 @@ _SQLITE_READERS = 2
 _POSTGRES_THREADS = 8
 _GROWING = "__hansa_growing__"
 _ENQUEUED = "hansa.enqueued"
+_TRACE = "hansa.trace"
 
 
 def growing(fn: F) -> F:
@@ -71,6 +73,13 @@ def is_growing(fn: Callable[..., Any]) -> bool:
     return bool(getattr(fn, _GROWING, False))
 
 
+def caller_trace(conn: Connection) -> Context | None:
+    """The trace context of the code that called ``write`` for the transaction on ``conn``
+    (``store/queue.py`` puts it in the jobs it queues)."""
+    found = conn.info.get(_TRACE)
+    return found if isinstance(found, Context) else None
+
+
 def enqueued(conn: Connection) -> None:
     """Note that the transaction on ``conn`` queued a job: once it commits, ``write``
     calls ``on_enqueued``."""
@@ -79,14 +88,18 @@ def enqueued(conn: Connection) -> None:
 
 def _noting(fn: Callable[[Connection], T]) -> Callable[[Connection], tuple[T, bool]]:
     """``fn``, also answering whether it queued a job (a group's writes share a connection,
-    one after another: the mark is cleared before and after each)."""
+    one after another: the mark is cleared before and after each). ``fn`` sees its caller's
+    trace context (:func:`caller_trace`; the writer thread has none of its own)."""
+    caller = tracing.current()
 
     def noted(conn: Connection) -> tuple[T, bool]:
         conn.info.pop(_ENQUEUED, None)
+        conn.info[_TRACE] = caller
         try:
             return fn(conn), bool(conn.info.get(_ENQUEUED))
         finally:
             conn.info.pop(_ENQUEUED, None)
+            conn.info.pop(_TRACE, None)
 
     return noted
 

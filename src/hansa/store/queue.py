@@ -17,7 +17,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
-from hansa import errors
+from hansa import errors, tracing
 from hansa.domain import job
 from hansa.store import db, dbclock, direct, notify, tables
 from hansa.store.dbclock import Due, LeaseEnd, Now
@@ -146,7 +146,9 @@ def enqueue(
     max_attempts: int = 3,
     run_at: datetime | None = None,
 ) -> int:
-    """Add a job in the caller's transaction (with the change that needs it); returns its id."""
+    """Add a job in the caller's transaction (with the change that needs it); returns its id.
+    The payload carries the caller's trace context (``tracing.carried``)."""
+    payload = tracing.carried(payload, db.caller_trace(conn))
     job_id = direct.scalar(
         conn,
         _ENQUEUE,
@@ -186,6 +188,7 @@ def enqueue_claimed(
     Saves a claim round trip; if that worker dies, the lease expires and another takes it.
     A keyed job may be added this way only while :func:`live_statuses` of its key is empty.
     """
+    payload = tracing.carried(payload, db.caller_trace(conn))
     values = {
         "tenant_id": tenant_id,
         "kind": kind.value,

@@ -210,7 +210,7 @@ async def perform(
         "hansa.run_id": doer.run_id,
         "hansa.agent_id": doer.agent_id,
     }
-    with tracing.span(f"hansa.task {execution.task_type.name}", attributes) as current:
+    with tracing.tool_execution(execution.task_type.name, execution.key, attributes) as current:
         result, failure = await _timed(services, tenant_id, execution)
         if failure is not None:
             current.set_status(trace.Status(trace.StatusCode.ERROR, failure.code))

@@ -28,7 +28,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from hansa import errors
+from hansa import errors, tracing
 from hansa.bus.base import Subscription
 from hansa.domain import event, message, run
 from hansa.domain.job import Job, JobKind, RunJob, payload
@@ -108,7 +108,12 @@ class RunDriver:
         self.seen = (change.now, list(book.tasks.values()))
 
     async def drive(self) -> None:
-        """Step, execute and record until nothing of the run can run now."""
+        """Step, execute and record until nothing of the run can run now (its tasks' spans
+        under one ``hansa.run`` span)."""
+        with tracing.run(self.run_id, self.conversation_id):
+            await self._drive()
+
+    async def _drive(self) -> None:
         outcomes: list[Outcome] = []
         started, self.ready = self.ready, []
         settings = self.services.settings

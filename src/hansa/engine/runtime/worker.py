@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Connection
 
-from hansa import errors
+from hansa import errors, tracing
 from hansa.domain.job import Job, JobKind
 from hansa.engine.runtime.faults import crash_point
 from hansa.engine.runtime.services import Drive
@@ -167,7 +167,8 @@ class Worker:
     async def _run(self, job: Job, drive: Drive | None) -> None:
         assert self._handle is not None, "the worker runs jobs only inside run()"
         try:
-            await (drive() if drive is not None else self._handle(job))
+            with tracing.resumed(job.payload):  # the trace of what queued it
+                await (drive() if drive is not None else self._handle(job))
         except errors.StaleLease:
             log.warning("job %s was taken over while it ran; its late writes were refused", job.id)
         except Exception as exc:

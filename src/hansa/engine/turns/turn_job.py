@@ -24,6 +24,10 @@ async def run_turn_job(services: Services, job: Job) -> None:
         ctx.error = errors.HansaError("the turn was interrupted too many times")
         await fail(ctx)
         return
-    turn = {"hansa.conversation_id": work.conversation_id, "hansa.turn_id": work.turn_id}
+    turn = {
+        "hansa.conversation_id": work.conversation_id,
+        "hansa.turn_id": work.turn_id,
+        "gen_ai.conversation.id": work.conversation_id,
+    }
     with tracing.span("hansa.turn", turn):
         await run_pipeline(ctx, TURN_STAGES, finalize, fail)

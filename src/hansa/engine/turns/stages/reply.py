@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from hansa import tracing
 from hansa.domain import message
+from hansa.domain.agent import AgentDefinition
 from hansa.engine import thinking
 from hansa.engine.runtime.faults import crash_point
 from hansa.engine.turns import scratchpad
@@ -15,6 +17,11 @@ async def reply(ctx: TurnContext) -> Then:
     """The agent loop: the model answers, using the tools the laws allow it on the way."""
     assert ctx.agent is not None and ctx.project_context is not None
     agent = ctx.agent
+    with tracing.agent_invocation(agent.id, agent.display_name, ctx.conversation_id):
+        return await _answer(ctx, agent)
+
+
+async def _answer(ctx: TurnContext, agent: AgentDefinition) -> Then:
     if agent.default_graph_id is not None:
         return await graph_reply(ctx)
     ctx.batch().thinking(
