@@ -284,6 +284,10 @@ class TaskType(Generic[P]):
     """Whether, as a rule's action, it ends the turn: no assistant answers the message the
     rule fired on (``handoff.create``; a ``state.transition`` to a state where no one
     answers: ``engine/triggers/actions.py``)."""
+    moves_to: Callable[[P], State] | None = None
+    """The state it moves the conversation to (``state.transition``): a rule's save refuses
+    one the conversation's state table forbids from every state its trigger can find the
+    conversation in (``engine/rules/reachable.py``)."""
     describe: Callable[[Mapping[str, Any]], str | None] | None = None
     """The timeline's sentence for a completed execution, from its result ("Page created in
     WordPress at https://…"); None, or no sentence: the generic "<type> completed"."""

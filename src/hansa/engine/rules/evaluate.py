@@ -27,6 +27,7 @@ from hansa.domain.rules import (
     Trigger,
 )
 from hansa.engine import templates
+from hansa.engine.rules import reachable
 from hansa.tasks.base import TaskType
 from hansa.tasks.registry import TaskRegistry
 
@@ -110,6 +111,7 @@ def check(
     nodes = [(i, a) for i, a in enumerate(spec.actions) if a.type not in ENGINE_ACTIONS]
     if nodes:
         _check_chain(spec.trigger, nodes, registry, services)
+    reachable.check(spec, registry)
     if conditions:
         check_conditions(spec.conditions, words_cap)
 

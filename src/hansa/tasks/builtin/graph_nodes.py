@@ -198,6 +198,10 @@ def _changes(ctx: TaskContext) -> list[Change]:
     return ctx.changes
 
 
+def _target(p: graph.StateTransition) -> State:
+    return p.to
+
+
 def _moves_away(p: graph.StateTransition) -> bool:
     return p.to in ENDS_THE_TURN
 
@@ -339,6 +343,7 @@ def register(add: Register) -> None:
             graph_node=True,
             at_once=True,
             ends_turn=_moves_away,
+            moves_to=_target,
         )
     )
     add(
