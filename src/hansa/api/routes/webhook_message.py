@@ -37,11 +37,4 @@ async def receive_message(
 ) -> MessageAccepted:
     """Store a message of the messaging service and start the addressed assistant's turn
     (idempotent by the message's ``id``; the conversation is opened if it is new)."""
-    received = await inbound.receive(services, tenant, body)
-    return MessageAccepted(
-        id=body.id,
-        message_id=received.message_id,
-        turn_id=received.turn_id,
-        conversation_id=received.conversation_id,
-        duplicate=received.duplicate,
-    )
+    return MessageAccepted.of(await inbound.receive(services, tenant, body))

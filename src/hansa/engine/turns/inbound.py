@@ -73,6 +73,8 @@ class Received:
     """The stored message and the turn that answers it; ``duplicate``: an earlier delivery
     of the same message stored them."""
 
+    id: str
+    """The messaging service's id of the message."""
     message_id: str
     turn_id: str
     conversation_id: str
@@ -98,7 +100,7 @@ async def receive(services: Services, tenant_id: str, msg: InboundMessage) -> Re
             details={"field": "to.principalType"},
         )
     turn_id = derived_id(tenant_id, msg.id, "turn")
-    earlier = await services.db.read(lambda conn: _earlier(conn, tenant_id, turn_id))
+    earlier = await services.db.read(lambda conn: _earlier(conn, tenant_id, msg.id, turn_id))
     if earlier is not None:
         return earlier
     agent_id = msg.to.principal_id.removeprefix(f"{ASSISTANT}:")
@@ -128,18 +130,18 @@ async def receive(services: Services, tenant_id: str, msg: InboundMessage) -> Re
     try:
         await Recorder(services, tenant_id, conversation_id).write(batch)
     except (IntegrityError, errors.Conflict):  # the same message, stored meanwhile
-        again = await services.db.read(lambda conn: _earlier(conn, tenant_id, turn_id))
+        again = await services.db.read(lambda conn: _earlier(conn, tenant_id, msg.id, turn_id))
         if again is None:
             raise
         return again
-    return Received(message_id, turn_id, conversation_id, duplicate=False)
+    return Received(msg.id, message_id, turn_id, conversation_id, duplicate=False)
 
 
-def _earlier(conn: Connection, tenant_id: str, turn_id: str) -> Received | None:
+def _earlier(conn: Connection, tenant_id: str, external_id: str, turn_id: str) -> Received | None:
     if not turns.exists(conn, tenant_id, turn_id):
         return None
     found = turns.get(conn, tenant_id, turn_id)
-    return Received(found.message_id, turn_id, found.conversation_id, duplicate=True)
+    return Received(external_id, found.message_id, turn_id, found.conversation_id, True)
 
 
 def _conversation(conn: Connection, tenant_id: str, msg: InboundMessage) -> str | None:
