@@ -146,6 +146,11 @@ def test_a_run_streams_the_turn_as_agui_events(client: httpx.Client) -> None:
     custom = {e.name for e in _of(events, core.CustomEvent)}
     assert {"hansa.thinking", "hansa.routing"} <= custom
     assert events[-1].result == {"conversationId": cid}
+    calls = client.get("/api/llm-calls", params={"conversationId": cid}).json()
+    (usage,) = events[-1].usage  # the turn's model calls, as AG-UI counts tokens
+    assert usage.input_tokens == sum(c["promptTokens"] for c in calls) > 0
+    assert usage.output_tokens == sum(c["completionTokens"] for c in calls) > 0
+    assert usage.total_tokens == usage.input_tokens + usage.output_tokens
 
 
 def test_the_same_thread_continues_its_conversation(client: httpx.Client) -> None:

@@ -45,7 +45,7 @@ from hansa.domain import agent_state, conversation, event
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns import chat
 from hansa.engine.turns.outcome import follow_work, standing
-from hansa.store import agent_states, conversations, threads
+from hansa.store import agent_states, conversations, llm_calls, threads
 
 router = APIRouter(prefix="/ag-ui", tags=["ag-ui"])
 CONVERSATION_HEADER = "X-Hansa-Conversation-Id"
@@ -234,4 +234,21 @@ async def _stream(
     waiting = None
     if status == "completed":
         waiting = (await services.db.read(standing, tenant, conversation_id, last=1)).waiting
-    yield encoder.encode(run.end(status, waiting))
+    usage = await _usage(services, tenant, conversation_id, posted.turn_id)
+    yield encoder.encode(run.end(status, waiting, usage))
+
+
+async def _usage(
+    services: Services, tenant: str, conversation_id: str, turn_id: str
+) -> list[core.TokenUsage]:
+    """The turn's model calls summed, as AG-UI's usage (none when it made no call)."""
+    totals = await services.db.read(llm_calls.turn_totals, tenant, conversation_id, turn_id)
+    if not totals.calls:
+        return []
+    return [
+        core.TokenUsage(
+            input_tokens=totals.prompt_tokens,
+            output_tokens=totals.completion_tokens,
+            total_tokens=totals.prompt_tokens + totals.completion_tokens,
+        )
+    ]
