@@ -69,12 +69,13 @@ def target(project: ProjectContext, connector: str, *, workspace: bool = False) 
         )
     if platform.lower() in BUILT_IN:
         return Target("workspace", f"Hansa's workspace, where {name}'s {things} live")
-    missing = _outside(platform, section)
-    reason = f"{name}'s {missing} is not connected to Hansa"
-    if project.config.get(WORKSPACE_DRAFTS) is True:
-        reason += "; the project drafts its changes here until it is"
+    missing = None if connected else _outside(platform, section)
+    reasons = [f"{name}'s {missing} is not connected to Hansa"] if missing else []
+    if missing and project.config.get(WORKSPACE_DRAFTS) is True:
+        reasons.append("the project drafts its changes here until it is")
     elif workspace:
-        reason += "; you chose to draft it here"
+        reasons.append("you chose to draft it here")
+    reason = "; ".join(reasons)
     said = f"Hansa's workspace, as a draft for {name} (not on its live site)"
     return Target("workspace", said, draft=True, reason=reason, missing=missing)
 
