@@ -45,7 +45,9 @@ def test_risky_steps_go_to_the_technical_lead_in_the_plan_and_the_run(tmp_path: 
     steps = [{"purpose": "plan", "text": json.dumps(PLAN)}, {"purpose": "draft", "text": NOTES}]
     script.write_text(json.dumps(steps))
     with running_server(tmp_path, model=f"scripted:{script}") as server, server.client() as client:
-        cid = new_conversation(client)
+        # a project to place the change in (with none, Hans asks before planning)
+        project = client.post("/api/projects", json={"name": "Aquaverter"}).json()
+        cid = new_conversation(client, projectId=project["id"])
         # no playbook fits this request: the model drafts the plan
         shown = turn(client, cid, "Please move the shop to the new host")
         plan = next(e for e in shown if e["type"] == "plan")["data"]

@@ -50,7 +50,7 @@ def test_an_unconnected_site_is_a_choice_and_the_plan_says_where_it_lands(server
     assert not [e for e in second if e["type"] == "run_created"], "the same run, still planning"
     (plan_text,) = hans_says(third)
     assert "Where the changes land:" in plan_text
-    assert "create_page): Hansa's workspace (a draft for Aquaverter, not on its live site)" in (
+    assert "create_page): Hansa's workspace, as a draft for Aquaverter (not on its live site)" in (
         plan_text
     )
     # the plan fills the run opened at the first question: no second run
@@ -91,7 +91,7 @@ def test_a_connected_site_is_named_in_the_plan(server: Server) -> None:
     (questions,) = hans_says(first)
     assert "not connected" not in questions and "Language" in questions
     (plan_text,) = hans_says(second)
-    assert "create_page): wordpress at aquaverter.ca" in plan_text
+    assert "create_page): the live WordPress site at aquaverter.ca" in plan_text
 
 
 def test_with_no_project_in_focus_hans_asks_which_and_every_task_carries_it(

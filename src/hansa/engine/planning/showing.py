@@ -115,8 +115,9 @@ def _landing(req: PlanningRequest, plan: Plan, site: str | None) -> list[str]:
     lines = []
     for stage in plan.stages:
         for s in stage.steps:
-            capability = registry.get(s.task_type).capability if s.task_type in registry else ""
-            lands = where.landing(req.project, capability, site)
+            if s.task_type not in registry:
+                continue
+            lands = where.landing(req.project, registry.get(s.task_type), site)
             if lands is not None:
                 lines.append(f"- {names.get(s.owner, s.owner)}'s step ({s.task_type}): {lands}")
     return ["", "Where the changes land:", *lines] if lines else []

@@ -20,31 +20,49 @@ import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Connection
 
 from hansa import errors
+from hansa.domain.base import new_id
 from hansa.domain.plan import PlanningState
 from hansa.domain.project import Project, ProjectContext
+from hansa.engine.planning import answers
 from hansa.engine.planning.request import PlanningRequest
 from hansa.store import projects
+from hansa.tasks.base import TaskType
+from hansa.tasks.connectors import targets
 
 PROJECT, SITE = "project", "site"
 """The two context questions, by the name their answers are kept under."""
 CONNECT, WORKSPACE = "connect", "workspace"
 """The two answers to the site question."""
-WORKSPACE_DRAFTS = "workspaceDrafts"
-"""A project's config key: true means its changes land in Hansa's workspace until its
-site is connected, without asking each time."""
+WORKSPACE_DRAFTS = targets.WORKSPACE_DRAFTS
 MAX_PROJECTS = 20
 """The most projects offered by name; more are still chosen by name or id."""
-_OUTSIDE = {"cms_pages": ("wordpress", "WordPress site"), "products": ("woocommerce", "shop")}
-"""Per task capability: the project config section that connects it, and what it is."""
-_BUILT_IN = {None, "", "hansa", "workspace", "none"}
-"""``cmsPlatform`` values that mean Hansa's own workspace."""
-_NUMBER = re.compile(r"^\s*(?:option\s+|project\s+)?(\d{1,2})\s*[.)]?\s*$", re.I)
-_CONNECT = re.compile(r"^\s*(?:option\s+)?a\b|\bconnect", re.I)
-_DRAFT = re.compile(r"^\s*(?:option\s+)?b\b|\b(workspace|draft|hansa)\b", re.I)
+MAX_NAME = 120
+"""The longest project name Hans takes from an answer."""
+_DRAFTING = re.compile(r"^\s*(?:option\s+)?b\b|\b(?:workspace|draft)", re.I)
+_SITE_ADDRESS = re.compile(
+    r"(?:https?://)?(?:www\.)?(?P<host>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,})"
+    r"(?![\w.-])",
+    re.I,
+)
+_NAMED = re.compile(
+    r"\b(?:called|named|call\s+it|name\s+it|project)\s+[\"“']?(?P<name>[^\"”,;.\n]+?)"
+    r"[\"”']?(?=\s+(?:at|on|with|for)\s|[,;\n]|\.(?:\s|$)|$)",
+    re.I,
+)
+_CREATE = re.compile(
+    r"^\s*(?:(?:option\s+)?a\b[).:,-]?|(?:please\s+)?(?:create|make|add|start|set\s+up)\b)"
+    r"(?:\s+(?:a|the|one|new|project|it))*\s*(?P<name>.*)$",
+    re.I | re.S,
+)
+"""An answer that takes option A or says to create a project, and what follows: its name."""
+_WAIT = ("connect", "connected", "wait")
+_DRAFT = ("workspace", "draft", "hansa")
+"""Words that choose to wait for the site, or to draft in Hansa's workspace."""
 
 
 @dataclass(frozen=True)
@@ -90,67 +108,109 @@ async def question(
     req: PlanningRequest, state: PlanningState, capabilities: Iterable[str], changes: bool
 ) -> Question | None:
     """The first context question still open for a plan whose steps need ``capabilities``
-    (``changes``: whether it changes anything), or None when where it lands is settled."""
+    (``changes``: whether it changes anything), or None when where it lands is settled.
+
+    With no project in focus Hans asks which of the tenant's projects it is for; a tenant
+    with none is told so and offered to create one or to draft in the workspace."""
     if changes and req.project.project_id is None and state.project_id is None:
         listed = await _projects(req)
         if listed:
             return Question(PROJECT, _which_project(listed))
-    site = unconnected(req.project, capabilities)
+        if state.site != WORKSPACE:
+            return Question(PROJECT, _no_project())
+    site = unconnected(req.project, _connectors(req, capabilities))
     drafts = req.project.config.get(WORKSPACE_DRAFTS) is True
     if site is not None and state.site is None and not drafts:
         return Question(SITE, _connect_or_draft(req.project, site))
     return None
 
 
-def unconnected(project: ProjectContext, capabilities: Iterable[str]) -> str | None:
-    """What of the project's outside platform the steps need but Hansa has no connection
-    to (``WordPress site``), or None when every step lands where the project says."""
-    platform = (project.cms_platform or "").strip().lower()
-    if platform in _BUILT_IN:
-        return None
-    for capability in capabilities:
-        outside = _OUTSIDE.get(capability)
-        if outside is None:
-            continue
-        section, what = outside
-        if section == "wordpress" and platform != "wordpress":
-            return f"{project.cms_platform} site"  # no connector for that platform at all
-        if not isinstance(project.config.get(section), dict):
-            return what
+def unconnected(project: ProjectContext, connectors: Iterable[str]) -> str | None:
+    """What of the project's outside platform the steps' connectors (``cms``, ``shop``)
+    need but Hansa has no connection to (``WordPress site``), or None when every step lands
+    where the project says."""
+    for connector in connectors:
+        missing = targets.target(project, connector).missing
+        if missing is not None:
+            return missing
     return None
 
 
-def landing(project: ProjectContext, capability: str, site: str | None) -> str | None:
-    """Where a step with ``capability`` lands, in words; None for a step that changes
-    nothing outside Hansa's records."""
-    if capability not in _OUTSIDE:
+def landing(project: ProjectContext, task_type: TaskType[Any], site: str | None) -> str | None:
+    """Where a step of ``task_type`` lands, in words (its connector's target); None for a
+    step that changes nothing outside Hansa's records."""
+    if task_type.lands_via is None:
         return None
-    name = project.project_name or "the project"
-    if unconnected(project, [capability]) is not None or site == WORKSPACE:
-        return f"Hansa's workspace (a draft for {name}, not on its live site)"
-    if capability == "cms_pages" and project.cms_platform:
-        return f"{project.cms_platform} at {project.project_domain or name}"
-    return f"{name}'s shop"
+    return targets.target(project, task_type.lands_via, workspace=site == WORKSPACE).said
+
+
+def _connectors(req: PlanningRequest, capabilities: Iterable[str]) -> set[str]:
+    """The connectors the task types of these capabilities change things through."""
+    wanted = set(capabilities)
+    registry = req.services.registry
+    return {t.lands_via for t in registry.all() if t.capability in wanted and t.lands_via}
 
 
 async def read(req: PlanningRequest, name: str) -> str | None:
-    """The answer to context question ``name`` in ``req.text``: a project's id, or
-    ``connect`` / ``workspace``; None when the message does not answer it."""
-    text = req.text.strip()[:200]
+    """The answer to context question ``name`` in ``req.text``, read like every answer
+    (``answers``): a project's id (by number, name or id), or ``connect`` / ``workspace``;
+    None when the message does not answer it."""
+    if name == PROJECT and not await _projects(req):  # the tenant has none yet
+        return await _create_or_draft(req)
     if name == SITE:
-        if _DRAFT.search(text):
-            return WORKSPACE
-        return CONNECT if _CONNECT.search(text) else None
-    listed = await _projects(req)
-    number = _NUMBER.match(text)
-    if number is not None:
-        index = int(number.group(1)) - 1
-        return listed[index].id if 0 <= index < len(listed) else None
-    lowered = text.lower()
-    for p in listed:
-        if p.id == text or p.name.lower() in lowered:
-            return p.id
-    return None
+        options = (
+            answers.Option(CONNECT, "wait until you connect it", names=("a",), keywords=_WAIT),
+            answers.Option(
+                WORKSPACE, "draft it in Hansa's workspace", names=("b",), keywords=_DRAFT
+            ),
+        )
+    else:
+        options = tuple(
+            answers.Option(p.id, p.name, names=(p.id,), keywords=(p.name,))
+            for p in await _projects(req)
+        )
+    question = answers.Question(name, name.capitalize(), (name,), options, own_words=False)
+    answer = answers.read([question], req.text[: answers.SHORT_ANSWER_CHARS]).answers.get(name)
+    return answer.value if answer is not None else None
+
+
+def drafting(project: ProjectContext) -> str:
+    """What Hans says once the user chose to draft in the workspace."""
+    if project.project_id is None:
+        return "Where: I will draft this in Hansa's workspace, outside any project."
+    return "Where: I will draft this in Hansa's workspace, not on the live site."
+
+
+async def _create_or_draft(req: PlanningRequest) -> str | None:
+    """The answer to "no project yet: create one, or draft in the workspace?": ``WORKSPACE``,
+    or the id of the project it names, created now (by name, and its site's address if it
+    gives one); None when it does neither."""
+    text = req.text.strip()[:200]
+    if _DRAFTING.search(text):
+        return WORKSPACE
+    site = _SITE_ADDRESS.search(text)
+    named = _NAMED.search(text) or _CREATE.match(text)
+    name = named.group("name").strip(" .,;:!?\"“”'") if named is not None else ""
+    if site is not None and name.lower().endswith(site.group(0).lower()):
+        name = name[: -len(site.group(0))].strip(" ,;:")
+        name = re.sub(r"\s+(?:at|on|with)$", "", name, flags=re.I)
+    if not name:
+        if site is None or named is None:
+            return None
+        name = site.group("host")
+    created = Project(
+        id=new_id(),
+        tenant_id=req.tenant_id,
+        name=name[:MAX_NAME],
+        domain=site.group("host").lower() if site is not None else None,
+        cms_platform=None,
+        allowed_task_types=None,
+        config={},
+        created_at=req.services.clock(),
+    )
+    await req.services.db.write(lambda conn: projects.create(conn, created))
+    req.think(f"{req.supervisor.display_name} created the project {created.name} for this plan")
+    return created.id
 
 
 async def _projects(req: PlanningRequest) -> list[Project]:
@@ -166,6 +226,17 @@ def _which_project(listed: list[Project]) -> str:
         lines.append(f"{i}. {p.name}" + (f" ({p.domain})" if p.domain else ""))
     lines.append("Answer with its number or its name.")
     return "\n".join(lines)
+
+
+def _no_project() -> str:
+    return (
+        "You have no project yet, so there is nowhere I could place this change, and I "
+        "won't guess. Shall I:\n"
+        "A) create a project for it: tell me its name, and its site's address if it has one "
+        "(e.g. “create the project Aquaverter at aquaverter.ca”); or\n"
+        "B) draft it in Hansa's workspace, outside any project, for you to copy or publish "
+        "later?"
+    )
 
 
 def _connect_or_draft(project: ProjectContext, site: str) -> str:
