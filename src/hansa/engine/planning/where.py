@@ -157,6 +157,7 @@ async def read(req: PlanningRequest, name: str) -> str | None:
     None when the message does not answer it."""
     if name == PROJECT and not await _projects(req):  # the tenant has none yet
         return await _create_or_draft(req)
+    options: tuple[answers.Option, ...]
     if name == SITE:
         options = (
             answers.Option(CONNECT, "wait until you connect it", names=("a",), keywords=_WAIT),
