@@ -212,9 +212,15 @@ class ToolLoop:
         self, i: int, call: ToolCall, verdict: Runs
     ) -> tuple[int, Settled, ToolDone]:
         """Run ``call``'s executor once a slot is free: its answer as the model reads it (a
-        result, or its failure as a tool error), and what the execution produced."""
-        async with self._slots:
-            done = await _perform(self.services, self.tenant_id, self.caller, call, verdict)
+        result, or its failure as a tool error), and what the execution produced. Cut (its
+        turn cancelled), the model calls it made so far are the loop's all the same."""
+        done = ToolDone(Batch(self.caller.conversation_id, self.caller.turn_id))
+        try:
+            async with self._slots:
+                await _perform(self.services, self.tenant_id, self.caller, call, verdict, done)
+        except asyncio.CancelledError:
+            self.calls.extend(done.calls)
+            raise
         name = verdict.task_type.name
         if done.failure is not None:
             failed = event.ToolError(code=done.failure.code, message=done.failure.message)
@@ -223,10 +229,15 @@ class ToolLoop:
 
 
 async def _perform(
-    services: Services, tenant_id: str, caller: ToolCaller, call: ToolCall, verdict: Runs
-) -> ToolDone:
-    """Run the call's executor under the task time limit; a failure is a ``TaskFailed``."""
-    done = ToolDone(Batch(caller.conversation_id, caller.turn_id))
+    services: Services,
+    tenant_id: str,
+    caller: ToolCaller,
+    call: ToolCall,
+    verdict: Runs,
+    done: ToolDone,
+) -> None:
+    """Run the call's executor under the task time limit into ``done``; a failure is a
+    ``TaskFailed``."""
     key = hashlib.sha256(f"{caller.origin}:{call.id}".encode()).hexdigest()[:40]
     execution = Execution(
         verdict.task_type,
@@ -243,7 +254,6 @@ async def _perform(
         state_deltas=done.deltas if caller.keeps_state else None,
     )
     done.result, done.failure = await perform(services, tenant_id, execution)
-    return done
 
 
 def hold_for_confirmation(

@@ -14,6 +14,7 @@ a pause and a resume) ends without a step; one past its tenant's steps per minut
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import datetime, timedelta
 
@@ -31,7 +32,7 @@ from hansa.domain.session import (
     parse_frame,
     state_too_large,
 )
-from hansa.engine import prompts
+from hansa.engine import llm, prompts
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
@@ -70,18 +71,25 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
     started = services.clock()
     answer = StepAnswer(Batch(session.conversation_id, None))
     try:
-        if agent is None:  # a registered agent removed while its session ran
-            raise errors.NotFound(f"agent {session.agent_id} no longer exists")
-        await StepCall(services, session, agent, project).answer(_prompt(agent, session), answer)
-        frame = parse_frame(answer.text, session.step, session.state)
-        error = "the step's state is too large" if state_too_large(frame.state) else None
-    except errors.HansaError as exc:
-        frame, error = None, str(exc)
-    batch = answer.batch
-    batch.then(
-        lambda conn: _record(services, claimed, work, answer, session, frame, error, started, conn)
-    )
-    await recorder.write(batch)
+        try:
+            if agent is None:  # a registered agent removed while its session ran
+                raise errors.NotFound(f"agent {session.agent_id} no longer exists")
+            call = StepCall(services, session, agent, project)
+            await call.answer(_prompt(agent, session), answer)
+            frame = parse_frame(answer.text, session.step, session.state)
+            error = "the step's state is too large" if state_too_large(frame.state) else None
+        except errors.HansaError as exc:
+            frame, error = None, str(exc)
+        batch = answer.batch
+        batch.then(
+            lambda conn: _record(
+                services, claimed, work, answer, session, frame, error, started, conn
+            )
+        )
+        await recorder.write(batch)
+    except (errors.StaleLease, asyncio.CancelledError):  # cut: its model calls are kept
+        await llm.keep(services.db, answer.calls)
+        raise
 
 
 def _stale(session: AgentSession, work: SessionStepJob) -> bool:
