@@ -118,3 +118,51 @@ def test_a_preempted_model_node_leaves_its_call_recorded(slow: Server) -> None:
     _assert_cut(calls[0], streamed=False)
     assert usage["totals"]["cancelledCalls"] == 1
     assert usage["byRun"][0]["totalTokens"] == calls[0]["totalTokens"]
+
+
+def test_a_settle_timeout_cuts_its_slow_model_node_and_the_run_goes_on(slow: Server) -> None:
+    """``parallel`` ``settle`` with a timeout (issue 31 item 6): the child still running at
+    the timeout is cancelled, the run and the node after the fork go on, and the model call
+    the timeout cut is recorded."""
+    components = [
+        {"id": "fan", "type": "parallel", "config": {"strategy": "settle", "timeout": 500}},
+        {"id": "quick", "type": "message.send", "config": {"content": "quick done"}},
+        {"id": "ponder", "type": "llm.invoke", "config": {"prompt": "take your time"}},
+        {"id": "after", "type": "message.send", "config": {"content": "went on"}},
+    ]
+    edges = [
+        {"from": "fan", "to": "quick"},
+        {"from": "fan", "to": "ponder"},
+        {"from": "quick", "to": "after"},
+        {"from": "ponder", "to": "after"},
+    ]
+    with slow.client() as client:
+        cid = new_conversation(client)
+        graph = client.post("/api/graphs", json={"name": "fan", "components": components,
+                                                 "edges": edges})  # fmt: skip
+        assert graph.status_code == 201, graph.text
+        run = client.post(
+            f"/api/graphs/{graph.json()['id']}/runs", json={"conversationId": cid}
+        ).json()
+        card = poll_until(
+            client,
+            f"/api/runs/{run['id']}",
+            lambda c: c["status"] in ("completed", "failed", "cancelled"),
+        )
+        calls = _cut_calls(client, f"runId={run['id']}")
+        said = [
+            m["content"]
+            for m in client.get(f"/api/conversations/{cid}/messages").json()
+            if m["kind"] == "assistant"
+        ]
+
+    nodes = {t["nodeId"]: t for g in card["groups"] for t in g["tasks"]}
+    assert card["status"] == "completed", nodes
+    assert nodes["quick"]["status"] == "completed"
+    assert nodes["ponder"]["status"] == "cancelled"
+    assert "fan timed out after 500 ms" in nodes["ponder"]["error"]
+    assert nodes["after"]["status"] == "completed"
+    assert said == ["quick done", "went on"]
+    (cut,) = calls
+    assert cut["nodeId"] == "ponder"
+    _assert_cut(cut, streamed=False)
