@@ -123,6 +123,7 @@ def test_the_deferred_bot_may_not_answer_and_the_timeline_says_why(keyed: Server
     assert any(
         line.startswith("Technical") and "deferred to Error Bot" in line for line in lines
     ), lines
+    assert "Error Bot is answering this message" in lines, "by its name, not its key"
     assert said["assistant.action.respond"] == (
         "Error Bot answers (from outside, on its own): errBot reads logs"
     )

@@ -75,7 +75,8 @@ async def rules(ctx: TurnContext) -> Then:
     if winner.external:
         outside = await services.agents.find(ctx.tenant_id, winner.assistant_key)
         if outside is None or not forward_to_outside(ctx, outside):  # it says so itself
-            scene.batch.status(f"{winner.assistant_key} is answering this message", agent_id=hans)
+            who = outside.display_name if outside is not None else winner.assistant_key
+            scene.batch.status(f"{who} is answering this message", agent_id=hans)
         await ctx.flush()
         return Then.FINALIZE
     ctx.rule_route = actions.RouteTo(
