@@ -276,3 +276,25 @@ def test_a_one_agent_request_still_goes_to_one_agent(
     routing = next(e for e in events if e["type"] == "routing")
     assert routing["data"]["agentId"] == agent
     assert not any(e["type"] in ("plan", "run_created") for e in events)
+
+
+@pytest.mark.parametrize(
+    "request_text",
+    [
+        "Add our opening hours to the contact page and a FAQ to the about page",
+        "add testimonials to the about page and the services page",
+    ],
+)
+def test_additions_to_several_pages_never_start_the_new_page_plan(
+    server: Server, request_text: str
+) -> None:
+    with server.client() as client:
+        _, cid, _ = _site(client)
+        events = turn(client, cid, request_text)
+
+    (said,) = hans_says(events)
+    assert "What should the page be called" not in said and "Page title" not in said
+    plans = [e for e in events if e["type"] == "plan"]
+    assert not any(s["taskType"] == "create_page" for p in plans for s in _steps(p["data"]))
+    speakers = {e["agentId"] for e in events if e["type"] == "message"}
+    assert speakers <= {"chief", None}, "Hans plans or asks; no agent answers about it"

@@ -10,8 +10,8 @@ from hansa.domain.routing import RoutingRule
 from hansa.engine.planning import deliverables
 from hansa.engine.planning.targets import target
 from hansa.engine.planning.triage import triage
-from hansa.engine.routing import DEFAULT_RULES
 from hansa.engine.roster import default_roster
+from hansa.engine.routing import DEFAULT_RULES
 from hansa.tasks.registry import default_registry
 
 
@@ -179,3 +179,33 @@ def test_a_deliverable_no_agent_can_take_is_left_out_and_one_agent_left_is_no_pl
     )
 
     assert plan is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add our opening hours to the contact page and a FAQ to the about page",
+        "add testimonials to the about page and the services page",
+        "Add the new prices to the pricing page, and the new hours to the contact page",
+    ],
+)
+def test_pages_named_only_as_places_never_open_the_new_page_plan(text: str) -> None:
+    decision = triage(text)
+
+    assert decision.plan and decision.playbook is None
+    assert "it changes the project's systems" in decision.reason
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Add a Services page",
+        "Build the Pricing page",
+        "Please add a new page for our services and link it from the about page",
+        "Add a landing page for the spring sale",
+    ],
+)
+def test_a_page_to_make_is_still_the_new_page_plan(text: str) -> None:
+    decision = triage(text)
+
+    assert decision.playbook is not None and decision.playbook.id == "new_page"

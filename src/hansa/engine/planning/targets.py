@@ -60,6 +60,11 @@ _LEAD = re.compile(
 )
 _ARTICLE = re.compile(r"^(?:(?:a|an|the|some|our|my|your)\s++)+", re.I)
 _KIND_OF = {"navigation": "menu", "webpage": "page", "web page": "page"}
+_NEW = {
+    kind: re.compile(rf"\b(?:a|an|new|another)\s++(?:{_WORD}\s++){{0,3}}?(?:{nouns})\b", re.I)
+    for kind, nouns in (("page", r"web\s?page|page"), ("product", "product"))
+}
+"""A thing of a kind to be made: "a new page", "an About Us page", "a product called …"."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +99,8 @@ def target(text: str) -> Target | None:
             found.append((m, "object"))
     if not found or len(named) > 1:  # several things change: not one thing's update
         return None
+    if any(p.search(head) for p in _NEW.values()):  # "add a new page and link it from …"
+        return None
     # the last place named is where the change lands ("a link to X in the main menu")
     places = [f for f in found if f[1] == "place"]
     match, role = places[-1] if places else found[0]
@@ -102,6 +109,19 @@ def target(text: str) -> Target | None:
     action = _LEAD.sub("", head[: match.start()]).strip()
     adds = role == "place" and _ADD.match(action) is not None
     return Target(kind, name, adds, _what(action) if role == "place" else head.strip())
+
+
+def only_changed(text: str, kind: Kind) -> bool:
+    """Whether ``text`` names no ``kind`` to be made, and one it has as the place something
+    goes ("add our hours to the contact page and a FAQ to the about page"): then nothing of
+    that kind is made, whatever a playbook's trigger matched."""
+    head = text[:READ_CHARS]
+    return _NEW[kind].search(head) is None and any(
+        _kind(m) == kind
+        and _PLACE.search(head[: m.start()])
+        and not _LINK.search(head[: m.start()])
+        for m in _NAMED.finditer(head)
+    )
 
 
 def _kind(match: re.Match[str]) -> Kind:

@@ -10,7 +10,7 @@ from hansa.domain.routing import RoutingRule
 from hansa.engine.planning import deliverables
 from hansa.engine.planning.deliverables import Deliverable
 from hansa.engine.planning.playbooks import Playbook, builtin, find
-from hansa.engine.planning.targets import Target, target
+from hansa.engine.planning.targets import Kind, Target, only_changed, target
 from hansa.engine.routing import DEFAULT_RULES
 
 _CHANGE = re.compile(
@@ -129,6 +129,8 @@ def triage(text: str, rules: Sequence[RoutingRule] = DEFAULT_RULES) -> Triage:
     if changed is not None:
         return _update(changed)
     playbook = find(text)
+    if playbook is not None and playbook.id in MAKES and only_changed(text, MAKES[playbook.id]):
+        playbook = None  # the pages it names are where things go, not pages to make
     parts = deliverables.find(text, rules)
     if parts and not _covers(playbook, parts):
         agents = len({d.agent_id for d in parts})
@@ -154,6 +156,8 @@ def triage(text: str, rules: Sequence[RoutingRule] = DEFAULT_RULES) -> Triage:
     return _workspace(text)
 
 
+MAKES: dict[str, Kind] = {"new_page": "page", "new_product": "product"}
+"""The playbooks that make a thing of a kind."""
 UPDATES = {"page": "update_content"}
 """The playbook that changes an existing thing of each kind: a page's content; a page
 something is added to: ``add_to_page``; a product, menu or form, which Hansa has no step
