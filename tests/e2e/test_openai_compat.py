@@ -175,6 +175,12 @@ def test_usage_is_the_turns_model_calls(keyed: tuple[Server, str]) -> None:
             model="chief", messages=[{"role": "user", "content": "Thanks!"}], stream=True
         )
     )
+    with client.chat.completions.stream(  # the SDK's helper puts the chunks together
+        model="chief",
+        messages=[{"role": "user", "content": "One more tip?"}],
+        stream_options={"include_usage": True},
+    ) as helper:
+        final = helper.get_final_completion()
 
     assert usage is not None and usage.total_tokens > 0
     assert (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) == _turn_tokens(
@@ -188,6 +194,8 @@ def test_usage_is_the_turns_model_calls(keyed: tuple[Server, str]) -> None:
     assert all(c.usage is None for c in chunks[:-1])
     assert chunks[-2].choices[0].finish_reason == "stop"
     assert all(c.usage is None and c.choices for c in plain), "no usage chunk unless asked"
+    assert final.choices[0].message.content and final.usage is not None
+    assert final.usage.total_tokens > 0
 
 
 @pytest.mark.parametrize(
