@@ -13,7 +13,7 @@ from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.base import answers
 from hansa.api.models.services import ServiceCreate, ServiceOut, ServicePatch
 from hansa.domain.service import Service
-from hansa.engine import named_services
+from hansa.engine.webhooks import named_services
 from hansa.store import services as rows
 
 router = APIRouter(prefix="/api/services", tags=["services"])
