@@ -138,6 +138,7 @@ def test_the_deliverables_plan_runs_each_step_on_its_agent(server: Server) -> No
             "customer testimonials",
         ),
         ("Add our new address to the contact page", "Contact Us", "new address"),
+        ("Add a contact form to the About page", "About", "contact form"),
     ],
 )
 def test_an_addition_to_an_existing_page_is_an_update_of_the_page_found_by_name(
