@@ -10,7 +10,7 @@ from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.base import Out, answers
 from hansa.engine.turns import inbound
 
-router = APIRouter(prefix="/api/webhook", tags=["webhook"])
+router = APIRouter(prefix="/api/webhook", tags=["webhooks"])
 
 
 class MessageAccepted(Out):
