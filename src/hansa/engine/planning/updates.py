@@ -61,7 +61,7 @@ async def _found(req: PlanningRequest, changed: Target) -> tuple[str | None, tup
     text = f"I can't find a {changed.kind} called {said} in {where}."
     if found.known:
         text += f" Its {changed.kind}s are: {', '.join(found.known)}."
-    else:
+    elif found.listed:
         text += f" It has no {changed.kind}s I can see."
     text += f" I won't make a new {changed.kind} for a change of one that exists."
     return None, (text,)

@@ -31,6 +31,9 @@ class Found:
     """When nothing matched exactly: what the project has of that kind (at most ``LISTED``)."""
     checked: bool = True
     """False when Hansa could not look (a site or shop it cannot read, or it failed)."""
+    listed: bool = True
+    """False when what the project has of that kind cannot be listed (a WordPress site:
+    its connector searches, it does not list)."""
     loose: bool = False
     """True when the one match is a name holding every word the user said ("contact" for
     "Contact Us"), not the name itself."""
@@ -49,7 +52,7 @@ async def find_named(
                 if pages:
                     return Found(tuple(dict.fromkeys(str(p["title"]) for p in pages)))
                 if not isinstance(cms, WorkspaceCms):
-                    return Found()  # WordPress: found nothing, and lists no pages
+                    return Found(listed=False)  # WordPress: found nothing; it lists none
             elif kind == "product" and isinstance(found["shop"], WorkspaceShop):
                 ws = StoreWorkspace(services, tenant_id)
                 named = await ws.named("product", name, project_id=project.project_id)
