@@ -34,7 +34,7 @@ TAGS = {
     "health", "identity", "keys", "agents", "projects", "conversations", "events", "chat",
     "turns", "claims", "control", "agent state", "handoffs", "runs", "tasks", "rules",
     "graphs", "sessions", "usage", "workspace", "openai", "ag-ui", "schedules", "webhooks",
-    "agent-protocol",
+    "agent-protocol", "services",
 }  # fmt: skip
 
 

@@ -69,6 +69,11 @@ TAGS: list[dict[str, str]] = [
         "name": "webhooks",
         "description": "Completion webhooks: signed events when a run, turn or session ends.",
     },
+    {
+        "name": "services",
+        "description": "Named outbound services: base URL, sealed credentials, and the methods "
+        "graphs and rules may call without a person.",
+    },
     {"name": "usage", "description": "Model calls, tokens and cost."},
     {"name": "workspace", "description": "Workspace entities, pages and products."},
     {

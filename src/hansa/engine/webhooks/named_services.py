@@ -19,7 +19,7 @@ from hansa import errors
 from hansa.domain import secrets
 from hansa.domain.base import new_id
 from hansa.domain.service import MAX_HEADERS, Method, Service
-from hansa.engine.runs.connectors import outbound_policy, secret_box
+from hansa.engine import runs
 from hansa.engine.runtime.services import Services
 from hansa.engine.webhooks import targets
 from hansa.store import services as rows
@@ -34,7 +34,7 @@ async def _checked_url(services: Services, base_url: str) -> str:
     if problem is not None:
         raise errors.InvalidInput(f"baseUrl {problem}", details={"field": "baseUrl"})
     try:
-        await targets.check(outbound_policy(services), url)
+        await targets.check(runs.outbound_policy(services), url)
     except errors.InvalidInput as exc:
         why = exc.message.split(": ", 1)[-1]
         raise errors.InvalidInput(f"baseUrl refused: {why}", details={"field": "baseUrl"}) from None
@@ -67,7 +67,7 @@ def _checked_headers(headers: Mapping[str, str], kept: Mapping[str, str]) -> dic
 
 
 def _sealed(services: Services, headers: dict[str, str]) -> dict[str, str]:
-    sealed: dict[str, str] = secret_box(services).seal({"headers": headers})["headers"]
+    sealed: dict[str, str] = runs.secret_box(services).seal({"headers": headers})["headers"]
     return sealed
 
 
@@ -123,7 +123,7 @@ async def change(
     if "base_url" in patch:
         update["base_url"] = await _checked_url(services, patch["base_url"])
     if "headers" in patch:
-        opened = secret_box(services).open({"headers": current.headers})["headers"]
+        opened = runs.secret_box(services).open({"headers": current.headers})["headers"]
         update["headers"] = _sealed(services, _checked_headers(patch["headers"], opened))
     if "unattended_methods" in patch:
         update["unattended_methods"] = list(dict.fromkeys(patch["unattended_methods"]))
