@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 from hansa import errors
 from hansa.api.models.agent_protocol import (
@@ -31,7 +31,7 @@ from hansa.api.models.agent_protocol import (
     ThreadStateOut,
     Values,
 )
-from hansa.domain import message, run, turn
+from hansa.domain import message, run, secrets, turn
 from hansa.domain.agent import AgentDefinition
 from hansa.engine.turns.outcome import Outcome, Standing, Waiting
 
@@ -44,9 +44,20 @@ RESUME_HINT = (
     "plan, false or 'cancel' drops it, any other text answers Hans. A step held for "
     "confirmation is confirmed with POST /api/tasks/{taskId}/confirm."
 )
+RESERVED_VALUES = frozenset({"messages", "__interrupt__", "__error__"})
+"""Values a thread's context cannot set."""
+STREAM_MODES = frozenset({"values", "updates", "messages", "messages-tuple", "custom", ""})
+"""The stream modes a run streams (``""``: the SDK's ``join_stream``, i.e. ``values``)."""
 Strategy = Literal["reject", "interrupt", "rollback", "enqueue"]
 ThreadStatus = Literal["idle", "busy", "interrupted", "error"]
 RunStatus = Literal["pending", "running", "error", "success", "timeout", "interrupted"]
+
+
+class NotSupported(errors.UserError):
+    """A part of the protocol Hansa does not do (501); the message says what to do."""
+
+    code = "not_supported"
+    status = 501
 
 
 def not_a_bool(value: Any) -> Any:
@@ -60,24 +71,24 @@ Count = Annotated[int, BeforeValidator(not_a_bool)]
 """An integer; ``false`` is not 0 here."""
 
 
-class _Open(BaseModel):
+class Open(BaseModel):
     """Fields of the protocol Hansa has no use for (``config``, ``checkpoint``…) are
     accepted and ignored."""
 
     model_config = ConfigDict(extra="allow")
 
 
-class ThreadCreate(_Open):
+class ThreadCreate(Open):
     thread_id: UUID | None = None
     metadata: dict[str, Any] | None = None
     if_exists: Literal["raise", "do_nothing"] = "raise"
 
 
-class ThreadPatch(_Open):
+class ThreadPatch(Open):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
-class Search(_Open):
+class Search(Open):
     metadata: dict[str, Any] | None = None
     limit: Count = Field(default=10, ge=1, le=100)
     offset: Count = Field(default=0, ge=0, le=10_000)
@@ -92,7 +103,7 @@ class AssistantSearch(Search):
     name: str | None = Field(default=None, max_length=100)
 
 
-class ApRunCreate(_Open):
+class ApRunCreate(Open):
     """A run of the Agent Protocol: its input (or resume) and the assistant it is for."""
 
     assistant_id: str = Field(min_length=1, max_length=100)
@@ -102,6 +113,26 @@ class ApRunCreate(_Open):
     multitask_strategy: Strategy = "enqueue"
     stream_mode: str | list[str] = "values"
     if_not_exists: Literal["create", "reject"] = "reject"
+
+    @field_validator("stream_mode")
+    @classmethod
+    def _streamed(cls, modes: str | list[str]) -> str | list[str]:
+        refused = unstreamed(modes)
+        if refused:
+            raise ValueError(refused)
+        return modes
+
+
+def unstreamed(modes: str | list[str]) -> str | None:
+    """Why a run cannot stream ``modes`` (None: it can)."""
+    unknown = sorted(({modes} if isinstance(modes, str) else set(modes)) - STREAM_MODES)
+    if not unknown:
+        return None
+    return (
+        f"stream mode {', '.join(unknown)} is not supported (LangGraph's events and debug "
+        "modes have no Hansa counterpart): use values, updates, messages, messages-tuple, "
+        "or custom (every Hansa event)"
+    )
 
 
 def assistant(agent: AgentDefinition, now: datetime) -> AssistantOut:
@@ -128,8 +159,16 @@ def lc_message(m: message.Message) -> LcMessage:
 
 
 def values(standing: Standing) -> Values:
-    """The thread's newest messages (``__interrupt__`` and ``__error__`` unset)."""
-    return Values(messages=[lc_message(m) for m in standing.messages])
+    """The thread's newest messages and its context (``__interrupt__`` and ``__error__``
+    unset)."""
+    return Values(messages=[lc_message(m) for m in standing.messages], **_context(standing))
+
+
+def _context(standing: Standing) -> dict[str, Any]:
+    """The conversation's context keys, secrets masked (``messages`` and ``__…`` are the
+    protocol's: ``update_state`` refuses them)."""
+    shown = secrets.mask(standing.conversation.context)
+    return {k: v for k, v in shown.items() if k not in RESERVED_VALUES}
 
 
 def final_values(standing: Standing, failed: str | None, *, thread_id: str | None = None) -> Values:
@@ -142,7 +181,8 @@ def final_values(standing: Standing, failed: str | None, *, thread_id: str | Non
         extra["__interrupt__"] = interrupts(thread_id or standing.conversation.id, standing.waiting)
     if failed is not None:
         extra["__error__"] = RunError(error="turn_failed", message=failed)
-    return Values(messages=[lc_message(m) for m in standing.messages], **extra)
+    messages = [lc_message(m) for m in standing.messages]
+    return Values(messages=messages, **_context(standing), **extra)
 
 
 def wire(answer: BaseModel) -> dict[str, Any]:
@@ -202,7 +242,16 @@ def thread_state(
     shown = thread_id or convo.id
     waits = interrupts(shown, standing.waiting)
     tasks = [
-        StateTask(id=w.id, name=supervisor_id, path=[], error=None, interrupts=[w]) for w in waits
+        StateTask(
+            id=w.id,
+            name=supervisor_id,
+            path=[],
+            error=None,
+            interrupts=[w],
+            state=None,
+            checkpoint=None,
+        )
+        for w in waits
     ]
     return ThreadStateOut(
         values=values(standing),

@@ -19,7 +19,10 @@ from hansa.api.routes import (
     agent_state,
     agents,
     agui,
+    ap_crons,
+    ap_graphs,
     ap_runs,
+    ap_state,
     ap_store,
     ap_threads,
     chat,
@@ -110,7 +113,10 @@ def create_app(settings: Settings | None = None, *, model: Model | None = None) 
         mcp_servers,
         ap_store,
         ap_threads,
+        ap_graphs,
+        ap_state,
         ap_runs,
+        ap_crons,
     )
     for module in routers:
         app.include_router(module.router)

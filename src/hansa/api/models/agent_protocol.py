@@ -64,9 +64,12 @@ class RunError(_Out):
 
 
 class Values(_Out):
-    """A thread's values: its newest messages (and, after a run, what it waits for). The
+    """A thread's values: its newest messages, its conversation's context keys beside them
+    (secrets masked; ``update_state`` sets them), and, after a run, what it waits for. The
     routes leave out what is unset: ``__interrupt__`` and ``__error__`` are there only when
     the thread waits or the turn failed."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
 
     messages: list[LcMessage]
     interrupt: list[Interrupt] | None = Field(default=None, alias="__interrupt__")
@@ -91,6 +94,9 @@ class StateTask(_Out):
     path: list[str]
     error: str | None
     interrupts: list[Interrupt]
+    state: dict[str, Any] | None = None
+    """A subgraph's state (none here; ``RemoteGraph.get_state`` reads the key)."""
+    checkpoint: dict[str, Any] | None = None
 
 
 class Checkpoint(_Out):
@@ -131,3 +137,59 @@ class RunOut(_Out):
     metadata: RunMetadata
     multitask_strategy: str
     kwargs: dict[str, Any]
+
+
+class StateUpdated(_Out):
+    """What ``update_state`` answers: the thread's checkpoint after the change."""
+
+    checkpoint: Checkpoint
+
+
+class GraphNode(_Out):
+    id: str
+    type: Literal["schema", "runnable"]
+    data: str | dict[str, Any]
+
+
+class GraphEdge(_Out):
+    source: str
+    target: str
+    conditional: bool = False
+
+
+class GraphOut(_Out):
+    """An assistant's graph as LangGraph draws it: ``__start__`` → the agent → ``__end__``
+    (Hans: → the agents he routes to, each edge conditional)."""
+
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+class SchemasOut(_Out):
+    """An assistant's JSON Schemas: its input, output and state are a thread's values."""
+
+    graph_id: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    state_schema: dict[str, Any]
+    config_schema: dict[str, Any]
+    context_schema: dict[str, Any]
+
+
+class CronOut(_Out):
+    """A schedule that posts a message, as a cron of the protocol."""
+
+    cron_id: str
+    assistant_id: str
+    thread_id: str | None
+    on_run_completed: Literal["keep"] | None
+    end_time: Time | None
+    schedule: str
+    timezone: str
+    created_at: Time
+    updated_at: Time
+    payload: dict[str, Any]
+    user_id: str | None
+    next_run_date: Time | None
+    metadata: dict[str, Any]
+    enabled: bool

@@ -88,6 +88,8 @@ ERRORS: dict[int, str] = {
     "wrong type (`validation_error`, every one in `details.errors`), a value the route "
     "refuses (`invalid_input`, with `details.field`)",
     429: "Too many requests or live streams (`rate_limited`); `Retry-After` says when to retry",
+    501: "A part of a protocol Hansa does not do (`not_supported`); the message names what "
+    "to do instead",
     503: "The database cannot take work now (`database_unavailable`, `details.reason`); "
     "`Retry-After` says when to retry",
     504: "The turn is still running after `HANSA_CHAT_TIMEOUT_SECONDS` (`turn_timeout`); it "

@@ -8,7 +8,8 @@ run is done (with ``__interrupt__`` when the thread waits for the user, ``__erro
 the turn failed); ``stream`` sends ``metadata``, then the stream modes asked for
 (``values``, ``updates``, ``messages-tuple`` as ``messages``, ``messages`` as
 ``messages/partial`` and ``messages/complete``, ``custom``: each Hansa event in its wire
-shape), then ``end``. Other modes are accepted and send nothing. A run that approved a plan
+shape), then ``end``. Other modes (``events``, ``debug``) are refused (422 naming them),
+before anything is posted. A run that approved a plan
 is done when the plan's run has ended and Hans has summed it up, or when a step waits for
 confirmation. ``multitask_strategy`` ``rollback`` interrupts like ``interrupt``.
 
@@ -351,6 +352,9 @@ async def join_thread_run_stream(
     stream_mode: Annotated[list[str], Query(max_length=10)] = ["values"],  # noqa: B006
 ) -> sse.HeldStream:
     """The run's stream from its start, then live until it is done."""
+    refused = shapes.unstreamed(stream_mode)
+    if refused:
+        raise errors.InvalidInput(refused, details={"field": "stream_mode"})
     thread = await _of(services, tenant, thread_id)
     found = await _run(services, tenant, thread, run_id)
     after = await services.db.read(seq_of_turn, tenant, found.turn)
