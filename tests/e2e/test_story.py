@@ -94,7 +94,12 @@ def test_a_plan_approved_and_run_tells_its_story_in_chips_and_timeline(server: S
     )
     assert f"Task create_page (Web Engineer Nico): {page_task['summary']}" in said
     assert "The run “Create the Services page” started" in said
-    assert f"Page created in the Hansa workspace at {url} as a draft" in said
+    created = (
+        f"Page created in Hansa's workspace at {url} as a draft (not on the live site: "
+        "Aquaverter's WordPress site is not connected to Hansa; the project drafts its "
+        "changes here until it is)"
+    )
+    assert created in said
     audit = card["groups"][2]["tasks"][0]["result"]
     found = len(audit["findings"])
     assert (
@@ -105,7 +110,7 @@ def test_a_plan_approved_and_run_tells_its_story_in_chips_and_timeline(server: S
     assert "The run “Create the Services page” completed" in said
     assert "All tasks in this run are completed" in said
     done_at = said.index("The run “Create the Services page” completed")
-    assert said.index(f"Page created in the Hansa workspace at {url} as a draft") < done_at
+    assert said.index(created) < done_at
 
 
 def test_b_a_run_in_wordpress_says_where_the_page_is_and_why_a_step_failed(
@@ -157,7 +162,8 @@ def test_b_a_run_in_wordpress_says_where_the_page_is_and_why_a_step_failed(
     ], "no 'all tasks completed' for a failed run"
     said = [t["summary"] for t in timeline]
     assert not PLACEHOLDERS & set(said), said
-    assert f"Page created in WordPress at {site.base_url}/services/ as a draft" in said
+    live = f"Page created on the live WordPress site at {site.base_url}/services/ as a draft"
+    assert live in said
     assert f"update_content_block failed: {failed['error']}" in said
     assert "task_failed" in [t["kind"] for t in timeline]
     assert "The run “Live pages” failed" in said

@@ -111,14 +111,16 @@ async def question(
     (``changes``: whether it changes anything), or None when where it lands is settled.
 
     With no project in focus Hans asks which of the tenant's projects it is for; a tenant
-    with none is told so and offered to create one or to draft in the workspace."""
+    with none, for a change of pages or products (a step's ``lands_via``), is told so and
+    offered to create one or to draft in the workspace (a ticket needs no project)."""
+    connectors = _connectors(req, capabilities)
     if changes and req.project.project_id is None and state.project_id is None:
         listed = await _projects(req)
         if listed:
             return Question(PROJECT, _which_project(listed))
-        if state.site != WORKSPACE:
+        if state.site != WORKSPACE and connectors:  # a site's change, with no site to place
             return Question(PROJECT, _no_project())
-    site = unconnected(req.project, _connectors(req, capabilities))
+    site = unconnected(req.project, connectors)
     drafts = req.project.config.get(WORKSPACE_DRAFTS) is True
     if site is not None and state.site is None and not drafts:
         return Question(SITE, _connect_or_draft(req.project, site))

@@ -147,21 +147,24 @@ async def _undo_create_product(p: CreateProduct, ctx: TaskContext) -> Result:
     return await shop.delete_product(ctx.outputs["self"]["productId"])
 
 
-def _place(r: Mapping[str, Any], site: str, workspace: str) -> str:
+def _place(r: Mapping[str, Any], site: str, workspace: str, status: str = "") -> str:
+    """Where the change is, as its result's ``target`` says (else as its address tells)."""
     url = str(r["url"])
     target = r.get("target")
-    if isinstance(target, Mapping) and target.get("said"):  # where it landed, as it said
-        where = str(target["said"])
-    else:
+    if not isinstance(target, Mapping) or not target.get("said"):
         where = "the Hansa workspace" if url.startswith(workspace) else site
-    return f"in {where} at {url}"
+        return f"in {where} at {url}{status}"
+    if target.get("where") == "site":  # "the live WordPress site at aquaverter.ca"
+        return f"on {str(target['said']).rsplit(' at ', 1)[0]} at {url}{status}"
+    why = f" (not on the live site: {target['reason']})" if target.get("reason") else ""
+    return f"in Hansa's workspace at {url}{status}{why}"
 
 
 def _page_created(r: Mapping[str, Any]) -> str | None:
     if not r.get("url"):
         return None
     draft = " as a draft" if r.get("status") == "draft" else ""
-    return f"Page created {_place(r, 'WordPress', workspace_cms.PAGES)}{draft}"
+    return f"Page created {_place(r, 'WordPress', workspace_cms.PAGES, draft)}"
 
 
 def _page_updated(r: Mapping[str, Any]) -> str | None:
