@@ -15,7 +15,7 @@ def _extract(playbook, plan, text, *, first):
     return plan_questions.read(playbook, plan, text, REGISTRY, first=first).values()
 
 
-PAGE = playbooks.find("Please create a new webpage called Services")
+PAGE = next(p for p in playbooks.builtin() if p.id == "new_page")
 
 
 def test_the_services_request_matches_the_new_page_playbook_and_plans() -> None:
@@ -63,7 +63,7 @@ def test_approval_and_cancel_words() -> None:
     assert page_slug("/our-services/") == "our-services"
 
 
-AUDIT = playbooks.find("Please audit the Pricing page for SEO")
+AUDIT = next(p for p in playbooks.builtin() if p.id == "seo_audit")
 
 
 @pytest.mark.parametrize(

@@ -29,18 +29,53 @@ run under the regex time box, on the first ``EXTRACT_CHARS`` characters only.
 
 from __future__ import annotations
 
-import enum
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-SHORT_ANSWER_CHARS = 200
-"""Longer messages are never read as a bare "yes, proceed" or "cancel"."""
+from hansa.engine.planning.question import (
+    ASSIGN,
+    NAMING,
+    SHORT_ANSWER_CHARS,
+    Answer,
+    How,
+    Option,
+    Question,
+    Reading,
+    named_option,
+    plain,
+    unlabel,
+    value_of,
+    written,
+)
+
+__all__ = [
+    "CONSENT",
+    "EXTRACT_CHARS",
+    "READ_CHARS",
+    "SHORT_ANSWER_CHARS",
+    "Answer",
+    "How",
+    "Option",
+    "Question",
+    "Reading",
+    "consent",
+    "is_approval",
+    "is_cancel",
+    "plain",
+    "read",
+    "spans",
+    "value_of",
+    "written",
+]
+
 EXTRACT_CHARS = 2_000
 """How much of a message the playbooks' extractors (data, time-boxed) search."""
 READ_CHARS = 4_000
 """How much of a message the reader splits into answers."""
+MAX_PARTS = 40
+"""The most parts a message is read as (a question's list is short)."""
 
 _APPROVE = re.compile(
     r"\s*+(?:yes|yep|yeah|ok(?:ay)?|sure|go(?: ahead)?|approved?|do it|let'?s go|proceed"
@@ -55,30 +90,6 @@ _NUMBER = re.compile(r"(?<!\S)(\d)[.)]")
 """A question's number: a digit at the start or after a space, then ``.`` or ``)``."""
 _NUMBERED_END = re.compile(r"[\n;]|\s(?=\d[.)]\s)")
 """Where a numbered answer ends: a line break, ``;``, or the space before the next number."""
-_BARE_NUMBER = re.compile(r"\s*+(?:option\s++|number\s++|project\s++)?(\d{1,2})\s*+[.)]?\s*+", re.I)
-_NAMING = (
-    "let's call it",
-    "lets call it",
-    "it should be called",
-    "it's called",
-    "it is called",
-    "call it",
-    "name it",
-    "title it",
-    "called",
-    "named",
-    "titled",
-)
-"""How a name is given without a label: "Call it Water Filtration Services"."""
-_ASSIGN = r"\s*+(?::|=|\bis\b|\bshould be\b|\bwill be\b|-)\s*+"
-_FILLER = re.compile(
-    r"\b(?:the|option|please|one|i|we|would|like|prefer|want|choose|pick|go|with|let'?s|do|"
-    r"use|it|is|that|take|for|now|thanks|thank|you)\b"
-)
-_NOT_WORD = re.compile(r"[^\w]+")
-_AROUND = 24
-"""How many characters around an option's title an answer may have and still name it
-("the one with lead capture please"); a longer text only mentions it."""
 _LEAD = re.compile(
     r"[\w ]{1,30}?(?::|=)\s*+|(?:let'?s call it|call it|name it|it'?s called|called|named|"
     r"titled|it'?s for|for)\s++",
@@ -92,81 +103,6 @@ _NO_ANSWER = re.compile(
     re.I | re.S,
 )
 """A part that answers nothing ("hmm", "not sure about the rest")."""
-
-
-class How(enum.StrEnum):
-    """How an answer was read: said back to the user when it was not labelled."""
-
-    LABELLED = "labelled"
-    NUMBERED = "numbered"
-    NAMED = "named"
-    """An option named by its id, title, number or words."""
-    IN_ORDER = "in order"
-    """An unlabelled value, placed by the order of the questions."""
-    WHOLE = "whole"
-    """The whole message, the one question open."""
-    MODEL = "model"
-    """Read by the model (``model_answers``) and checked against the message."""
-    FOUND = "found"
-    """Found in the request itself by a playbook's extractor."""
-
-
-@dataclass(frozen=True)
-class Option:
-    """One answer a question offers: its id (the value kept), title and the words that
-    name it."""
-
-    id: str
-    title: str = ""
-    names: tuple[str, ...] = ()
-    """Whole answers that name it ("high", "Aquaverter")."""
-    keywords: tuple[str, ...] = ()
-    """Words that name it anywhere in an answer ("workspace", "draft")."""
-    pattern: re.Pattern[str] | None = None
-    """A whole answer that names it (consent: "yes, go ahead")."""
-
-
-@dataclass(frozen=True)
-class Question:
-    """A question Hans asks: its name, label, how it is labelled, its options."""
-
-    name: str
-    label: str
-    aliases: tuple[str, ...] = ()
-    """Labels the user may give the answer ("language", "seo angle")."""
-    options: tuple[Option, ...] = ()
-    own_words: bool = True
-    """Whether an answer in the user's own words stands (no option fits: "a video header")."""
-    naming: bool = False
-    """A name: "Call it …" answers it."""
-    asked: bool = True
-    """In Hans's numbered list (a question known but not asked is only answered by label)."""
-    by_number: bool = True
-    """Whether its options are chosen by their number ("2": the second) too."""
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the user answered to one question: the value kept and the words it came from."""
-
-    value: str
-    words: str
-    how: How
-
-
-@dataclass(frozen=True)
-class Reading:
-    """What a message answered, and what it left unplaced or unclear."""
-
-    answers: dict[str, Answer] = field(default_factory=dict)
-    unplaced: tuple[str, ...] = ()
-    """Parts of the message no question fits, in the user's words."""
-    unsure: tuple[str, ...] = ()
-    """Questions (by name) whose values could not be told apart."""
-
-    def values(self) -> dict[str, str]:
-        """The values by question name."""
-        return {name: a.value for name, a in self.answers.items()}
 
 
 @dataclass
@@ -214,17 +150,6 @@ def is_cancel(text: str) -> bool:
     return consent(text) == "no"
 
 
-def plain(text: str) -> str:
-    """``text`` compared as words: lower case, every run of other characters one space."""
-    return _NOT_WORD.sub(" ", text.casefold()).strip()
-
-
-def written(value: str, message: str) -> bool:
-    """Whether ``value`` is words the message holds (so it is the user's, not made up)."""
-    words = plain(value)
-    return bool(words) and f" {words} " in f" {plain(message)} "
-
-
 def read(questions: Sequence[Question], text: str, *, strict_labels: bool = False) -> Reading:
     """What ``text`` answers of ``questions`` (the ones still open, in the order asked).
 
@@ -234,7 +159,7 @@ def read(questions: Sequence[Question], text: str, *, strict_labels: bool = Fals
     text = text[:READ_CHARS]
     if not text.strip() or not questions:
         return Reading()
-    whole = _whole_option(questions, text)
+    whole = _wholeoption(questions, text)
     if whole is not None:
         return whole
     numbered = _numbered(text)
@@ -244,7 +169,7 @@ def read(questions: Sequence[Question], text: str, *, strict_labels: bool = Fals
         for number, words in numbered:
             if 0 < number <= len(asked) and asked[number - 1].name not in answers:
                 q = asked[number - 1]
-                value = value_of(q, _unlabel(q, words), numbers=True)
+                value = value_of(q, unlabel(q, words), numbers=True)
                 if value is not None:
                     answers[q.name] = Answer(value, words, How.NUMBERED)
         return Reading(answers)
@@ -252,7 +177,7 @@ def read(questions: Sequence[Question], text: str, *, strict_labels: bool = Fals
     return _place(questions, parts, text)
 
 
-def _whole_option(questions: Sequence[Question], text: str) -> Reading | None:
+def _wholeoption(questions: Sequence[Question], text: str) -> Reading | None:
     """The whole message names one option of one question ("yes, proceed", "high
     priority", "2"), or answers the one question open."""
     if len(text) > SHORT_ANSWER_CHARS:
@@ -260,7 +185,7 @@ def _whole_option(questions: Sequence[Question], text: str) -> Reading | None:
     named = []
     for q in questions:
         one = len(questions) == 1
-        option = _option(q, _unlabel(q, text), numbers=one, loose=one)
+        option = named_option(q, unlabel(q, text), numbers=one, loose=one)
         if option is not None:
             named.append((q, option))
     if len(named) == 1:
@@ -276,6 +201,9 @@ def _split(text: str) -> list[_Part]:
             words = piece.strip().rstrip(".!?").strip().strip("\"'“”").strip()
             if words:
                 parts.append(_Part(words, strong=c == 0 and s > 0))
+    if len(parts) > MAX_PARTS:  # a list that long answers no questions: the rest is one part
+        rest = ", ".join(p.text for p in parts[MAX_PARTS - 1 :])
+        parts = [*parts[: MAX_PARTS - 1], _Part(rest, strong=True)]
     return parts
 
 
@@ -286,7 +214,7 @@ def _label(questions: Sequence[Question], parts: list[_Part], strict: bool) -> l
     naming = next((q for q in questions if q.naming), None)
     for part in parts:
         lowered = part.text.lower()
-        said = next((n for n in _NAMING if lowered.startswith(n + " ")), None)
+        said = next((n for n in NAMING if lowered.startswith(n + " ")), None)
         if naming is not None and said is not None:
             part.question, part.how = naming, How.LABELLED
             part.value = part.text[len(said) :].strip().strip("\"'“”").rstrip(".")
@@ -306,7 +234,7 @@ def _label_pattern(aliases: tuple[str, ...], strict: bool) -> re.Pattern[str]:
     """``alias: value`` (or ``alias value``) for any of ``aliases``, the longest first
     (``page title`` before ``page``)."""
     choices = "|".join(re.escape(a) for a in sorted(aliases, key=len, reverse=True)) or "(?!)"
-    assign = _ASSIGN if strict else rf"(?:{_ASSIGN}|\s++)"
+    assign = ASSIGN if strict else rf"(?:{ASSIGN}|\s++)"
     return re.compile(rf"\s*+(?:the\s++)?({choices}){assign}(\S.*)", re.I | re.S)
 
 
@@ -342,7 +270,9 @@ def _place(questions: Sequence[Question], parts: list[_Part], text: str) -> Read
         if value is not None:
             answers[q.name] = Answer(value, free[0].text, How.WHOLE)
             free = []
-    if free and len(free) <= len(open_) and (len(free) > 1 or len(open_) == 1):
+    # in order only when every open question gets one: "homeowners, water filtration" for
+    # four questions could be any two of them (the model is asked; Hans never guesses)
+    if free and len(free) == len(open_):
         for q, part in zip(open_, free, strict=False):
             # an option in the user's own words only when labelled: "whichever you like"
             # names no layout, and the model is asked what it describes
@@ -373,93 +303,10 @@ def _named_by(questions: Sequence[Question], words: str) -> tuple[Question, Opti
     found = []
     for q in questions:
         if q.options:
-            option = _option(q, _unlabel(q, words), numbers=False)
+            option = named_option(q, unlabel(q, words), numbers=False)
             if option is not None:
                 found.append((q, option))
     return found[0] if len(found) == 1 else None
-
-
-def _unlabel(q: Question, words: str) -> str:
-    """``words`` without the question's own label ("layout B", "high priority")."""
-    text = words.strip()
-    if len(text) > SHORT_ANSWER_CHARS:
-        return text
-    for alias in sorted(q.aliases, key=len, reverse=True):
-        m = re.match(rf"(?:the\s++)?{re.escape(alias)}(?:{_ASSIGN}|\s++)(\S.*)", text, re.I | re.S)
-        if m is not None:
-            return m.group(1).strip()
-        m = re.fullmatch(rf"(.*?\S)\s++{re.escape(alias)}\W*+", text, re.I | re.S)
-        if m is not None and len(m.group(1)) <= 40:
-            return m.group(1).strip()
-    return text
-
-
-def value_of(q: Question, words: str, *, numbers: bool, own: bool = True) -> str | None:
-    """The value ``words`` gives ``q``: an option's id, or the words themselves when the
-    question takes the user's own (and ``own``); None when it fits neither."""
-    words = words.strip().rstrip(".").strip()
-    if not words:
-        return None
-    if q.options:
-        option = _option(q, words, numbers=numbers)
-        if option is not None:
-            return option.id
-    if not (q.own_words and own):
-        return None
-    if q.naming:
-        lowered = words.lower()
-        said = next((n for n in _NAMING if lowered.startswith(n + " ")), None)
-        if said is not None:
-            words = words[len(said) :].strip()
-    return words.strip("\"'“”")
-
-
-def _option(q: Question, words: str, *, numbers: bool, loose: bool = True) -> Option | None:
-    """The option of ``q`` that ``words`` names, if exactly one does (``loose``: by a word
-    of it anywhere, or its title within a few more words, too)."""
-    stripped = words.strip()
-    if not stripped or len(stripped) > SHORT_ANSWER_CHARS:
-        return None
-    for option in q.options:
-        if option.pattern is not None and option.pattern.fullmatch(stripped):
-            return option
-    said = plain(stripped)
-    bare = " ".join(_FILLER.sub(" ", said).split())
-    number = _BARE_NUMBER.fullmatch(stripped) if numbers and q.by_number else None
-    for i, option in enumerate(q.options, start=1):
-        if number is not None and int(number.group(1)) == i:
-            return option
-        exact = {plain(option.id), plain(option.title), *(plain(n) for n in option.names)}
-        exact.discard("")
-        if said in exact or bare in exact:
-            return option
-    if not loose:
-        return None
-    hits = [
-        (option, plain(k))
-        for option in q.options
-        for k in option.keywords
-        if plain(k) and f" {plain(k)} " in f" {said} "
-    ]
-    # the longest of the words found wins ("Aquaverter WP" over "Aquaverter")
-    longest = [
-        h for h in hits if not any(h[1] != o[1] and f" {h[1]} " in f" {o[1]} " for o in hits)
-    ]
-    chosen = {option.id: option for option, _ in longest}
-    if len(chosen) == 1:
-        return next(iter(chosen.values()))
-    if chosen:
-        return None
-    titled = [
-        option
-        for option in q.options
-        if len(plain(option.title)) >= 6
-        and (
-            (plain(option.title) in said and len(said) <= len(option.title) + _AROUND)
-            or (len(said) >= 6 and said in plain(option.title))
-        )
-    ]
-    return titled[0] if len(titled) == 1 else None
 
 
 def spans(text: str, limit: int = 40, chars: int = 200) -> list[str]:
