@@ -141,9 +141,12 @@ class OpenAIModel(Model):
             "max_tokens": settings.max_tokens,
         }
         if params.output_schema is not None:
+            schema = params.output_schema
             arguments["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "output", "schema": params.output_schema},
+                # strict: the provider holds the answer to the schema (an enum of the
+                # user's words cannot be left), where the schema is one strict mode accepts
+                "json_schema": {"name": "output", "schema": schema, "strict": strict(schema)},
             }
         if params.tools:
             arguments["tools"] = [
@@ -351,3 +354,19 @@ def _body(exc: Any) -> str:
         return str(exc.response.text)
     except Exception:  # the body of a streamed error may be unread
         return str(exc.message)
+
+
+def strict(schema: Any) -> bool:
+    """Whether OpenAI's strict structured output accepts ``schema``: every object names all
+    its properties as required and allows no others."""
+    if isinstance(schema, list):
+        return all(strict(s) for s in schema)
+    if not isinstance(schema, dict):
+        return True
+    if schema.get("type") == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        if schema.get("additionalProperties") is not False:
+            return False
+        if sorted(schema.get("required", [])) != sorted(properties):
+            return False
+    return all(strict(v) for k, v in schema.items() if k not in ("enum", "const", "required"))
