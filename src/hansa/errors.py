@@ -65,6 +65,12 @@ class InvalidInput(UserError):
     code = "invalid_input"
     status = 422
 
+    @classmethod
+    def past_limit(cls, limit: int, what: str, setting: str, field: str) -> InvalidInput:
+        """A tenant has ``limit`` of ``what`` already, as many as ``setting`` allows."""
+        message = f"a tenant has at most {limit} {what} ({setting})"
+        return cls(message, details={"field": field, "limit": limit})
+
 
 class InvalidGraph(InvalidInput):
     """A prompt graph that cannot be saved: ``details.problems`` lists everything wrong with

@@ -10,6 +10,7 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -319,3 +320,20 @@ def test_an_unattended_rule_calls_the_service_on_each_message(
     assert request["body"] == {"said": "I want a refund for order 7"}
     assert request["headers"]["Authorization"] == TOKEN
     client.delete(f"/api/rules/{rule.json()['id']}")
+
+
+def test_a_tenant_has_at_most_its_settings_services(tmp_path: Path, listener: Listener) -> None:
+    env = {
+        "HANSA_OUTBOUND_ALLOW": f"127.0.0.1:{listener.port}",
+        "HANSA_MAX_SERVICES_PER_TENANT": "1",
+    }
+    with running_server(tmp_path, env=env) as s, s.client() as c:
+        _service(c, listener, "first")
+        over = c.post(
+            "/api/services",
+            json={"name": "second", "baseUrl": f"http://127.0.0.1:{listener.port}"},
+        )
+        refused = _error(over)
+        assert refused["details"] == {"field": "name", "limit": 1}
+        assert "HANSA_MAX_SERVICES_PER_TENANT" in refused["message"]
+        assert [x["name"] for x in c.get("/api/services").json()] == ["first"]

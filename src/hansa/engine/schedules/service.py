@@ -106,10 +106,8 @@ async def create(
 
     def store(conn: Connection) -> None:
         if rows.count(conn, tenant_id) >= limit:
-            raise errors.InvalidInput(
-                f"a tenant has at most {limit} schedules (HANSA_MAX_SCHEDULES_PER_TENANT)",
-                details={"field": "name", "limit": limit},
-            )
+            setting = "HANSA_MAX_SCHEDULES_PER_TENANT"
+            raise errors.InvalidInput.past_limit(limit, "schedules", setting, "name")
         _check_action(conn, services, tenant_id, action)
         rows.create(conn, schedule)
         if enabled:

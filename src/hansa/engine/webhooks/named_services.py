@@ -103,10 +103,8 @@ async def create(
 
     def store(conn: Connection) -> None:
         if rows.count(conn, tenant_id) >= limit:
-            raise errors.InvalidInput(
-                f"a tenant has at most {limit} services (HANSA_MAX_SERVICES_PER_TENANT)",
-                details={"field": "name", "limit": limit},
-            )
+            setting = "HANSA_MAX_SERVICES_PER_TENANT"
+            raise errors.InvalidInput.past_limit(limit, "services", setting, "name")
         rows.create(conn, made)
 
     await services.db.write(store)

@@ -62,10 +62,8 @@ async def create(
 
     def store(conn: Connection) -> None:
         if rows.count(conn, tenant_id) >= limit:
-            raise errors.InvalidInput(
-                f"a tenant has at most {limit} webhooks (HANSA_MAX_WEBHOOKS_PER_TENANT)",
-                details={"field": "url", "limit": limit},
-            )
+            setting = "HANSA_MAX_WEBHOOKS_PER_TENANT"
+            raise errors.InvalidInput.past_limit(limit, "webhooks", setting, "url")
         rows.create(conn, hook, sealed)
 
     await services.db.write(store)
