@@ -164,6 +164,24 @@ def test_a_service_is_stored_with_its_credentials_masked_and_sealed(
     assert patched.json()["headers"] == {"Authorization": "***", "Accept": "text/csv"}
     assert patched.json()["unattendedMethods"] == ["GET"]
 
+    moved = f"http://127.0.0.1:{listener.port}/v2"
+    stays = _error(client.patch("/api/services/crm", json={"baseUrl": moved}))
+    assert stays["details"]["field"] == "headers", "credentials never follow a new address"
+    kept_mask = client.patch(
+        "/api/services/crm", json={"baseUrl": moved, "headers": {"Authorization": "***"}}
+    )
+    assert _error(kept_mask)["details"]["field"] == "headers.Authorization"
+    assert client.get("/api/services/crm").json()["baseUrl"] == made["baseUrl"], "unchanged"
+    resent = client.patch(
+        "/api/services/crm", json={"baseUrl": moved, "headers": {"Authorization": "Bearer new"}}
+    )
+    assert resent.status_code == 200 and resent.json()["baseUrl"] == moved, resent.text
+    for null in ({"baseUrl": None}, {"headers": None}):
+        assert _error(client.patch("/api/services/crm", json=null))["details"]["field"] in (
+            "baseUrl",
+            "headers",
+        )
+
     assert _error(
         client.post("/api/services", json={"name": "crm", "baseUrl": made["baseUrl"]}), 409
     )

@@ -71,6 +71,12 @@ def _sealed(services: Services, headers: dict[str, str]) -> dict[str, str]:
     return sealed
 
 
+def _credentials(headers: Mapping[str, str]) -> list[str]:
+    """The names of the headers that hold a credential (shown masked)."""
+    masked = secrets.mask({"headers": dict(headers)})["headers"]
+    return [k for k, v in masked.items() if v == secrets.MASK and headers[k] != secrets.MASK]
+
+
 def shown(service: Service) -> Service:
     """``service`` as the API shows it: credentials in its headers masked."""
     return service.model_copy(
@@ -115,14 +121,31 @@ async def change(
     services: Services, tenant_id: str, name: str, patch: Mapping[str, Any]
 ) -> Service:
     """Change what ``patch`` gives of ``baseUrl``, ``headers`` (the whole set, ``***``
-    keeping a stored value) and ``unattendedMethods``."""
+    keeping a stored value) and ``unattendedMethods``. Stored credentials never follow a
+    new ``baseUrl``: with one, they must be sent again (422 ``headers``), so that whoever
+    may change a service cannot send its credentials to an address of their choosing."""
+    for key, field in (("base_url", "baseUrl"), ("headers", "headers")):
+        if key in patch and patch[key] is None:
+            raise errors.InvalidInput(
+                f"{field} cannot be null: leave it out to keep it", details={"field": field}
+            )
     current = await services.db.read(lambda conn: rows.get(conn, tenant_id, name))
     update: dict[str, Any] = {"updated_at": services.clock()}
+    moved = False
     if "base_url" in patch:
         update["base_url"] = await _checked_url(services, patch["base_url"])
+        moved = update["base_url"] != current.base_url
+    credentials = _credentials(current.headers)
+    if moved and credentials and "headers" not in patch:
+        raise errors.InvalidInput(
+            f"headers: the stored credentials ({', '.join(credentials)}) do not follow a new "
+            "baseUrl; send them again with it",
+            details={"field": "headers"},
+        )
     if "headers" in patch:
         opened = runs.secret_box(services).open({"headers": current.headers})["headers"]
-        update["headers"] = _sealed(services, _checked_headers(patch["headers"], opened))
+        kept = {k: v for k, v in opened.items() if not moved or k not in credentials}
+        update["headers"] = _sealed(services, _checked_headers(patch["headers"], kept))
     if "unattended_methods" in patch:
         update["unattended_methods"] = list(dict.fromkeys(patch["unattended_methods"]))
     changed = current.model_copy(update=update)
