@@ -59,6 +59,8 @@ _LEAD = re.compile(
     re.I,
 )
 _ARTICLE = re.compile(r"^(?:(?:a|an|the|some|our|my|your)\s++)+", re.I)
+_TAIL = 40
+"""How many characters before a named thing say its role."""
 _KIND_OF = {"navigation": "menu", "webpage": "page", "web page": "page"}
 _NEW = {
     kind: re.compile(rf"\b(?:a|an|new|another)\s++(?:{_WORD}\s++){{0,3}}?(?:{nouns})\b", re.I)
@@ -89,7 +91,7 @@ def target(text: str) -> Target | None:
     found: list[tuple[re.Match[str], str]] = []
     named = set()
     for m in _NAMED.finditer(head):
-        before = head[: m.start()]
+        before = _before(head, m)
         if _LINK.search(before):
             continue
         named.add(m.group(0).casefold())
@@ -117,11 +119,15 @@ def only_changed(text: str, kind: Kind) -> bool:
     that kind is made, whatever a playbook's trigger matched."""
     head = text[:READ_CHARS]
     return _NEW[kind].search(head) is None and any(
-        _kind(m) == kind
-        and _PLACE.search(head[: m.start()])
-        and not _LINK.search(head[: m.start()])
+        _kind(m) == kind and _PLACE.search(_before(head, m)) and not _LINK.search(_before(head, m))
         for m in _NAMED.finditer(head)
     )
+
+
+def _before(head: str, match: re.Match[str]) -> str:
+    """The words just before ``match`` that say its role (a verb, a preposition): its
+    patterns are anchored at the end, so a short tail is all they read."""
+    return head[max(0, match.start() - _TAIL) : match.start()]
 
 
 def _kind(match: re.Match[str]) -> Kind:
