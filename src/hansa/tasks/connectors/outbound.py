@@ -388,7 +388,8 @@ async def _follow(
                 verb, content = "GET", b""
                 sent.pop("content-type", None)
             if (hop.scheme, hop.host, hop.port) != (target.scheme, target.host, target.port):
-                for name in _CREDENTIAL_HEADERS:
+                # a service's credentials go to it alone, whatever their header's name
+                for name in [n for n in sent if n in _CREDENTIAL_HEADERS or is_secret_header(n)]:
                     sent.pop(name, None)
             target = hop
     limit = policy.max_redirects
