@@ -12,6 +12,7 @@ call's record and the job's end commit together, under the job's lease.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from sqlalchemy import Connection
@@ -19,7 +20,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import event, message, summary
 from hansa.domain.job import ConversationSummaryJob, Job
-from hansa.engine import rolling_summary
+from hansa.engine import llm, rolling_summary
 from hansa.engine.llm import CallScope, RecordedCall
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runtime.recorder import Batch, Recorder
@@ -45,9 +46,11 @@ async def run_conversation_summary_job(services: Services, claimed: Job) -> None
     A failure ends the job with its error and tells the conversation nothing: no one waits
     for a summary, and the next turn past the budget queues another.
     """
+    made: list[RecordedCall] = []
     try:
-        await _summarize(services, claimed)
-    except errors.StaleLease:
+        await _summarize(services, claimed, made)
+    except (errors.StaleLease, asyncio.CancelledError):  # cut: the model call is kept
+        await llm.keep(services.db, [r for c in made if (r := c.settled()) is not None])
         raise
     except Exception as exc:
         log.exception("summary job %s failed", claimed.id)
@@ -57,7 +60,7 @@ async def run_conversation_summary_job(services: Services, claimed: Job) -> None
         )
 
 
-async def _summarize(services: Services, claimed: Job) -> None:
+async def _summarize(services: Services, claimed: Job, made: list[RecordedCall]) -> None:
     conversation_id = ConversationSummaryJob.model_validate(claimed.payload).conversation_id
     tenant_id = claimed.tenant_id
     settings = services.settings
@@ -93,6 +96,7 @@ async def _summarize(services: Services, claimed: Job) -> None:
         CallScope(tenant_id, conversation_id, node_id="summary", agent_id=chief.id),
         services.clock,
     )
+    made.append(call)
     prompt = rolling_summary.summarizer_prompt(previous, folded)
     failed = False
     try:
