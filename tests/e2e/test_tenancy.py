@@ -169,6 +169,15 @@ def bodies(a: TenantA) -> dict[tuple[str, str], dict[str, Any]]:
             }
             for tail in ("", "/wait", "/stream")
         },
+        ("POST", "/ap/threads/{thread_id}/state"): {"values": {"tier": "gold"}},
+        **{
+            ("POST", path): {
+                "assistant_id": "chief",
+                "schedule": "0 9 * * *",
+                "input": {"messages": [{"role": "user", "content": "hi"}]},
+            }
+            for path in ("/ap/runs/crons", "/ap/threads/{thread_id}/runs/crons")
+        },
     }
 
 
