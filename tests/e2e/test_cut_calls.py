@@ -88,6 +88,19 @@ def test_a_turn_handed_to_a_person_leaves_its_call_recorded(slow: Server) -> Non
     _assert_cut(cut[0])
 
 
+def test_a_turn_a_newer_message_interrupts_leaves_its_call_recorded(slow: Server) -> None:
+    with slow.client() as client:
+        cid = new_conversation(client)
+        first = _streaming(client, cid)
+        newer = post(client, cid, "never mind, this instead", multitaskStrategy="interrupt")
+        calls = _cut_calls(client, f"conversationId={cid}")
+
+    cut = [c for c in calls if c["status"] == "cancelled"]
+    assert [c["turnId"] for c in cut] == [first]
+    assert newer.turn_id != first
+    _assert_cut(cut[0])
+
+
 def test_a_preempted_model_node_leaves_its_call_recorded(slow: Server) -> None:
     components = [
         {"id": "draft", "type": "llm.invoke", "config": {"prompt": "Draft {{topic}}"}},
