@@ -5,9 +5,27 @@ from __future__ import annotations
 
 import pytest
 
-from hansa.engine.planning import protocol
-from hansa.engine.planning.playbooks import builtin, find
+from hansa.domain.plan import Plan
+from hansa.engine.planning import plan_questions
+from hansa.engine.planning.playbooks import Playbook, builtin, find
 from hansa.engine.planning.restate import said
+from hansa.tasks.registry import default_registry
+
+
+def _filled(playbook: Playbook, request_: str) -> Plan:
+    """A new plan with what the request gives (the one reader, on the request)."""
+    plan = playbook.new_plan()
+    found = plan_questions.read(playbook, plan, request_, default_registry(), first=True)
+    values = found.values()
+    return plan.model_copy(
+        update={
+            "requirements": [
+                r.model_copy(update={"value": values[r.name]}) if r.name in values else r
+                for r in plan.requirements
+            ]
+        }
+    )
+
 
 CAMPAIGN = "A campaign for ${project} about ${topic}, on ${channels}, for ${audience}."
 
@@ -83,7 +101,7 @@ def test_a_name_it_does_not_know_stays_as_written() -> None:
 def test_the_page_the_user_named_is_named(request_: str, title: str) -> None:
     playbook = find(request_)
     assert playbook is not None and playbook.id == "new_page"
-    plan = protocol._fill(playbook, playbook.new_plan(), request_, first=True, source="request")
+    plan = _filled(playbook, request_)
     shown = playbook.render(plan, "Aquaverter", None)
     assert shown.intent.startswith(f"A new {title} page for Aquaverter")
     assert shown.title == f"Create the {title} page"
@@ -93,7 +111,7 @@ def test_the_page_the_user_named_is_named(request_: str, title: str) -> None:
 def test_an_unnamed_page_is_asked_for_not_invented(request_: str) -> None:
     playbook = find(request_)
     assert playbook is not None
-    plan = protocol._fill(playbook, playbook.new_plan(), request_, first=True, source="request")
+    plan = _filled(playbook, request_)
     assert "title" in [r.name for r in plan.missing]
 
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from hansa.engine.planning import answers, kinds
+from hansa.engine.planning import kinds, plan_questions
 from hansa.engine.planning.playbooks import builtin
 from hansa.engine.planning.triage import agents_named, triage
+from hansa.tasks.registry import default_registry
 
 
 @pytest.mark.parametrize(
@@ -85,7 +86,8 @@ def test_agents_named_counts_each_routing_target_once() -> None:
 
 def _values(playbook_id: str, text: str) -> dict[str, str]:
     playbook = next(p for p in builtin() if p.id == playbook_id)
-    return answers.extract(playbook, playbook.new_plan(), text, first=True)
+    registry = default_registry()
+    return plan_questions.read(playbook, playbook.new_plan(), text, registry, first=True).values()
 
 
 def test_the_new_playbooks_read_what_the_request_already_says() -> None:
@@ -108,8 +110,12 @@ def test_the_kinds_hans_offers_are_read_by_number_or_by_words() -> None:
     question = kinds.question("it changes the project's systems")
     assert all(f"{i}. {p.offer}" in question for i, p in enumerate(offered, start=1))
     technical = offered.index(next(p for p in offered if p.id == "technical_change")) + 1
-    assert kinds.read(str(technical)) is not None
-    assert kinds.read(f"{technical}.").id == "technical_change"  # type: ignore[union-attr]
-    assert kinds.read("99") is None
-    assert kinds.read("we need to renew the SSL certificate").id == "technical_change"  # type: ignore[union-attr]
-    assert kinds.read("no idea") is None
+    chosen, described = kinds.read(str(technical))
+    assert chosen is not None and chosen.id == "technical_change" and not described
+    chosen, described = kinds.read(f"{technical}.")
+    assert chosen is not None and chosen.id == "technical_change" and not described
+    assert kinds.read("99") == (None, False)
+    # a change described in other words: its playbook, and read with the request
+    chosen, described = kinds.read("we need to renew the SSL certificate")
+    assert chosen is not None and chosen.id == "technical_change" and described
+    assert kinds.read("no idea") == (None, False)
