@@ -30,7 +30,7 @@ from prometheus_client.registry import Collector
 
 from hansa.domain import event, run
 from hansa.domain.job import JobKind, JobStatus
-from hansa.domain.llm_call import LlmCall
+from hansa.domain.llm_call import CallStatus, LlmCall
 
 CONTENT_TYPE = CONTENT_TYPE_PLAIN_0_0_4
 """The media type of ``render``'s output."""
@@ -47,6 +47,8 @@ TASK_ENDS = frozenset(
 QUEUE_STATES = (JobStatus.QUEUED, JobStatus.RUNNING)
 """The job statuses ``hansa_queue_jobs`` reports (done and failed jobs are history)."""
 
+_OUTCOMES = {True: "ok", False: "error"}
+"""A model call's outcome label by its success (a cut one is ``cancelled``)."""
 _SECONDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 
 
@@ -123,7 +125,8 @@ class Metrics:
     def called(self, call: LlmCall) -> None:
         """Count one model call: its outcome, latency, tokens and cost."""
         provider = call.provider
-        self.llm_calls.labels(provider, "ok" if call.success else "error").inc()
+        outcome = "cancelled" if call.status is CallStatus.CANCELLED else _OUTCOMES[call.success]
+        self.llm_calls.labels(provider, outcome).inc()
         self.llm_seconds.labels(provider).observe(call.latency_ms / 1000)
         self.tokens.labels(provider, "prompt").inc(call.prompt_tokens)
         self.tokens.labels(provider, "completion").inc(call.completion_tokens)

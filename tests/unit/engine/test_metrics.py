@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from hansa.domain import event
 from hansa.domain.job import JobKind, JobStatus
-from hansa.domain.llm_call import LlmCall
+from hansa.domain.llm_call import CallStatus, LlmCall
 from hansa.domain.run import RunStatus, TaskStatus
 from hansa.engine.metrics import Metrics
 
@@ -73,11 +73,14 @@ def test_a_model_call_adds_its_tokens_cost_and_latency() -> None:
     )
     metrics.called(call)
     metrics.called(call.model_copy(update={"success": False}))
-    assert _sample(metrics, "hansa_llm_tokens_total", provider="openai", kind="prompt") == 20
-    assert _sample(metrics, "hansa_llm_tokens_total", provider="openai", kind="completion") == 10
-    assert _sample(metrics, "hansa_llm_cost_usd_total", provider="openai") == 0.004
+    cut = {"success": False, "status": CallStatus.CANCELLED, "estimated": True}
+    metrics.called(call.model_copy(update=cut))
+    assert _sample(metrics, "hansa_llm_tokens_total", provider="openai", kind="prompt") == 30
+    assert _sample(metrics, "hansa_llm_tokens_total", provider="openai", kind="completion") == 15
+    assert _sample(metrics, "hansa_llm_cost_usd_total", provider="openai") == 0.006
     assert _sample(metrics, "hansa_llm_calls_total", provider="openai", outcome="error") == 1
-    assert _sample(metrics, "hansa_llm_call_seconds_sum", provider="openai") == 0.5
+    assert _sample(metrics, "hansa_llm_calls_total", provider="openai", outcome="cancelled") == 1
+    assert _sample(metrics, "hansa_llm_call_seconds_sum", provider="openai") == 0.75
 
 
 def test_the_export_reports_every_kind_of_job_in_the_queue() -> None:
