@@ -75,17 +75,18 @@ def test_0019_gives_threads_opened_with_a_clients_id_that_id(bare: Database) -> 
     bare.write_now(lambda conn: command.upgrade(alembic_config(conn), "0018"))
     chosen, issued = str(uuid.uuid4()), make_conversation().id
     conv = tables.assistant_conversations
-    before = sa.Table(  # the table as 0018 left it: no client_id
+    before = sa.Table(  # the table as 0018 left it: no client_id (nor 0020's user)
         conv.name,
         sa.MetaData(),
-        *(sa.Column(c.name, c.type) for c in conv.c if c.name != "client_id"),
+        *(sa.Column(c.name, c.type) for c in conv.c if c.name not in ("client_id", "user")),
     )
 
     def seed(conn: sa.Connection) -> None:
         now = utcnow()
         conn.execute(tables.tenants.insert().values(id=T, name="t", created_at=now))
         for cid in (chosen, issued):  # before 0019 a client's id was its conversation's
-            row = make_conversation(id=cid, created_at=now, updated_at=now).model_dump()
+            convo = make_conversation(id=cid, created_at=now, updated_at=now)
+            row = convo.model_dump(exclude={"user"})
             row |= {"state": row["state"].value, "active_flag": True}
             conn.execute(before.insert().values(**row))
 
