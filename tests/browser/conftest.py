@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +28,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from harness import Server, running_server
+from harness import Server, free_port, running_server
 
 CHROMIUM = Path(os.environ.get("HANSA_CHROMIUM", "/usr/bin/chromium"))
 ARGS = [
@@ -162,3 +165,40 @@ class Api:
 def api(server: Server) -> Iterator[Api]:
     with server.client() as client:
         yield Api(client)
+
+
+@contextmanager
+def _page_elsewhere(html: str, port: int | None = None) -> Iterator[int]:
+    """Serve ``html`` at ``/`` of ``http://127.0.0.1:<port>`` (also reached as ``localhost``):
+    a page of another origin than the server's, for cross-origin tests; yields the port."""
+    body = html.encode()
+
+    class _Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server hook's name
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    served = ThreadingHTTPServer(("127.0.0.1", port or free_port()), _Page)
+    thread = threading.Thread(target=served.serve_forever, name="page elsewhere", daemon=True)
+    thread.start()
+    try:
+        yield served.server_address[1]
+    finally:
+        served.shutdown()
+        served.server_close()
+
+
+PageElsewhere = Callable[..., AbstractContextManager[int]]
+"""``page_elsewhere(html, port=None)``: see ``_page_elsewhere``."""
+
+
+@pytest.fixture
+def page_elsewhere() -> PageElsewhere:
+    """Serve a page of another origin than the server's (``_page_elsewhere``)."""
+    return _page_elsewhere

@@ -4,16 +4,15 @@ another origin can neither write with that cookie nor frame the panel."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from apikeys import bearer, create_key
 from playwright.sync_api import Browser, Page, expect
 
-from harness import Server, free_port, running_server
+from harness import Server, running_server
 
 KEY_DIALOG = "This Hansa server needs an API key"
 
@@ -88,32 +87,19 @@ def test_the_panel_asks_for_a_key_once_and_keeps_it_in_an_http_only_cookie(
     page.locator(".msg-assistant[data-id]").filter(has_text="hello from").first.wait_for()
 
 
-class _Attacker(BaseHTTPRequestHandler):
+def _attacker(target: str, approve: str) -> str:
     """A page on another origin of the same site (127.0.0.1, another port): the browser
     sends the panel's SameSite=Strict cookie with its requests all the same."""
-
-    target = ""
-    approve = ""
-
-    def do_GET(self) -> None:  # noqa: N802 - the http.server hook's name
-        body = f"""<!doctype html><title>evil</title>
-<iframe id="framed" src="{self.target}/" onload="document.body.dataset.framed = 1"></iframe>
+    return f"""<!doctype html><title>evil</title>
+<iframe id="framed" src="{target}/" onload="document.body.dataset.framed = 1"></iframe>
 <script>
-fetch("{self.target}{self.approve}", {{method: "POST", mode: "no-cors", credentials: "include"}})
+fetch("{target}{approve}", {{method: "POST", mode: "no-cors", credentials: "include"}})
   .finally(() => document.title = "sent");
-</script>""".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+</script>"""
 
 
 def test_another_origin_can_neither_write_with_the_cookie_nor_frame_the_panel(
-    page: Page, keyed: tuple[Server, str]
+    page: Page, keyed: tuple[Server, str], page_elsewhere: Any
 ) -> None:
     server, key = keyed
     page.goto(server.url + "/")  # sign the browser in, as the first test did
@@ -121,18 +107,11 @@ def test_another_origin_can_neither_write_with_the_cookie_nor_frame_the_panel(
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_selector(".agent[data-agent='chief'][aria-checked='true']")
     run_id = _waiting_run(server, key)
-    _Attacker.target, _Attacker.approve = server.url, f"/api/runs/{run_id}/approve"
-    attacker = ThreadingHTTPServer(("127.0.0.1", free_port()), _Attacker)
-    thread = threading.Thread(target=attacker.serve_forever, name="attacker page", daemon=True)
-    thread.start()
-    try:
-        page.goto(f"http://127.0.0.1:{attacker.server_address[1]}/")
+    with page_elsewhere(_attacker(server.url, f"/api/runs/{run_id}/approve")) as port:
+        page.goto(f"http://127.0.0.1:{port}/")
         expect(page).to_have_title("sent")
         page.wait_for_selector("body[data-framed]", state="attached")
         (framed,) = [f for f in page.frames if f is not page.main_frame]
-    finally:
-        attacker.shutdown()
-        attacker.server_close()
     assert _run_status(server, key, run_id) == "awaiting_approval", (
         "the cross-site POST did nothing"
     )

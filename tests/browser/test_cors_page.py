@@ -6,10 +6,7 @@ browser and posts nothing."""
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from playwright.sync_api import Browser
 
@@ -19,15 +16,11 @@ APP_PORT = free_port()
 SERVER_ENV = {"HANSA_CORS_ORIGINS": f"http://localhost:{APP_PORT}"}
 
 
-class _App(BaseHTTPRequestHandler):
+def _app(target: str) -> str:
     """A page of a browser app that asks Hansa's chief through ``/v1``."""
-
-    target = ""
-
-    def do_GET(self) -> None:  # noqa: N802 - the http.server hook's name
-        body = f"""<!doctype html><title>app</title>
+    return f"""<!doctype html><title>app</title>
 <script>
-fetch("{self.target}/v1/chat/completions", {{
+fetch("{target}/v1/chat/completions", {{
   method: "POST",
   headers: {{"Content-Type": "application/json", "Authorization": "Bearer sk-local"}},
   body: JSON.stringify({{model: "chief", messages: [{{role: "user", content: "Hi"}}]}}),
@@ -36,28 +29,7 @@ fetch("{self.target}/v1/chat/completions", {{
   document.body.dataset.conversation = r.headers.get("X-Hansa-Conversation-Id") || "";
   document.title = "answered " + r.status + " " + answer.choices.length;
 }}).catch((e) => {{ document.title = "blocked"; }});
-</script>""".encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def _serving(port: int, target: str) -> Iterator[None]:
-    _App.target = target
-    app = ThreadingHTTPServer(("127.0.0.1", port), _App)
-    thread = threading.Thread(target=app.serve_forever, name="app page", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        app.shutdown()
-        app.server_close()
+</script>"""
 
 
 def _title_after_fetch(browser: Browser, url: str) -> tuple[str, str | None]:
@@ -72,14 +44,13 @@ def _title_after_fetch(browser: Browser, url: str) -> tuple[str, str | None]:
 
 
 def test_a_listed_origins_page_calls_hansa_and_another_is_blocked(
-    browser: Browser, server: Server
+    browser: Browser, server: Server, page_elsewhere: Any
 ) -> None:
     with server.client() as c:
         before = len(c.get("/api/conversations").json())
-    with _serving(APP_PORT, server.url):
+    with page_elsewhere(_app(server.url), APP_PORT):
         listed = _title_after_fetch(browser, f"http://localhost:{APP_PORT}/")
-    other_port = free_port()
-    with _serving(other_port, server.url):
+    with page_elsewhere(_app(server.url)) as other_port:
         other = _title_after_fetch(browser, f"http://localhost:{other_port}/")
     with server.client() as c:
         after = c.get("/api/conversations").json()
