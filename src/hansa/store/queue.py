@@ -1,11 +1,12 @@
 """The job queue: every unit of background work, claimed with a lease.
 
-A job is claimable when it is queued and due, or running with an expired lease
-(a takeover). Jobs sharing a ``key`` never run at the same time: the claim skips
-a key that has a live running job, takes only the oldest job of each key, and a
-partial unique index (one running job per key) makes the database enforce it.
-Each claim bumps ``epoch``; writes on a job's behalf call :func:`guard` in
-their transaction, so a worker whose lease was taken over can write nothing.
+A job is claimable when it is queued and due, or running with an expired lease (a
+takeover; a claim looks for those only when asked: it reads every running job). Jobs
+sharing a ``key`` never run at the same time: the claim skips a key that has a live
+running job, takes only the oldest job of each key, and a partial unique index (one
+running job per key) makes the database enforce it. Each claim bumps ``epoch``; writes on
+a job's behalf call :func:`guard` in their transaction, so a worker whose lease was taken
+over can write nothing.
 """
 
 from __future__ import annotations
@@ -42,22 +43,35 @@ _LIVE_SAME_KEY = (
         )
     )
 )
-_CLAIMABLE = sa.or_(  # due, or running on an expired lease (a takeover)
-    sa.and_(_jobs.c.status == _QUEUED, _jobs.c.run_at <= Now()),
-    sa.and_(_jobs.c.status == _RUNNING, _jobs.c.lease_until < Now()),
-)
+_QUEUED_DUE = sa.and_(_jobs.c.status == _QUEUED, _jobs.c.run_at <= Now())
+_CLAIMABLE = {  # due; with takeovers, also running on an expired lease
+    False: _QUEUED_DUE,
+    True: sa.or_(_QUEUED_DUE, sa.and_(_jobs.c.status == _RUNNING, _jobs.c.lease_until < Now())),
+}
+"""By ``takeovers``: a look for expired leases reads every running job (no index serves
+``lease_until``: one would cost heartbeats their HOT updates, decision 0028), so a worker
+looks for them once per poll, not at every claim (issue 29)."""
 _IS_RUN = _jobs.c.kind == job.JobKind.RUN.value
-_CANDIDATES = {  # by lane: run jobs, or every other kind (see ``claim``)
-    runs: sa.select(_jobs.c.id, _jobs.c.key)
-    .where(_CLAIMABLE, _IS_RUN if runs else ~_IS_RUN)
+_CANDIDATES = {  # by lane: run jobs, or every other kind (see ``claim``); and takeovers
+    (runs, takeovers): sa.select(_jobs.c.id, _jobs.c.key)
+    .where(_CLAIMABLE[takeovers], _IS_RUN if runs else ~_IS_RUN)
     .where(sa.or_(_jobs.c.key.is_(None), ~_LIVE_SAME_KEY))
     .order_by(_jobs.c.id)
     .limit(_B("p_limit"))
     .with_for_update(skip_locked=True)
     for runs in (True, False)
+    for takeovers in (True, False)
 }
-_DUE = sa.select(_jobs.c.id).where(_CLAIMABLE).limit(1)
-_HELD = (_jobs.c.id == _B("p_id"), _jobs.c.epoch == _B("p_epoch"), _jobs.c.status == _RUNNING)
+_DUE = {takeovers: sa.select(_jobs.c.id).where(c).limit(1) for takeovers, c in _CLAIMABLE.items()}
+# A held job is found by its primary key alone: without statistics (a fresh schema) PostgreSQL
+# served ``id = $1 AND status = 'running'`` from the partial index of running jobs or from
+# ix_jobs_claim, a scan of every running job per guard, heartbeat and finish (issue 29: ~100
+# rows fetched per run in a burst); the status is only checked (decision 0028).
+_HELD = (
+    _jobs.c.id == _B("p_id"),
+    _jobs.c.epoch == _B("p_epoch"),
+    direct.only_checks(_jobs.c.status) == _RUNNING,
+)
 # The row lock (FOR NO KEY UPDATE on PostgreSQL) is held to the commit, so a takeover's
 # claim (SKIP LOCKED) cannot slip in between the check and the commit (review M1).
 _GUARD = sa.select(_jobs.c.id).where(*_HELD).with_for_update(key_share=True)
@@ -71,7 +85,11 @@ _HEARTBEAT_UNLESS_BUSY = (
     .where(
         _jobs.c.id
         == sa.select(_held.c.id)
-        .where(_held.c.id == _B("p_id"), _held.c.epoch == _B("p_epoch"), _held.c.status == _RUNNING)
+        .where(
+            _held.c.id == _B("p_id"),
+            _held.c.epoch == _B("p_epoch"),
+            direct.only_checks(_held.c.status) == _RUNNING,
+        )
         .with_for_update(key_share=True, skip_locked=True)
         .scalar_subquery()
     )
@@ -229,9 +247,10 @@ def live_statuses(conn: Connection, key: str) -> set[str]:
     return {row["status"] for row in direct.rows(conn, _LIVE_OF_KEY, {"p_key": key})}
 
 
-def any_due(conn: Connection, now: datetime) -> bool:
-    """True when some job could be claimed now (a cheap read before a claiming write)."""
-    return direct.first(conn, _DUE, dbclock.now(conn, now)) is not None
+def any_due(conn: Connection, now: datetime, *, takeovers: bool = True) -> bool:
+    """True when some job could be claimed now (a cheap read before a claiming write);
+    without ``takeovers``, only a queued job counts, not a running one whose lease expired."""
+    return direct.first(conn, _DUE[takeovers], dbclock.now(conn, now)) is not None
 
 
 def claim(
@@ -242,10 +261,12 @@ def claim(
     lease: timedelta,
     limit: int,
     runs: bool = False,
+    takeovers: bool = True,
 ) -> list[job.Job]:
     """Claim up to ``limit`` due jobs for ``owner``, one per key, oldest first: run jobs
     when ``runs``, else jobs of every other kind (a worker keeps slots for each lane, so
-    runs waiting on long tasks never hold up turns).
+    runs waiting on long tasks never hold up turns). With ``takeovers``, running jobs whose
+    lease expired are due too: looking for them reads every running job.
 
     Run it in a write transaction of its own (``Database.write``).
     """
@@ -253,7 +274,9 @@ def claim(
         return []
     chosen: list[int] = []
     keys: set[str] = set()
-    found = direct.rows(conn, _CANDIDATES[runs], {**dbclock.now(conn, now), "p_limit": limit * 2})
+    found = direct.rows(
+        conn, _CANDIDATES[runs, takeovers], {**dbclock.now(conn, now), "p_limit": limit * 2}
+    )
     for row in found:
         job_id, key = row["id"], row["key"]
         if key is not None:

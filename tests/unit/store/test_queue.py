@@ -9,7 +9,7 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain.base import utcnow
 from hansa.domain.job import Job, JobKind
-from hansa.store import queue, tables
+from hansa.store import dbclock, direct, queue, tables
 from hansa.store.db import DEFAULT_TENANT_ID as T
 from hansa.store.db import Database
 
@@ -65,6 +65,31 @@ def test_expired_lease_is_taken_over_with_a_new_epoch(db: Database) -> None:
     assert db.write_now(lambda conn: queue.heartbeat(conn, second, later, LEASE))
 
 
+def test_a_claim_without_takeovers_leaves_expired_leases_alone(db: Database) -> None:
+    """Looking for expired leases reads every running job: a worker does it once per poll,
+    and its other claims take queued jobs only (issue 29)."""
+    (stale,) = _enqueue(db, "conv-a")
+    (queued,) = _enqueue(db, "conv-b")
+    (first,) = _claim(db, "w1", utcnow(), 1, lease=SHORT)
+    assert first.id == stale
+    time.sleep(SHORT.total_seconds() * 2)
+
+    def claim(takeovers: bool) -> list[int]:
+        return [
+            j.id
+            for j in db.write_now(
+                lambda conn: queue.claim(
+                    conn, "w2", utcnow(), lease=LEASE, limit=5, takeovers=takeovers
+                )
+            )
+        ]
+
+    assert claim(takeovers=False) == [queued]
+    assert not db.write_now(lambda conn: queue.any_due(conn, utcnow(), takeovers=False))
+    assert db.write_now(lambda conn: queue.any_due(conn, utcnow(), takeovers=True))
+    assert claim(takeovers=True) == [stale]
+
+
 def test_a_worker_with_a_skewed_clock_neither_steals_nor_loses_on_postgres(
     pg_db: Database,
 ) -> None:
@@ -110,6 +135,50 @@ def test_a_heartbeat_unless_busy_passes_a_row_a_step_holds_and_waits_for_nothing
     finally:
         engine.dispose()
     assert db.write_now(lambda conn: queue.heartbeat(conn, mine, utcnow(), LEASE, unless_busy=True))
+
+
+def test_a_held_job_is_found_by_its_primary_key_on_a_fresh_schema(pg_db: Database) -> None:
+    """Without statistics PostgreSQL served ``id = $1 AND status = 'running'`` from the
+    partial index of running jobs (or ix_jobs_claim in a generic plan): every guard,
+    heartbeat and finish read every running job (issue 29). Both plans use the key."""
+    db = pg_db
+    for i in range(300):
+        _enqueue(db, f"k{i}")
+    claimed = _claim(db, "w1", utcnow(), 300)
+    params = {"p_id": claimed[150].id, "p_epoch": 1, "p_status": "done", "p_error": None}
+    params["p_now"] = utcnow()
+    held = (queue._GUARD, queue._HEARTBEAT, queue._HEARTBEAT_UNLESS_BUSY, queue._FINISH)
+
+    def plans(conn: Connection) -> list[str]:
+        found = []
+        for statement in held:
+            compiled = direct._compile(conn, statement, params)
+            assert compiled is not None
+            args = tuple(compiled.args({**params, **dbclock.lease(conn, utcnow(), LEASE)}))
+            custom = conn.exec_driver_sql("EXPLAIN " + compiled.sql, args)
+            numbered = compiled.sql
+            for n in range(1, len(args) + 1):
+                numbered = numbered.replace("%s", f"${n}", 1)
+            conn.exec_driver_sql("SET LOCAL plan_cache_mode = force_generic_plan")
+            conn.exec_driver_sql(f"PREPARE held AS {numbered}")
+            generic = conn.exec_driver_sql("EXPLAIN EXECUTE held" + _literals(args))
+            conn.exec_driver_sql("DEALLOCATE held")
+            found.append("\n".join(str(r[0]) for r in [*custom, *generic]))
+        return found
+
+    for plan in db.write_now(plans):
+        scans = [line for line in plan.splitlines() if " Scan" in line]
+        assert scans and all("using pk_jobs" in line for line in scans), plan
+    assert db.write_now(lambda conn: queue.heartbeat(conn, claimed[150], utcnow(), LEASE))
+    db.write_now(lambda conn: queue.guard(conn, claimed[150]))
+    db.write_now(lambda conn: queue.finish(conn, claimed[150], utcnow()))
+    assert not db.write_now(lambda conn: queue.heartbeat(conn, claimed[150], utcnow(), LEASE))
+
+
+def _literals(args: tuple[object, ...]) -> str:
+    """``EXECUTE``'s arguments, as SQL literals."""
+    quoted = ["NULL" if a is None else f"'{a}'" for a in args]
+    return f"({', '.join(quoted)})"
 
 
 def test_live_lease_is_not_taken_over(db: Database) -> None:

@@ -3,7 +3,8 @@
 One worker runs up to ``worker_concurrency`` turns and other jobs at once, and up to
 ``worker_run_concurrency`` run jobs beside them (a run's job mostly waits for its tasks;
 it must not take a turn's slot). It wakes when this process enqueues a job and polls for
-jobs enqueued elsewhere.
+jobs enqueued elsewhere. Jobs whose lease expired (their worker died) are looked for once
+per poll interval, not at every claim: that look reads every running job.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
@@ -57,6 +59,8 @@ class Worker:
         self._wake = asyncio.Event()
         self._hinted = False
         """A job was enqueued since the last claim: claim without looking first."""
+        self._takeovers_due = 0.0
+        """When (``time.monotonic``) the next claim also looks for expired leases."""
         self._stop = asyncio.Event()
         self._running: dict[int, tuple[Job, asyncio.Task[None]]] = {}
         self._lease = timedelta(seconds=settings.lease_seconds)
@@ -146,18 +150,28 @@ class Worker:
             return []
         now = self.clock()
         hinted, self._hinted = self._hinted, False
+        # in a burst a worker claims many times a second; a takeover can wait for the poll
+        takeovers = time.monotonic() >= self._takeovers_due
+        if takeovers:
+            self._takeovers_due = time.monotonic() + self.settings.poll_seconds
 
         def claim(conn: Connection) -> list[Job]:
+            lease, owner = self._lease, self.owner
             return [
                 job
                 for lane, n in free.items()
-                for job in queue.claim(conn, self.owner, now, lease=self._lease, limit=n, runs=lane)
+                for job in queue.claim(
+                    conn, owner, now, lease=lease, limit=n, runs=lane, takeovers=takeovers
+                )
             ]
+
+        def due(conn: Connection) -> bool:
+            return queue.any_due(conn, now, takeovers=takeovers)
 
         try:
             # most wake-ups but those for an enqueued job find nothing (a job of this worker
             # ended, a poll): look before locking
-            if not hinted and not await self.db.read(lambda conn: queue.any_due(conn, now)):
+            if not hinted and not await self.db.read(due):
                 return []
             return await self.db.write(claim)
         except Exception as exc:  # a database hiccup must not kill the worker
