@@ -3,7 +3,10 @@
 Hans never guesses the live environment:
 
 - in a conversation with no project in focus, a plan that changes something first asks
-  which of the tenant's projects it is for, and every step carries the chosen project;
+  which of the tenant's projects it is for, and every step carries the chosen project; a
+  tenant with no project at all is told so before a plan that changes pages or products,
+  and offered to create one (from the answer's name and site address) or to draft in the
+  workspace, outside any project;
 - a project whose CMS or shop is an outside platform (WordPress, WooCommerce, Shopify…)
   with no connection configured gets the choice to connect it first or to draft in
   Hansa's workspace instead, explicitly: nothing lands in the workspace while Hans
@@ -11,7 +14,8 @@ Hans never guesses the live environment:
   (``config.workspaceDrafts``: true); the plan still says where each change lands.
 
 The answers are read by rules (a number, a letter, a name, a key word); the plan text
-then names where each change lands (``landing``).
+then names where each change lands (``landing``: each step's task type's connector, its
+target by ``tasks/connectors/targets.py``, the same answer its result gives).
 """
 
 from __future__ import annotations
