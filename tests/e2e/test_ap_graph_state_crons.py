@@ -12,28 +12,17 @@ from typing import Any
 
 import httpx
 import pytest
-from apikeys import bearer, create_key
+import test_agent_protocol
+from apikeys import bearer
 from langgraph.pregel.remote import RemoteGraph
-from langgraph_sdk import get_sync_client
 from langgraph_sdk.client import SyncLangGraphClient
 
-from harness import Server, poll_until, running_server
+from harness import Server, poll_until
+
+keyed = test_agent_protocol.keyed  # a server with a key (a module's fixture), as there
+client = test_agent_protocol.client  # langgraph-sdk's client of it
 
 HI = {"messages": [{"role": "user", "content": "Hi there!"}]}
-
-
-@pytest.fixture(scope="module")
-def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
-    env = {"HANSA_SCHEDULE_MIN_INTERVAL_SECONDS": "60"}
-    with running_server(tmp_path_factory.mktemp("ap-more"), env=env) as server:
-        yield server, create_key(server, "acme")
-
-
-@pytest.fixture
-def client(keyed: tuple[Server, str]) -> Iterator[SyncLangGraphClient]:
-    server, key = keyed
-    with get_sync_client(url=f"{server.url}/ap", api_key=key) as opened:
-        yield opened
 
 
 @pytest.fixture

@@ -76,29 +76,19 @@ async def get_assistant_schemas(
     response_model=dict[str, SchemasOut],
     responses=answers(None, 404),
 )
+@router.get(
+    "/assistants/{assistant_id}/subgraphs/{namespace}",
+    operation_id="getAssistantSubgraphsIn",
+    response_model=dict[str, SchemasOut],
+    responses=answers(None, 404),
+)
 async def get_assistant_subgraphs(
     assistant_id: str,
     services: ServicesDep,
     tenant: TenantDep,
+    namespace: str | None = None,
     recurse: bool = False,
 ) -> dict[str, SchemasOut]:
-    """The assistant's subgraphs: none."""
-    await services.agents.require(tenant, assistant_id)
-    return {}
-
-
-@router.get(
-    "/assistants/{assistant_id}/subgraphs/{namespace}",
-    response_model=dict[str, SchemasOut],
-    responses=answers(None, 404),
-)
-async def get_assistant_subgraphs_in(
-    assistant_id: str,
-    namespace: str,
-    services: ServicesDep,
-    tenant: TenantDep,
-    recurse: bool = False,
-) -> dict[str, SchemasOut]:
-    """The assistant's subgraphs in ``namespace``: none."""
+    """The assistant's subgraphs (in ``namespace``): none."""
     await services.agents.require(tenant, assistant_id)
     return {}
