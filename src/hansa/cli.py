@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -105,10 +106,12 @@ def serve(
     except errors.ConfigError as exc:
         raise failed(exc.message, 2) from exc  # "pip install 'hansa[local]'" stays whole
     _refuse_open_network(settings)
-    say(
-        f"Hansa on http://{settings.host}:{settings.port} — model {settings.model}, "
-        f"database {_shown(settings.database_url)}"
-    )
+    where = f"http://{settings.host}:{settings.port}"
+    banner = f"Hansa on {where} — model {settings.model}, database {_shown(settings.database_url)}"
+    if settings.log_format == "json":  # one JSON object per line, this one too
+        logging.getLogger("hansa.cli").info(banner, extra={"url": where, "model": settings.model})
+    else:
+        say(banner)
     uvicorn.run(
         create_app(settings, model=chosen),
         host=settings.host,

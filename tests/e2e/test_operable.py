@@ -146,6 +146,10 @@ def test_json_logs_are_json_without_colour_codes_from_the_first_line(json_server
     assert any(x.get("message") == "Application startup complete." for x in lines)
     assert all("color_message" not in x for x in lines)
     assert "\x1b[" not in text and "\\u001b" not in text
+    banner = [x for x in lines if x.get("logger") == "hansa.cli"]
+    assert banner and str(banner[0]["message"]).startswith("Hansa on http://")
+    assert banner[0]["url"] == json_server.url
+    assert [line for line in text.splitlines() if line.strip() and not line.startswith("{")] == []
 
 
 def test_a_worker_process_serves_its_own_metrics(api: Server, pg_url: str, tmp_path: Path) -> None:
