@@ -293,7 +293,7 @@ def _components(
         for path in _credentials(component.config, f"{where}.config"):
             message = (
                 f"{path} holds a credential: whoever may read the graph would see it; "
-                "keep credentials in the settings (a service's headers)"
+                "keep credentials in a service's headers (POST /api/services) and name the service"
             )
             found.append(Problem(code=Code.BAD_CONFIG, message=message, node=node, field=path))
     return nodes
