@@ -8,6 +8,7 @@ a local target, signed, through the outbound guard, retried after a failure."""
 from __future__ import annotations
 
 import json
+import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -97,6 +98,29 @@ def test_a_message_gets_a_turn_for_the_addressed_assistant_once(
     assert len({e["turnId"] for e in _turns(admin, cid)}) == 1, "no second turn"
     convo = admin.get(f"/api/conversations/{cid}").json()
     assert convo["currentAgent"] == "technicalLead"
+
+
+def test_deliveries_of_one_message_at_once_store_it_once(admin: httpx.Client) -> None:
+    body = _message("Is anyone there?")
+    answers: list[httpx.Response] = []
+    gate = threading.Barrier(4)
+
+    def deliver() -> None:
+        gate.wait()
+        answers.append(admin.post("/api/webhook/message", json=body))
+
+    racing = [threading.Thread(target=deliver) for _ in range(4)]
+    for t in racing:
+        t.start()
+    for t in racing:
+        t.join()
+    assert [a.status_code for a in answers] == [202] * 4, [a.text for a in answers]
+    told = [a.json() for a in answers]
+    assert len({(a["turnId"], a["conversationId"], a["messageId"]) for a in told}) == 1
+    assert sorted(a["duplicate"] for a in told) == [False, True, True, True]
+    cid = told[0]["conversationId"]
+    messages = admin.get(f"/api/conversations/{cid}/messages").json()
+    assert len([m for m in messages if m["kind"] == "user"]) == 1
 
 
 def test_the_next_message_of_that_conversation_joins_it(admin: httpx.Client) -> None:
