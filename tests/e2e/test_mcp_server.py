@@ -181,6 +181,19 @@ def test_ask_the_team_runs_a_turn(keyed: tuple[Server, str]) -> None:
     assert users == ["Hi, who are you?", "And now?"]
 
 
+def test_ask_the_team_gives_a_new_conversation_its_user(keyed: tuple[Server, str]) -> None:
+    ada = {"id": "u-1", "displayName": "Ada", "tier": "vip"}
+    result = _call(keyed, "ask_the_team", {"message": "Hello", "user": ada})
+    refused = _call(keyed, "ask_the_team", {"message": "Hello", "user": {"tier": "vip"}})
+
+    assert not result.is_error, _text(result)
+    convo = _get(keyed, f"/api/conversations/{result.structured_content['conversationId']}")
+    assert convo["user"] == ada
+    assert refused.is_error and refused.structured_content["error"]["details"]["field"] == (
+        "user.id"
+    )
+
+
 @pytest.mark.parametrize("key", [None, "hk_not-a-key"])
 def test_without_a_valid_key_mcp_is_401(keyed: tuple[Server, str], key: str | None) -> None:
     server, _ = keyed
