@@ -264,11 +264,13 @@ def _place(questions: Sequence[Question], parts: list[_Part], text: str) -> Read
     open_ = [q for q in questions if q.asked and q.own_words and q.name not in answers]
     unsure: list[str] = sorted(conflicting)
     unplaced: list[str] = []
-    if len(free) == 1 and len(open_) == 1 and len(parts) == 1:
-        q = open_[0]
-        value = value_of(q, free[0].text, numbers=True, own=not q.options)
+    if free and len(open_) == 1 and len(free) == len(parts):
+        # the one question open and nothing else said: the whole message answers it
+        # ("homeowners in Ontario, mostly families")
+        q, whole = open_[0], " ".join(text.split()).strip().rstrip(".!?").strip()
+        value = value_of(q, whole, numbers=True, own=not q.options)
         if value is not None:
-            answers[q.name] = Answer(value, free[0].text, How.WHOLE)
+            answers[q.name] = Answer(value, whole, How.WHOLE)
             free = []
     # in order only when every open question gets one: "homeowners, water filtration" for
     # four questions could be any two of them (the model is asked; Hans never guesses)
