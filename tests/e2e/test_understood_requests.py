@@ -299,3 +299,23 @@ def test_additions_to_several_pages_never_start_the_new_page_plan(
     assert not any(s["taskType"] == "create_page" for p in plans for s in _steps(p["data"]))
     speakers = {e["agentId"] for e in events if e["type"] == "message"}
     assert speakers <= {"chief", None}, "Hans plans or asks; no agent answers about it"
+
+
+def test_the_page_named_in_answer_is_looked_up_too(server: Server) -> None:
+    with server.client() as client:
+        _, cid, _ = _site(client)
+        turn(client, cid, "Add a FAQ section to the Careers page")
+        wrong = turn(client, cid, "page: Team")
+        right = turn(client, cid, "page: services")
+        turn(client, cid, "cancel")
+        turn(client, cid, "Add a FAQ section to the about page")
+        adjusted = turn(client, cid, "page: Jobs")
+
+    (said,) = hans_says(wrong)
+    assert "I can't find a page called “Team” in Aquaverter." in said
+    assert "Which existing page" in said and not any(e["type"] == "plan" for e in wrong)
+    (update,) = [s for s in _steps(_plan(right)) if s["taskType"] == "update_content_block"]
+    assert update["parameters"]["page"] == "Services", "the project's own name for it"
+    (again,) = hans_says(adjusted)
+    assert "I can't find a page called “Jobs” in Aquaverter." in again
+    assert not any(e["type"] == "plan" for e in adjusted), "the plan on a missing page is gone"

@@ -23,6 +23,7 @@ from hansa.engine.planning import (
     answers,
     kinds,
     model_answers,
+    named,
     plan_questions,
     showing,
     understood,
@@ -237,12 +238,14 @@ async def proceed(
             read = await model_answers.read(req, state.intent, model_reads)
             reading = _merged(reading, read)
             changed = _set_all(playbook, changed, read, "user")
-        notes = understood.notes(playbook, changed, reading)
+        changed, found = await _looked_up(req, playbook, plan, changed)
+        notes = [*found, *understood.notes(playbook, changed, reading)]
         return _proceed(req, playbook, state.model_copy(update={"plan": changed}), notes=notes)
     req.think(f"{req.supervisor.display_name} is adjusting the plan")
     # the adjusted plan replaces the one awaiting approval
+    changed, found = await _looked_up(req, playbook, plan, changed)
     again = state.model_copy(update={"plan": changed, "run_id": None})
-    then = _proceed(req, playbook, again)
+    then = _proceed(req, playbook, again, notes=found)
     return Cancelled(run_id) if isinstance(then, Cancelled) else Adjusted(run_id, then)
 
 
@@ -279,6 +282,17 @@ async def _answer_where(
         ).intent
         state = state.model_copy(update={"intent": intent})
     return await go(req, playbook, state, [note] if note else [])
+
+
+async def _looked_up(
+    req: PlanningRequest, playbook: Playbook, before: Plan, after: Plan
+) -> tuple[Plan, list[str]]:
+    """``after`` with a page the user named looked up in the project (``named.recheck``):
+    under its own name, or open again when the project has none of that name."""
+    settled, said = await named.recheck(req, playbook.id, before, after)
+    for name, value in settled.items():
+        after = _set(playbook, after, name, value, "project")
+    return after, said
 
 
 def _fill(
