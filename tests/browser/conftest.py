@@ -167,6 +167,18 @@ def api(server: Server) -> Iterator[Api]:
         yield Api(client)
 
 
+@pytest.fixture
+def aquaverter(api: Api) -> Any:
+    """The seed's project: WordPress, not connected, drafting its changes in the workspace."""
+    body = {
+        "name": "Aquaverter",
+        "domain": "aquaverter.ca",
+        "cmsPlatform": "wordpress",
+        "config": {"workspaceDrafts": True},
+    }
+    return api.post("/api/projects", body)
+
+
 @contextmanager
 def _page_elsewhere(html: str, port: int | None = None) -> Iterator[int]:
     """Serve ``html`` at ``/`` of ``http://127.0.0.1:<port>`` (also reached as ``localhost``):

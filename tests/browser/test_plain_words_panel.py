@@ -13,18 +13,12 @@ SERVICES = "Please create a new webpage called Services"
 PLAIN = "English, homeowners in Ontario, water filtration, B"
 
 
-def test_the_services_page_answered_in_plain_words(page: Page, panel, api, artifacts: Path) -> None:
-    api.post(
-        "/api/projects",
-        {
-            "name": "Aquaverter",
-            "domain": "aquaverter.ca",
-            "cmsPlatform": "wordpress",
-            "config": {"workspaceDrafts": True},
-        },
-    )
+def test_the_services_page_answered_in_plain_words(
+    page: Page, panel, api, aquaverter, artifacts: Path
+) -> None:
     panel.open()
-    page.get_by_role("combobox", name="Project").select_option(label="Aquaverter (aquaverter.ca)")
+    project = page.get_by_role("combobox", name="Project")
+    project.select_option(label=f"{aquaverter['name']} ({aquaverter['domain']})")
     panel.send(SERVICES)
     questions = panel.answer("Before I plan this I need a few details")
     expect(questions.locator("ol li")).to_have_count(4)
