@@ -265,6 +265,7 @@ def test_the_where_line_is_right_for_each_task_type(
     with server.client() as client:
         pid = _project(client, **project)
         cid = new_conversation(client, projectId=pid)
+        _execute(client, cid, "create_page", _page("pricing"), projectId=pid)  # to change
         events = turn(client, cid, request_)
         if not [e for e in events if e["type"] == "plan"]:  # a question of the plan's own
             asked = hans_says(events)[-1]
