@@ -43,7 +43,7 @@ from hansa.api.deps import ServicesDep, TenantDep
 from hansa.api.models.base import answers
 from hansa.domain import agent_state, conversation, event
 from hansa.engine.runtime.services import Services
-from hansa.engine.turns import chat
+from hansa.engine.turns import chat, conversation_update
 from hansa.engine.turns.outcome import follow_work, standing
 from hansa.store import agent_states, conversations, llm_calls, threads
 
@@ -197,7 +197,7 @@ async def _conversation_of(
     if found is not None:
         return found
     convo = await chat.create_conversation(
-        services, tenant, active_agent_id=agent_id, user=chat.user_of(user)
+        services, tenant, active_agent_id=agent_id, user=conversation_update.user_of(user)
     )
     now = services.clock()
     await services.db.write(lambda conn: threads.remember(conn, tenant, convo.id, thread_id, now))

@@ -26,7 +26,7 @@ from hansa.api.models.agent_protocol import StateUpdated, ThreadStateOut
 from hansa.api.models.base import answers
 from hansa.api.routes.ap_threads import conversation_of
 from hansa.engine.runtime.services import Services
-from hansa.engine.turns import chat
+from hansa.engine.turns import conversation_update
 from hansa.engine.turns.outcome import standing
 
 router = APIRouter(prefix="/ap", tags=["agent-protocol"])
@@ -123,7 +123,7 @@ async def update_thread_state(
             details={"field": "checkpoint", "checkpointId": before.checkpoint.checkpoint_id},
         )
     cid = await conversation_of(services, tenant, thread_id)
-    await chat.update_conversation(services, tenant, cid, context=body.values)
+    await conversation_update.update_conversation(services, tenant, cid, context=body.values)
     return StateUpdated(checkpoint=(await _state(services, tenant, thread_id)).checkpoint)
 
 

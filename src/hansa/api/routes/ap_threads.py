@@ -26,7 +26,7 @@ from hansa.api.models.agent_protocol import AssistantOut, ThreadOut, ThreadState
 from hansa.api.models.base import answers
 from hansa.domain.agent import AgentDefinition
 from hansa.engine.runtime.services import Services
-from hansa.engine.turns import chat
+from hansa.engine.turns import chat, conversation_update
 from hansa.engine.turns.outcome import Standing, standing
 from hansa.store import conversations, threads
 
@@ -111,7 +111,7 @@ async def create_thread(
         tenant,
         client_id=thread_id,
         metadata={shapes.THREAD_METADATA: body.metadata} if body.metadata else None,
-        user=chat.user_of((body.metadata or {}).get("user")),
+        user=conversation_update.user_of((body.metadata or {}).get("user")),
     )
     return shapes.thread(await _standing(services, tenant, convo.id), thread_id=thread_id)
 
@@ -136,8 +136,8 @@ async def update_thread(
         merged = {**_metadata(conversations.get(conn, tenant, cid).metadata), **body.metadata}
         conversations.set_metadata(conn, tenant, cid, shapes.THREAD_METADATA, merged, now)
         if "user" in body.metadata:
-            raw = chat.user_of(body.metadata["user"])
-            user = None if raw is None else chat.checked_user(services, raw)
+            raw = conversation_update.user_of(body.metadata["user"])
+            user = None if raw is None else conversation_update.checked_user(services, raw)
             conversations.set_user(conn, tenant, cid, user, now)
 
     await services.db.write(merge)

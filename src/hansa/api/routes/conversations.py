@@ -13,7 +13,7 @@ from hansa.api.models.conversations import ConversationOut, MessageOut, Posted, 
 from hansa.api.schemas import ConversationCreate, MessageCreate
 from hansa.domain.base import Wire
 from hansa.domain.principal import Kind
-from hansa.engine.turns import agent_message, chat, timeline
+from hansa.engine.turns import agent_message, chat, conversation_update, timeline
 from hansa.store import conversations, events, messages
 
 router = APIRouter(prefix="/api/conversations", tags=["conversations"])
@@ -133,7 +133,7 @@ async def patch_conversation(
     focus = body.focus_entity_id
     if focus is None and "focus_entity_id" in body.model_fields_set:
         focus = ""  # null: the focus ends
-    changed = await chat.update_conversation(
+    changed = await conversation_update.update_conversation(
         services,
         tenant,
         conversation_id,

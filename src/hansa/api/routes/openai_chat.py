@@ -49,7 +49,7 @@ from hansa.api.models.openai import (
 from hansa.domain import event
 from hansa.domain.message import Author, Kind
 from hansa.engine.runtime.services import Services
-from hansa.engine.turns import chat
+from hansa.engine.turns import chat, conversation_update
 from hansa.store import llm_calls, threads
 from hansa.store.threads import OPENAI_HISTORY
 
@@ -138,7 +138,10 @@ async def create_chat_completion(
         conversation_id = await services.db.read(threads.find, tenant, asked, OPENAI_HISTORY)
     if conversation_id is None:
         convo = await chat.create_conversation(
-            services, tenant, active_agent_id=body.model, user=chat.user_of(body.user)
+            services,
+            tenant,
+            active_agent_id=body.model,
+            user=conversation_update.user_of(body.user),
         )
         conversation_id = convo.id
     posted = await chat.post_message(
