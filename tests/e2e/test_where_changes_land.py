@@ -117,6 +117,7 @@ def test_no_project_hans_says_so_and_offers_to_create_one_or_draft(tmp_path: Pat
         assert NO_PROJECT in said, (request, said)
         assert "A) create a project for it" in said and "B) draft it in Hansa's workspace" in said
         assert not [e for e in events if e["type"] == "plan"], "nothing is planned unplaced"
+        assert "your project" not in said, "no project is named that is not there"
     for events in drafted:
         said = hans_says(events)
         assert "Where: I will draft this in Hansa's workspace, outside any project." in said[0]

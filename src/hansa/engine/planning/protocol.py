@@ -166,7 +166,8 @@ def _ask_where(
     state = state.model_copy(
         update={"pending": asked_now.name, "asked": {**state.asked, asked_now.name: times + 1}}
     )
-    text = f"Goal: {state.intent}\n\n{asked_now.text}" if state.intent else asked_now.text
+    goal = state.intent and asked_now.restate  # no "of your project" when there is none
+    text = f"Goal: {state.intent}\n\n{asked_now.text}" if goal else asked_now.text
     req.say(
         showing.said(notes, text),
         planning="questions",

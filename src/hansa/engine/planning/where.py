@@ -75,6 +75,8 @@ class Question:
 
     name: str
     text: str
+    restate: bool = True
+    """Whether the goal is said first (not when it would name a project there is not)."""
 
 
 def focused(req: PlanningRequest, chosen: Project | None) -> PlanningRequest:
@@ -123,7 +125,7 @@ async def question(
         if listed:
             return Question(PROJECT, _which_project(listed))
         if state.site != WORKSPACE and connectors:  # a site's change, with no site to place
-            return Question(PROJECT, _no_project())
+            return Question(PROJECT, _no_project(), restate=False)
     site = unconnected(req.project, connectors)
     drafts = req.project.config.get(WORKSPACE_DRAFTS) is True
     if site is not None and state.site is None and not drafts:
