@@ -43,6 +43,8 @@ _FILLER = re.compile(
 )
 
 _NOT_WORD = re.compile(r"[^\w]+")
+_FOR = re.compile(r"^(?:it'?s |it is |(?:it'?s )?(?:meant |aimed )?)?(?:for|at)\s++(?=\S)", re.I)
+"""The words that lead into an audience ("it's for homeowners", "aimed at families")."""
 
 _AROUND = 24
 """How many characters around an option's title an answer may have and still name it
@@ -167,6 +169,8 @@ def value_of(q: Question, words: str, *, numbers: bool, own: bool = True) -> str
         said = next((n for n in NAMING if lowered.startswith(n + " ")), None)
         if said is not None:
             words = words[len(said) :].strip()
+    elif "audience" in q.aliases:  # "for homeowners": Hans's templates say "for ${audience}"
+        words = _FOR.sub("", words, count=1) or words
     return words.strip("\"'“”")
 
 
