@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
+from apikeys import bearer, create_key
 from cryptography.fernet import Fernet
 
 from harness import Server, new_conversation, poll_until, post, running_server
@@ -355,3 +356,25 @@ def test_a_tenant_has_at_most_its_settings_services(tmp_path: Path, listener: Li
         assert refused["details"] == {"field": "name", "limit": 1}
         assert "HANSA_MAX_SERVICES_PER_TENANT" in refused["message"]
         assert [x["name"] for x in c.get("/api/services").json()] == ["first"]
+
+
+def test_another_tenants_service_is_not_there(tmp_path: Path, listener: Listener) -> None:
+    env = {"HANSA_OUTBOUND_ALLOW": f"127.0.0.1:{listener.port}"}
+    with running_server(tmp_path, env=env) as s:
+        acme, globex = create_key(s, "acme"), create_key(s, "globex")
+        with s.client(headers=bearer(acme)) as a, s.client(headers=bearer(globex)) as g:
+            _service(a, listener, "billing", unattendedMethods=["POST"])
+            assert _error(g.get("/api/services/billing"), 404)
+            assert g.get("/api/services").json() == []
+            assert _error(g.patch("/api/services/billing", json={"unattendedMethods": []}), 404)
+            assert _error(g.delete("/api/services/billing"), 404)
+            node = {"service": "billing", "method": "POST", "path": "/charge"}
+            graph = g.post(
+                "/api/graphs",
+                json={
+                    "name": "g",
+                    "components": [{"id": "a", "type": "service.call", "config": node}],
+                },
+            )
+            assert _error(graph)["details"]["problems"][0]["code"] == "unknown_service"
+            assert a.get("/api/services/billing").json()["unattendedMethods"] == ["POST"]
