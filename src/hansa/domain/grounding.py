@@ -58,7 +58,8 @@ class _Claim:
     kind: Kind
     text: str
     keys: frozenset[str]
-    """What grounds it: an input holding any one of these grounds it (a promise: all)."""
+    """What grounds it: inputs that hold every one of these ("9 out of 10": both figures;
+    a date: its day and its year; a promise: its deadline)."""
 
 
 _MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -119,6 +120,7 @@ _FIGURES: tuple[tuple[re.Pattern[str], Kind], ...] = (
     (_MONEY, "figure"),
     (_PHONE, "figure"),
 )
+_YEAR = re.compile(r"(?:19|20)\d\d")
 _ANY_DIGITS = re.compile(r"\d[\d,]*(?:\.\d+)?")
 _LIST_MARK = re.compile(r"^\s*\d{1,3}[.)]\s", re.M)
 _PROMISE = re.compile(
@@ -143,12 +145,8 @@ def invented(text: str, grounds: Iterable[str]) -> list[Invented]:
     held, flat = _held(grounds)
     found: list[Invented] = []
     for claim in claims:
-        if claim.kind == "promise":
-            grounded = bool(claim.keys) and claim.keys <= held
-        else:
-            grounded = bool(claim.keys & held) or (
-                claim.kind == "link" and _link(claim.text) in flat
-            )
+        linked = claim.kind == "link" and _link(claim.text) in flat
+        grounded = linked or (bool(claim.keys) and claim.keys <= held)  # every part of it
         shown = Invented(claim.kind, claim.text[:80])
         if not grounded and shown not in found:
             found.append(shown)
@@ -181,7 +179,9 @@ def _held(grounds: Iterable[str]) -> tuple[set[str], str]:
         parts.append(ground[:budget])
         budget -= len(parts[-1])
     joined = _plain("\n".join(parts))
-    held = {_number(n) for n in _ANY_DIGITS.findall(joined)}  # a figure in an id grounds too
+    digits = _ANY_DIGITS.findall(joined)
+    held = {_number(n) for n in digits}  # a figure in an id or a timestamp grounds too
+    held |= {f"y:{n}" for n in digits if _YEAR.fullmatch(n)}
     for claim in _claims(joined, counts=True):
         held |= claim.keys
     return held, _link(joined)

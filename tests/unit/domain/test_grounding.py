@@ -81,3 +81,16 @@ def test_each_claim_is_named_once_and_the_description_is_cut() -> None:
     said = describe(found)
     assert said.startswith("the statistic “35.9%”, the statistic “20%”")
     assert said.endswith(f"and {len(found) - SHOWN} more")
+
+
+def test_every_part_of_a_claim_must_be_held() -> None:
+    assert invented("9 out of 10 agree.", ["out of 10 people"]) == [
+        Invented("statistic", "9 out of 10")
+    ]
+    assert invented("Open on 28 November 2027.", ["28 November 2026"]) == [
+        Invented("date", "28 November 2027")
+    ]
+
+
+def test_a_year_in_a_timestamp_grounds_the_year() -> None:
+    assert invented("Since 2026 we ship faster.", ['{"createdAt": "2026-11-27T10:00:00"}']) == []
