@@ -254,3 +254,67 @@ def test_the_answer_check_passes_what_a_tool_found(tmp_path: Path) -> None:
     (superseded,) = [e for e in invented if e["type"] == "draft_superseded"]
     assert superseded["data"]["reasons"] == ["invented_claim"]
     assert hans_says(invented) == ["Nothing else, as far as I can tell."]
+
+
+AUDIT_THEN_DRAFT = {
+    "intent": "A new opening for the Pricing page, from what its audit finds.",
+    "title": "Pricing opening",
+    "stages": [
+        {
+            "group": "A",
+            "title": "Audit",
+            "steps": [
+                {
+                    "ref": "audit",
+                    "owner": "chief",
+                    "taskType": "run_audit",
+                    "parameters": {"page": "Pricing"},
+                    "summary": "Audit the Pricing page",
+                }
+            ],
+        },
+        {
+            "group": "B",
+            "title": "Draft",
+            "steps": [
+                {
+                    "ref": "copy",
+                    "owner": "creativeLead",
+                    "taskType": "draft_content",
+                    "parameters": {"kind": "page_copy", "brief": "An opening from the audit"},
+                    "summary": "Draft the opening",
+                }
+            ],
+        },
+    ],
+}
+FROM_THE_AUDIT = "The Pricing page has 38 words and an audit score of 80; aim for 300 words."
+NOT_FROM_IT = "The Pricing page has 45 words and an audit score of 95."
+
+
+def test_a_draft_grounded_in_an_earlier_step_s_result_passes(tmp_path: Path) -> None:
+    plan = {"purpose": "plan", "text": json.dumps(AUDIT_THEN_DRAFT)}
+    steps = [plan, {"purpose": "draft", "text": FROM_THE_AUDIT}]
+    steps += [plan, {"purpose": "draft", "text": NOT_FROM_IT}]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(steps))
+    with running_server(tmp_path, model=f"scripted:{script}") as server:
+        with server.client() as client:
+            pid = wordpress_project(client)
+            cid = new_conversation(client, projectId=pid)
+            html = "<h1>Pricing</h1><p>" + "word " * 37 + "</p>"
+            params = {"title": "Pricing", "slug": "pricing", "contentHtml": html}
+            execute_task(client, cid, "webEngineer", "create_page", params, projectId=pid)
+            grounded = _run(client, cid, "Please move the shop to the new host")
+            invented = _run(client, cid, "Please move the shop to the new host")
+
+    card, final = grounded
+    audit = _tasks(card)["run_audit"]["result"]
+    assert (audit["wordCount"], audit["score"]) == (38, 80), "what the draft repeats"
+    assert _tasks(card)["draft_content"]["result"]["validation"]["discrepancies"] == []
+    assert final.startswith("Done: "), final
+    card, final = invented
+    (problem,) = _tasks(card)["draft_content"]["result"]["validation"]["discrepancies"]
+    assert "the figure “45”" in problem and "the figure “95”" in problem, problem
+    assert "“38”" not in problem
+    assert final.startswith("Finished, but not as planned: "), final
