@@ -120,6 +120,11 @@ def _run_of(client: httpx.Client, components: list[Any], edges: list[Any] | None
     return str(run.json()["id"])
 
 
+def _call(node: str, **config: Any) -> dict[str, Any]:
+    """A ``service.call`` node."""
+    return {"id": node, "type": "service.call", "config": config}
+
+
 def _settled(client: httpx.Client, run_id: str) -> Any:
     """The run's card once it has ended or a node waits for a person."""
 
@@ -231,17 +236,9 @@ def test_an_allowed_method_runs_unattended_with_the_services_credentials(
     client: httpx.Client, listener: Listener
 ) -> None:
     _service(client, listener, "logging", unattendedMethods=["POST"])
+    body = {"text": "{{message.content}}", "limit": 10}
     components = [
-        {
-            "id": "logs",
-            "type": "service.call",
-            "config": {
-                "service": "logging",
-                "method": "POST",
-                "path": "/logs/query",
-                "body": {"text": "{{message.content}}", "limit": 10},
-            },
-        },
+        _call("logs", service="logging", method="POST", path="/logs/query", body=body),
         {"id": "say", "type": "message.send", "config": {"content": "{{logs.body.total}} found"}},
     ]
     card = _settled(client, _run_of(client, components, [{"from": "logs", "to": "say"}]))
@@ -259,13 +256,7 @@ def test_a_method_the_service_does_not_allow_still_waits_for_a_person(
     client: httpx.Client, listener: Listener
 ) -> None:
     _service(client, listener, "tickets", unattendedMethods=["GET"])
-    components = [
-        {
-            "id": "close",
-            "type": "service.call",
-            "config": {"service": "tickets", "method": "DELETE", "path": "/tickets/7"},
-        }
-    ]
+    components = [_call("close", service="tickets", method="DELETE", path="/tickets/7")]
     card = _settled(client, _run_of(client, components))
     assert _nodes(card)["close"]["status"] == "awaiting_confirmation"
     assert not _calls_to(listener, "/api/tickets/7"), "nothing was sent"
@@ -277,7 +268,7 @@ def test_an_unknown_service_is_refused_when_a_graph_or_rule_is_saved(
     node = {"service": "nowhere", "method": "GET", "path": "/x"}
     graph = client.post(
         "/api/graphs",
-        json={"name": "g", "components": [{"id": "a", "type": "service.call", "config": node}]},
+        json={"name": "g", "components": [_call("a", **node)]},
     )
     error = _error(graph)
     assert error["code"] == "invalid_graph"
@@ -373,7 +364,7 @@ def test_another_tenants_service_is_not_there(tmp_path: Path, listener: Listener
                 "/api/graphs",
                 json={
                     "name": "g",
-                    "components": [{"id": "a", "type": "service.call", "config": node}],
+                    "components": [_call("a", **node)],
                 },
             )
             assert _error(graph)["details"]["problems"][0]["code"] == "unknown_service"
