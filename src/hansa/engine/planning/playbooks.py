@@ -22,8 +22,13 @@ _VAR = re.compile(r"\$\{(\w+)\}")
 
 SEARCH_BUDGET_SECONDS = 0.02
 """What one message's playbook searches may take in all (the triggers of every playbook,
-or one playbook's extractors): they run on the event loop, and a hostile message made
-each trigger use its whole time box in turn (security review 2026-11-27, H1)."""
+or one playbook's extractors), in CPU time of the thread that searches: they run on the
+event loop, and a hostile message made each trigger use its whole time box in turn
+(security review 2026-11-27, H1). CPU time, not wall time: a busy machine that preempts
+the loop between two searches must not make an ordinary message find nothing."""
+SEARCH_GRACE_SECONDS = 0.02
+"""How far the last search may run past the budget (its wall-clock time box): a search
+of ordinary text takes microseconds, so this is only ever spent by a preempted one."""
 
 
 @lru_cache(maxsize=512)
@@ -35,18 +40,22 @@ def pattern(source: str, flags: int = 0) -> regex.Pattern[str]:
 
 class Searches:
     """Pattern searches sharing one time budget: a search that would pass it finds
-    nothing."""
+    nothing. Compiling a pattern (once per process) is not counted; the searches are, so
+    one message's searches hold the loop for at most the budget plus the grace."""
 
     def __init__(self, seconds: float = SEARCH_BUDGET_SECONDS) -> None:
-        self.deadline = time.monotonic() + seconds
+        self.deadline = time.thread_time() + seconds
 
     def search(self, source: str, text: str, flags: int = 0) -> regex.Match[str] | None:
         """The first match of ``source`` in ``text``, if found within the budget."""
-        left = min(self.deadline - time.monotonic(), MATCH_TIMEOUT_SECONDS)
+        compiled = pattern(source, flags)
+        left = self.deadline - time.thread_time()
         if left <= 0:
             return None
         try:
-            return pattern(source, flags).search(text, timeout=left)
+            return compiled.search(
+                text, timeout=min(left + SEARCH_GRACE_SECONDS, MATCH_TIMEOUT_SECONDS)
+            )
         except TimeoutError:
             return None
 
