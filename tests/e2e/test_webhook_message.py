@@ -208,6 +208,25 @@ def test_an_external_assistant_gets_its_messages_posted_signed(
         "webhooks.message"
     )
     assert admin.get("/api/agents/farBot").status_code in (404, 405)
+    changed = admin.patch("/api/agents/logBot", json={"webhooks": {"message": target.url}})
+    assert changed.status_code == 200, changed.text
+    renewed = changed.json()
+    new_hook, new_secret = renewed["messageWebhookId"], renewed["webhookSecret"]
+    assert new_hook != hook and new_secret not in (None, secret)
+    assert admin.get(f"/api/webhooks/{hook}/deliveries").status_code == 404, "replaced"
+    refused = admin.patch("/api/agents/logBot", json={"webhooks": {"message": "ftp://x/y"}})
+    assert refused.status_code == 422
+    assert admin.get("/api/agents").json()[-1]["messageWebhookId"] == new_hook, "kept"
+    again = _message("And the error logs of today?", to="logBot")
+    later = admin.post("/api/webhook/message", json=again).json()
+    poll_until(
+        admin,
+        f"/api/webhooks/{new_hook}/deliveries",
+        lambda a: any(d["status"] == "succeeded" for d in a),
+    )
+    raw, headers = target.got[-1]
+    resent = standardwebhooks.Webhook(new_secret).verify(raw.decode(), headers)
+    assert resent["data"]["turnId"] == later["turnId"]
     removed = admin.delete("/api/agents/logBot")
     assert removed.status_code == 204
-    assert admin.get(f"/api/webhooks/{hook}/deliveries").status_code == 404
+    assert admin.get(f"/api/webhooks/{new_hook}/deliveries").status_code == 404

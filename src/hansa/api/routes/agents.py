@@ -69,6 +69,9 @@ class AgentUpdate(Wire):
     role_summary: str | None = Field(default=None, max_length=500)
     capabilities: list[Capability] | None = Field(default=None, max_length=50)
     color: str | None = Field(default=None, pattern=r"^#[0-9a-fA-F]{6}$")
+    webhooks: AgentWebhooks | None = None
+    """A new message webhook (URL, and secret or a generated one shown once): it replaces
+    the agent's, whose queued deliveries end."""
 
     @field_validator("*", mode="before")
     @classmethod
@@ -163,11 +166,20 @@ async def update_agent(
     agent_id: str, body: AgentUpdate, services: ServicesDep, tenant: TenantDep
 ) -> AgentOut:
     """Change the fields given of a registered agent (404 for another tenant's, 409 for the
-    roster's); its tokens act with its new capabilities from their next request."""
+    roster's); its tokens act with its new capabilities from their next request. New
+    ``webhooks`` replace its message webhook (the answer shows the new secret once)."""
     _roster_is_read_only(services, agent_id)
-    changes: dict[str, Any] = body.model_dump(exclude_unset=True)
+    changes: dict[str, Any] = body.model_dump(exclude_unset=True, exclude={"webhooks"})
     if "capabilities" in changes:
         changes["capabilities"] = tuple(dict.fromkeys(changes["capabilities"]))
+    before = await services.db.read(lambda conn: principals.get(conn, tenant, agent_id))
+    hooked, secret = before, None
+    if body.webhooks is not None:
+        hooks = body.webhooks
+        hooked, secret = await agent_messages.attach(
+            services, tenant, before, hooks.message, hooks.secret
+        )
+        changes |= {"webhooks": hooked.webhooks, "message_webhook_id": hooked.message_webhook_id}
 
     def change(conn: Connection) -> AgentDefinition:
         current = principals.get(conn, tenant, agent_id)
@@ -178,7 +190,15 @@ async def update_agent(
         principals.update(conn, tenant, updated)
         return updated
 
-    return AgentOut.of(await services.db.write(change))
+    try:
+        updated = await services.db.write(change)
+    except BaseException:
+        if hooked is not before:
+            await agent_messages.detach(services, tenant, hooked)  # nothing half-made is left
+        raise
+    if hooked is not before:
+        await agent_messages.detach(services, tenant, before)  # the webhook it replaced
+    return AgentOut.of(updated).model_copy(update={"webhook_secret": secret})
 
 
 @router.delete("/{agent_id}", status_code=204, responses=answers(None, 409))
