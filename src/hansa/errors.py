@@ -114,18 +114,36 @@ class ConfigError(HansaError):
 
 
 class ProviderError(HansaError):
-    """A model provider failed to answer."""
+    """A model provider failed to answer.
+
+    ``transient`` marks a failure the same call may get past when it is tried again a little
+    later (a timeout, no connection, the provider busy or overloaded); the engine retries
+    those (``engine/llm.py``, ``Retry``), never the others (a bad request, a refused key).
+    """
 
     code = "provider_error"
 
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
+
+
+TRANSIENT_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 529})
+"""HTTP statuses of a provider busy, overloaded or briefly down (529: Anthropic's overload)."""
+
 
 class ProviderHTTPError(ProviderError):
-    """A model provider answered with an HTTP error."""
+    """A model provider answered with an HTTP error; ``retry_after`` (seconds) when it said
+    when to try again."""
 
-    def __init__(self, status: int, body: str) -> None:
-        super().__init__(f"model provider answered HTTP {status}: {body[:200]}")
+    def __init__(self, status: int, body: str, *, retry_after: float | None = None) -> None:
+        super().__init__(
+            f"model provider answered HTTP {status}: {body[:200]}",
+            transient=status in TRANSIENT_STATUSES or status >= 500,
+        )
         self.status = status
         self.body = body
+        self.retry_after = retry_after
 
 
 class TaskFailed(HansaError):

@@ -163,6 +163,16 @@ class Settings(BaseSettings):
     """Rounds of tool calls one reply may make (the agent loop); a model that still asks for
     tools after them ends the turn with ``tool_loop_limit``. 0 offers agents no tools."""
     task_timeout_seconds: float = Field(default=300.0, gt=0)
+    model_call_attempts: int = Field(default=3, ge=1, le=10)
+    """Attempts of a model call that fails transiently (a timeout, no connection, 429, 5xx,
+    overloaded) before nothing streamed; each attempt is an ``llm_calls`` row
+    (``engine/llm.py``, ``Retry``)."""
+    model_call_backoff_seconds: float = Field(default=1.0, ge=0, le=60)
+    """The wait after a model call's first failed attempt; it doubles after each one (a
+    provider's ``Retry-After`` is waited instead when longer, up to
+    ``HANSA_MODEL_CALL_MAX_BACKOFF_SECONDS``)."""
+    model_call_max_backoff_seconds: float = Field(default=30.0, ge=0, le=600)
+    """The longest wait between two attempts of a model call."""
     task_max_attempts: int = Field(default=3, ge=1, le=10)
     """Attempts of a reversible task that fails with a retryable error."""
     max_tasks_per_run: int = Field(default=50, ge=1, le=500)

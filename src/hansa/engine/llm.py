@@ -5,6 +5,9 @@ it answered by a preempt, a cancel, a handoff or a newer message (``cancelled``)
 call's provider never said how many tokens it used: its record counts the prompt and the
 text streamed so far at characters / 4 and says so (``estimated``). A failed call that
 streamed nothing spent nothing it could count: its tokens are zero.
+
+A call that fails transiently before it streamed anything is made again (``Retry``): each
+attempt is a call of its own, recorded as such. The provider SDKs retry nothing themselves.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from hansa.models.base import (
     Usage,
 )
 from hansa.models.base import TextDelta as ModelDelta
+from hansa.settings import Settings
 from hansa.store import llm_calls
 from hansa.store.db import Database
 
@@ -51,6 +55,39 @@ class CallScope:
     run_id: str | None = None
     node_id: str | None = None
     agent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    """When a failed model call is made again: after a transient provider error
+    (``ProviderError.transient``: a timeout, no connection, 429, 5xx, overloaded) that came
+    before the call streamed any text, up to ``attempts`` attempts in all. The wait doubles
+    from ``backoff`` seconds (or is the provider's ``Retry-After`` when longer), at most
+    ``max_backoff``. A call that streamed text is not made again: its reader has seen it."""
+
+    attempts: int = 1
+    backoff: float = 0.0
+    max_backoff: float = 0.0
+
+    @classmethod
+    def of(cls, settings: Settings) -> Retry:
+        """The operator's policy (``HANSA_MODEL_CALL_*``)."""
+        return cls(
+            settings.model_call_attempts,
+            settings.model_call_backoff_seconds,
+            settings.model_call_max_backoff_seconds,
+        )
+
+    def wait(self, exc: BaseException, attempt: int, *, streamed: bool) -> float | None:
+        """Seconds to wait before making again a call whose ``attempt``-th attempt (from 1)
+        failed with ``exc``; None: it is not made again."""
+        if streamed or attempt >= self.attempts:
+            return None
+        if not isinstance(exc, errors.ProviderError) or not exc.transient:
+            return None
+        wait = self.backoff * 2 ** (attempt - 1)
+        asked = exc.retry_after if isinstance(exc, errors.ProviderHTTPError) else None
+        return min(max(wait, asked or 0.0), self.max_backoff)
 
 
 class RecordedCall:
@@ -103,6 +140,11 @@ class RecordedCall:
             self._finish(CallStatus.FAILED, "model stream ended without a response")
             raise errors.ProviderError("model stream ended without a response")
         self._finish(CallStatus.OK, None)
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the call has yielded any text."""
+        return any(self._streamed)
 
     def settled(self) -> LlmCall | None:
         """The call's record, for the caller's ``finally``: a call its caller stopped

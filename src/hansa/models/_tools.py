@@ -1,4 +1,5 @@
-"""What the provider adapters share about tools: names the wire accepts, arguments parsed."""
+"""What the provider adapters share: tool names the wire accepts, arguments parsed, and when
+an error answer says to try again."""
 
 from __future__ import annotations
 
@@ -9,6 +10,17 @@ from typing import Any
 
 from hansa import errors
 from hansa.models.base import ToolDefinition
+
+
+def retry_after(exc: Any) -> float | None:
+    """The seconds an SDK's status error's ``Retry-After`` header asks to wait (a number of
+    seconds; an HTTP date or no header: None)."""
+    try:
+        value = exc.response.headers.get("retry-after")
+        return max(0.0, float(value)) if value is not None else None
+    except (AttributeError, TypeError, ValueError):
+        return None
+
 
 _NOT_ON_WIRE = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_WIRE_NAME = 64

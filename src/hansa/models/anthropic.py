@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from hansa import errors
-from hansa.models._tools import ToolNames, parsed_arguments
+from hansa.models._tools import ToolNames, parsed_arguments, retry_after
 from hansa.models.base import (
     ChatMessage,
     Model,
@@ -89,7 +89,7 @@ class AnthropicModel(Model):
         api_key: str | None,
         base_url: str | None = None,
         timeout: float = 60.0,
-        max_retries: int = 2,
+        max_retries: int = 0,
     ) -> None:
         """Remember where to call; the SDK client is created on first use.
 
@@ -98,7 +98,9 @@ class AnthropicModel(Model):
             api_key: The key; required (the SDK is never left to look for one).
             base_url: The endpoint; the SDK's default (api.anthropic.com) if None.
             timeout: Seconds before one HTTP attempt gives up.
-            max_retries: How often the SDK retries connection errors, 429 and 5xx.
+            max_retries: How often the SDK itself retries connection errors, 429 and 5xx;
+                none by default: the engine retries (``engine/llm.py``, ``Retry``), so each
+                attempt is a recorded model call.
 
         Raises:
             errors.ConfigError: There is no key.
@@ -343,12 +345,19 @@ def _translated_errors() -> Iterator[None]:
         yield
     except anthropic.APIStatusError as exc:
         if exc.status_code < 400:  # an error event in a stream that began well
-            raise errors.ProviderError(f"model provider failed mid-stream: {_body(exc)}") from exc
-        raise errors.ProviderHTTPError(exc.status_code, _body(exc)) from exc
+            body = _body(exc)  # overloaded_error: the API is busy for now
+            raise errors.ProviderError(
+                f"model provider failed mid-stream: {body}", transient="overloaded" in body
+            ) from exc
+        raise errors.ProviderHTTPError(
+            exc.status_code, _body(exc), retry_after=retry_after(exc)
+        ) from exc
     except anthropic.APITimeoutError as exc:
-        raise errors.ProviderError(f"model provider timed out: {exc}") from exc
+        raise errors.ProviderError(f"model provider timed out: {exc}", transient=True) from exc
     except anthropic.APIConnectionError as exc:
-        raise errors.ProviderError(f"cannot reach the model provider: {exc}") from exc
+        raise errors.ProviderError(
+            f"cannot reach the model provider: {exc}", transient=True
+        ) from exc
     except anthropic.AnthropicError as exc:
         raise errors.ProviderError(f"model provider failed: {exc}") from exc
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from hansa import errors
-from hansa.models._tools import ToolNames, parsed_arguments
+from hansa.models._tools import ToolNames, parsed_arguments, retry_after
 from hansa.models.base import (
     ChatMessage,
     Model,
@@ -84,7 +84,7 @@ class OpenAIModel(Model):
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 60.0,
-        max_retries: int = 2,
+        max_retries: int = 0,
     ) -> None:
         """Remember where to call; the SDK client is created on first use.
 
@@ -93,7 +93,9 @@ class OpenAIModel(Model):
             base_url: The endpoint, e.g. ``http://127.0.0.1:8080/v1``; the SDK's default if None.
             api_key: The key; only an explicit ``base_url`` (a local server) may go without.
             timeout: Seconds before one HTTP attempt gives up.
-            max_retries: How often the SDK retries connection errors, 429 and 5xx.
+            max_retries: How often the SDK itself retries connection errors, 429 and 5xx;
+                none by default: the engine retries (``engine/llm.py``, ``Retry``), so each
+                attempt is a recorded model call.
 
         Raises:
             errors.ConfigError: There is neither a key nor a ``base_url``.
@@ -340,11 +342,15 @@ def _translated_errors() -> Iterator[None]:
     try:
         yield
     except openai.APIStatusError as exc:
-        raise errors.ProviderHTTPError(exc.status_code, _body(exc)) from exc
+        raise errors.ProviderHTTPError(
+            exc.status_code, _body(exc), retry_after=retry_after(exc)
+        ) from exc
     except openai.APITimeoutError as exc:
-        raise errors.ProviderError(f"model provider timed out: {exc}") from exc
+        raise errors.ProviderError(f"model provider timed out: {exc}", transient=True) from exc
     except openai.APIConnectionError as exc:
-        raise errors.ProviderError(f"cannot reach the model provider: {exc}") from exc
+        raise errors.ProviderError(
+            f"cannot reach the model provider: {exc}", transient=True
+        ) from exc
     except openai.OpenAIError as exc:
         raise errors.ProviderError(f"model provider failed: {exc}") from exc
 

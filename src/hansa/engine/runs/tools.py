@@ -8,7 +8,8 @@ through their task types' executors, at most ``task_concurrency`` at once, as a 
 does but with no task row (what they report is recorded with the caller); an irreversible
 one does not run here. The calls and their answers join the prompt and the model is asked
 again, until it answers without tools; one that still asks after ``max_tool_rounds``
-rounds ends with ``tool_loop_limit``. Every model call is kept, for ``llm_calls``.
+rounds ends with ``tool_loop_limit``. Every model call is kept, for ``llm_calls``; one that
+fails transiently before it streamed is made again (``llm.Retry``), each attempt kept.
 
 A turn and a session's step differ only through their ``Sink``: a turn streams the text
 and commits each announcement and answer as it comes, and holds an irreversible call as a
@@ -32,13 +33,14 @@ from hansa.domain import event, run, secrets
 from hansa.domain.base import new_id
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
-from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine.llm import CallScope, RecordedCall, Retry
 from hansa.engine.runs import drafts, service
 from hansa.engine.runs.asking import Doer
 from hansa.engine.runs.invoke import Announce, Execution, perform
 from hansa.engine.runtime.recorder import Batch, Later
 from hansa.engine.runtime.services import Services
 from hansa.engine.toolbox import Refused, Runs, Settled, Toolbox, ToolLoopLimit, Waits
+from hansa.errors import ProviderError
 from hansa.models.base import ChatMessage, Model, ModelSettings, RequestParams, ToolCall
 from hansa.store import runs
 from hansa.tasks.base import TaskFailed
@@ -134,6 +136,7 @@ class ToolLoop:
         """Every model call made (the loop's own and its executors'), for ``llm_calls``."""
         self.call: RecordedCall | None = None
         """The last model call of the loop's own."""
+        self.retry = Retry.of(services.settings)
         self.answered: list[Settled] = []
         """Every tool call's answer, round by round, in call order."""
         self._slots = asyncio.Semaphore(services.settings.task_concurrency)
@@ -153,6 +156,21 @@ class ToolLoop:
             prompt += [ChatMessage.calling(calls, text), *(s.message() for s in settled)]
 
     async def _ask(self, prompt: list[ChatMessage]) -> tuple[str, tuple[ToolCall, ...]]:
+        """One model call; one that fails transiently before it streamed is made again, as
+        ``retry`` says (each attempt kept)."""
+        attempt = 1
+        while True:
+            try:
+                return await self._attempt(prompt)
+            except ProviderError as exc:
+                assert self.call is not None
+                wait = self.retry.wait(exc, attempt, streamed=self.call.streamed)
+                if wait is None:
+                    raise
+            attempt += 1
+            await asyncio.sleep(wait)
+
+    async def _attempt(self, prompt: list[ChatMessage]) -> tuple[str, tuple[ToolCall, ...]]:
         services = self.services
         call = self.call = RecordedCall(
             self.model, self.scope, services.clock, services.metrics.called
