@@ -156,7 +156,12 @@ def test_a_tool_then_a_second_tool_then_the_answer(client: httpx.Client) -> None
     assert update["data"]["toolCallId"] == update_call["data"]["toolCallId"]
     assert any(e["type"] == "operation" and "update page" in e["data"]["name"] for e in events)
     (answer,) = hans_says(events)
-    assert answer == f"Adding a FAQ block.\n\n{AUDIT_ANSWER}"
+    landed = (  # where the change landed, said by Hans whatever the model said (issue 30)
+        "Where this landed: update_content_block: Hansa's workspace, as a draft for Aquaverter "
+        "(not on its live site) (Aquaverter's WordPress site is not connected to Hansa; the "
+        "project drafts its changes here until it is)."
+    )
+    assert answer == f"Adding a FAQ block.\n\n{AUDIT_ANSWER}\n\n{landed}"
     deltas = "".join(e["data"]["delta"] for e in _of(events, "text_delta"))
     assert deltas.strip() == answer
     assert events[-1]["data"]["status"] == "completed"
