@@ -98,6 +98,7 @@ def test_a_message_gets_a_turn_for_the_addressed_assistant_once(
     assert len({e["turnId"] for e in _turns(admin, cid)}) == 1, "no second turn"
     convo = admin.get(f"/api/conversations/{cid}").json()
     assert convo["currentAgent"] == "technicalLead"
+    assert convo["user"] == {"id": "user-42"}, "the sender is who the conversation is with"
 
 
 def test_deliveries_of_one_message_at_once_store_it_once(admin: httpx.Client) -> None:

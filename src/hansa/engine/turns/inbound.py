@@ -6,7 +6,8 @@ contentType, sequence, priority, createdAt}``. The message enters through the on
 ``assistant:`` prefix optional) answers, whatever the keywords say (a rule may still route:
 rules come first). The conversation is the caller's tenant's whose client chose that
 ``conversationId`` (as an Agent Protocol thread does), or opened with it when there is none,
-in the same transaction as the message.
+in the same transaction as the message; a user's message opens it with that user (``user.id``
+is ``from.principalId``: rules see it as ``user.id``).
 
 Idempotent by the message's ``id``: the message's and the turn's ids are derived from the
 tenant and that id (:func:`derived_id`), so a second delivery of it finds the turn (a
@@ -109,7 +110,12 @@ async def receive(services: Services, tenant_id: str, msg: InboundMessage) -> Re
     conversation_id = found or new_id()
     batch = Batch(conversation_id, turn_id)
     if found is None:
-        new = NewConversation(id=conversation_id, agent_id=agent_id, agent_field="to.principalId")
+        sender = msg.sender
+        named = sender.principal_type == "user" and sender.principal_id.strip()
+        user = {"id": sender.principal_id} if named else None
+        new = NewConversation(
+            id=conversation_id, agent_id=agent_id, agent_field="to.principalId", user=user
+        )
         opening = opening_conversation(services, tenant_id, new)
 
         def open_it(conn: Connection) -> None:
