@@ -43,9 +43,6 @@ from hansa.models.base import ChatMessage
 from hansa.store import conversations, llm_calls, queue
 from hansa.store import sessions as rows
 
-RETRY_DELAY = timedelta(seconds=2)
-"""How long a step whose model call failed waits before it is tried again."""
-
 
 async def run_session_step_job(services: Services, claimed: Job) -> None:
     """Run the step the job stands for, or end the job if its session moved on."""
@@ -78,8 +75,8 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
             await call.answer(_prompt(agent, session), answer)
             frame = parse_frame(answer.text, session.step, session.state)
             error = "the step's state is too large" if state_too_large(frame.state) else None
-        except errors.HansaError as exc:
-            frame, error = None, str(exc)
+        except errors.HansaError as exc:  # a model call failed (after its attempts) or a limit
+            frame, error = _failed(session, exc), str(exc)
         batch = answer.batch
         batch.then(
             lambda conn: _record(
@@ -147,6 +144,13 @@ def _put_off(
     return batch
 
 
+def _failed(session: AgentSession, exc: errors.HansaError) -> FrameOut:
+    """The frame of a step that failed: the cursor stays, the state is kept, and its
+    ``data.error`` says why (``{code, message}``)."""
+    failure = {"code": exc.code, "message": str(exc)}
+    return FrameOut(next_step=session.step, state=session.state, data={"error": failure})
+
+
 def _prompt(agent: AgentDefinition, session: AgentSession) -> list[ChatMessage]:
     frame: dict[str, object] = {"step": session.step, "state": session.state}
     if session.guidance:
@@ -172,13 +176,14 @@ def _record(
     work: SessionStepJob,
     answer: StepAnswer,
     before: AgentSession,
-    frame: FrameOut | None,
+    frame: FrameOut,
     error: str | None,
     started: datetime,
     conn: Connection,
 ) -> None:
     """The step, the session's change, its tools' events, the step's events and the next
-    job, in one transaction."""
+    job, in one transaction. A step with an ``error`` is recorded too (its frame from
+    :func:`_failed` when it has none of its own); the session then fails with the error."""
     now = services.clock()
     batch = answer.batch
     for call in answer.calls:
@@ -188,14 +193,6 @@ def _record(
         queue.finish(conn, claimed, now)  # ended or moved on while the step ran
         return
     agent_id = session.agent_id
-    if frame is None:
-        failed = session.model_copy(
-            update={"status": SessionStatus.FAILED, "reason": error, "updated_at": now}
-        )
-        rows.save(conn, failed)
-        announce(batch, failed, agent_id)
-        queue.finish(conn, claimed, now, error=error)
-        return
     iteration = session.iteration + 1
     step = SessionStep(
         session_id=session.id,
