@@ -85,8 +85,11 @@ def test_a_step_gets_past_a_provider_that_fails_twice(server: Server, provider: 
         session = _session_until_ended(client)
         steps = client.get(f"/api/agent-sessions/{session['id']}/steps").json()
         calls = _calls(client, session)
+        said = client.get(f"/api/conversations/{session['conversationId']}/messages").json()
 
     assert (session["status"], session["reason"]) == ("completed", "done")
+    [message] = [m for m in said if m["content"] == "Rankings checked."]
+    assert message["metadata"] == {"sessionId": session["id"], "iteration": 1}  # shown, no ***
     assert [s["text"] for s in steps] == ["Rankings checked."]
     assert [c["status"] for c in calls] == ["failed", "failed", "ok"]
     assert "HTTP 503" in calls[0]["error"] or "HTTP 503" in calls[1]["error"]

@@ -65,14 +65,18 @@ _SUFFIXES = (
     "password",
     "privatekey",
     "secret",
-    "sessionid",
+    "sessionid",  # a web session's (phpSessionId, ASP.NET_SessionId); not Hansa's own: _IDS
     "signature",
     "subscriptionkey",
     "functionskey",
     "token",
 )
-_QUERY_EXACT = frozenset({"code"})
-"""Names that are credentials in a URL's query only (elsewhere ``code`` is a status, say)."""
+_IDS = frozenset({"sessionid"})
+"""Names of Hansa's own ids that a suffix above would take for credentials: ``sessionId`` is
+an agent session's (a step's message metadata, events), shown as written."""
+_QUERY_EXACT = frozenset({"code", "sessionid"})
+"""Names that are credentials in a URL's query only (elsewhere ``code`` is a status, say, and
+``sessionId`` an agent session's id; ``?sessionid=…`` is a web session's)."""
 PLAIN_HEADERS = frozenset(
     {
         "accept",
@@ -114,7 +118,7 @@ def is_secret_name(name: str) -> bool:
     Case, ``-`` and ``_`` do not matter: ``X-Api-Key``, ``api_key`` and ``apiKey`` are one name.
     """
     flat = _flat(name)
-    return flat in _EXACT or flat.endswith(_SUFFIXES)
+    return flat in _EXACT or (flat.endswith(_SUFFIXES) and flat not in _IDS)
 
 
 def is_secret_header(name: str) -> bool:
