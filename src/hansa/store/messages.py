@@ -127,6 +127,27 @@ def newest_after(
     return found, int(direct.scalar(conn, _after_query(True, named), params) or 0)
 
 
+_BY_ID = sa.select(_msg).where(
+    _msg.c.id == _B("p_id"),
+    _msg.c.conversation_id == _B("p_conversation"),
+    _msg.c.tenant_id == _B("p_tenant"),
+)
+
+
+def by_ids(
+    conn: Connection, tenant_id: str, conversation_id: str, ids: list[str]
+) -> list[message.Message]:
+    """The conversation's messages of ``ids`` (a few: one look-up each), in order; ids it
+    does not hold are left out."""
+    found = []
+    for message_id in ids:
+        params = {"p_id": message_id, "p_conversation": conversation_id, "p_tenant": tenant_id}
+        row = direct.first(conn, _BY_ID, params)
+        if row is not None:
+            found.append(_message(row))
+    return sorted(found, key=lambda m: m.seq or 0)
+
+
 @growing
 def all_of(conn: Connection, tenant_id: str, conversation_id: str) -> list[message.Message]:
     """Every message of a conversation, in order; NotFound for an unknown conversation."""

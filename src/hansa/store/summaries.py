@@ -9,8 +9,9 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
+from hansa import errors
 from hansa.domain import summary
-from hansa.store import direct, events, tables
+from hansa.store import conversations, direct, events, tables
 
 _s = tables.conversation_summaries
 _B = sa.bindparam
@@ -23,6 +24,19 @@ _LATEST = (
     .limit(1)
 )
 _INSERT = _s.insert()
+_OF_CONVERSATION = (_s.c.conversation_id == _B("p_conversation"), _s.c.tenant_id == _B("p_tenant"))
+_PAGE = (
+    sa.select(_s)
+    .where(*_OF_CONVERSATION, _s.c.version < _B("p_before"))
+    .order_by(_s.c.version.desc())
+    .limit(_B("p_limit"))
+)
+_VERSION = sa.select(_s).where(*_OF_CONVERSATION, _s.c.version == _B("p_version"))
+
+PAGE = 20
+"""Versions a page holds unless asked otherwise."""
+PAGE_MAX = 100
+"""The most versions a page may hold."""
 
 
 def lock(conn: Connection, tenant_id: str, conversation_id: str) -> None:
@@ -36,8 +50,36 @@ def latest(
     """The newest version of the conversation's summary, or None before the first."""
     params = {"p_conversation": conversation_id, "p_tenant": tenant_id}
     row = direct.first(conn, _LATEST, params)
+    return _summary(row) if row is not None else None
+
+
+def page(
+    conn: Connection, tenant_id: str, conversation_id: str, before: int | None, limit: int
+) -> list[summary.ConversationSummary]:
+    """The conversation's versions older than ``before`` (all when None), newest first,
+    at most ``limit``; NotFound for an unknown or another tenant's conversation."""
+    conversations.get(conn, tenant_id, conversation_id)
+    params = {
+        "p_conversation": conversation_id,
+        "p_tenant": tenant_id,
+        "p_before": before if before is not None else 2**62,
+        "p_limit": limit,
+    }
+    return [_summary(r) for r in direct.rows(conn, _PAGE, params)]
+
+
+def get(
+    conn: Connection, tenant_id: str, conversation_id: str, version: int
+) -> summary.ConversationSummary:
+    """One version; NotFound for an unknown version or conversation (or another tenant's)."""
+    params = {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_version": version}
+    row = direct.first(conn, _VERSION, params)
     if row is None:
-        return None
+        raise errors.NotFound(f"conversation {conversation_id} has no summary version {version}")
+    return _summary(row)
+
+
+def _summary(row: direct.Row) -> summary.ConversationSummary:
     return summary.ConversationSummary.model_validate(
         {**row, "facts": summary.SummaryFacts.model_validate(row["facts"])}
     )
