@@ -119,6 +119,10 @@ class Settings(BaseSettings):
     summary_after_tokens: int = Field(default=0, ge=0)
     """Estimated tokens (characters / 4) of the messages after the summary past which it is
     brought up to date (0: only when the prompt's history did not fit its budget)."""
+    summary_paste_chars: int = Field(default=2_000, ge=0)
+    """A user's message this long or longer is a pasted document: the rolling summary keeps
+    the newest one word for word and folds the other history first (seed 002 §5.3; 0: no
+    message is)."""
     prompt_max_messages: int = Field(default=200, ge=1, le=2000)
     """The most messages after the summary a prompt reads; older ones wait for the summary
     (and ``context_usage`` names them as dropped meanwhile)."""
