@@ -15,9 +15,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from opentelemetry.trace import Span
 from sqlalchemy import Connection
@@ -40,6 +41,8 @@ from hansa.store import llm_calls
 from hansa.store.db import Database
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 CUT = "cut before the model answered"
 """The error of a cancelled call's record."""
@@ -85,9 +88,53 @@ class Retry:
             return None
         if not isinstance(exc, errors.ProviderError) or not exc.transient:
             return None
-        wait = self.backoff * 2 ** (attempt - 1)
+        wait = self.backoff * 2.0 ** (attempt - 1)
         asked = exc.retry_after if isinstance(exc, errors.ProviderHTTPError) else None
         return min(max(wait, asked or 0.0), self.max_backoff)
+
+    async def run(self, attempt: Callable[[], Awaitable[T]], streamed: Callable[[], bool]) -> T:
+        """``attempt()`` (one model call), made again while it fails so that :meth:`wait`
+        allows; ``streamed()`` says whether the failed attempt's reader saw text."""
+        made = 1
+        while True:
+            try:
+                return await attempt()
+            except errors.ProviderError as exc:
+                wait = self.wait(exc, made, streamed=streamed())
+                if wait is None:
+                    raise
+            made += 1
+            await asyncio.sleep(wait)
+
+
+async def ask(
+    model: Model,
+    scope: CallScope,
+    prompt: list[ChatMessage],
+    settings: ModelSettings,
+    params: RequestParams,
+    *,
+    clock: Callable[[], datetime],
+    retry: Retry,
+    calls: list[LlmCall],
+    observe: Callable[[LlmCall], None] | None = None,
+) -> ModelResponse:
+    """The model's whole answer to ``prompt``, for a caller that streams nothing on: a call
+    that fails transiently is made again as ``retry`` says, and every attempt's record
+    joins ``calls`` (failed or cut ones too)."""
+
+    async def attempt() -> ModelResponse:
+        call = RecordedCall(model, scope, clock, observe)
+        try:
+            async for _ in call.stream(prompt, settings, params):
+                pass
+        finally:
+            if (record := call.settled()) is not None:
+                calls.append(record)
+        assert call.response is not None
+        return call.response
+
+    return await retry.run(attempt, lambda: False)  # nobody read the text: it may go again
 
 
 class RecordedCall:

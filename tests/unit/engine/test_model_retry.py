@@ -4,13 +4,18 @@ the provider adapters type their errors so."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from types import SimpleNamespace
 
 import pytest
 
 from hansa import errors
-from hansa.engine.llm import Retry
+from hansa.domain.llm_call import CallStatus, LlmCall
+from hansa.engine import llm
+from hansa.engine.llm import CallScope, Retry
 from hansa.models._tools import retry_after
+from hansa.models.base import ChatMessage, ModelSettings, RequestParams
+from hansa.models.function import FunctionModel
 from hansa.settings import Settings
 
 RETRY = Retry(attempts=3, backoff=1.0, max_backoff=30.0)
@@ -73,3 +78,48 @@ def test_retry_after_is_read_from_the_error_answers_header() -> None:
     assert retry_after(answered({"retry-after": "Wed, 21 Oct 2026 07:28:00 GMT"})) is None
     assert retry_after(answered({})) is None
     assert retry_after(SimpleNamespace()) is None
+
+
+@pytest.mark.anyio
+async def test_a_whole_answer_is_asked_again_and_every_attempt_recorded() -> None:
+    failures = [errors.ProviderHTTPError(503, "busy"), errors.ProviderHTTPError(429, "slow")]
+
+    def provider(*_: object) -> str:
+        if failures:
+            raise failures.pop(0)
+        return "Here it is."
+
+    calls: list[LlmCall] = []
+    answer = await llm.ask(
+        FunctionModel(provider),
+        CallScope("acme", conversation_id="c1", node_id="summary"),
+        [ChatMessage("user", "Summarize.")],
+        ModelSettings(),
+        RequestParams(),
+        clock=lambda: datetime(2026, 11, 27, tzinfo=UTC),
+        retry=Retry(attempts=3, backoff=0.0, max_backoff=0.0),
+        calls=calls,
+    )
+    assert answer.text == "Here it is."
+    assert [c.status for c in calls] == [CallStatus.FAILED, CallStatus.FAILED, CallStatus.OK]
+    assert "HTTP 503" in (calls[0].error or "") and "HTTP 429" in (calls[1].error or "")
+
+
+@pytest.mark.anyio
+async def test_a_lasting_failure_is_asked_once_and_raised() -> None:
+    def provider(*_: object) -> str:
+        raise errors.ProviderHTTPError(401, "bad key")
+
+    calls: list[LlmCall] = []
+    with pytest.raises(errors.ProviderHTTPError):
+        await llm.ask(
+            FunctionModel(provider),
+            CallScope("acme"),
+            [ChatMessage("user", "Summarize.")],
+            ModelSettings(),
+            RequestParams(),
+            clock=lambda: datetime(2026, 11, 27, tzinfo=UTC),
+            retry=RETRY,
+            calls=calls,
+        )
+    assert [c.status for c in calls] == [CallStatus.FAILED]

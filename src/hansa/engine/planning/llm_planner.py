@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from hansa import errors
 from hansa.domain.plan import Plan, PlanStage, PlanStep
-from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine import llm
+from hansa.engine.llm import CallScope
 from hansa.engine.planning.request import PlanningRequest
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 
@@ -71,21 +72,24 @@ async def draft_plan(req: PlanningRequest) -> Plan | None:
         agent_id=req.supervisor.id,
     )
     model = req.services.model_for(req.supervisor, req.project)
-    call = RecordedCall(model, scope, req.services.clock, req.services.metrics.called)
     prompt = [ChatMessage("system", _instructions(req)), ChatMessage("user", req.text)]
     params = RequestParams(output_schema=DRAFT_SCHEMA, purpose="plan")
-    parts: list[str] = []
+    services = req.services
     try:
-        async for delta in call.stream(
-            prompt, ModelSettings(temperature=0, max_tokens=800), params
-        ):
-            parts.append(delta)
-        draft = PlanDraft.model_validate_json("".join(parts))
+        answer = await llm.ask(
+            model,
+            scope,
+            prompt,
+            ModelSettings(temperature=0, max_tokens=800),
+            params,
+            clock=services.clock,
+            retry=llm.Retry.of(services.settings),
+            calls=req.calls,
+            observe=services.metrics.called,
+        )
+        draft = PlanDraft.model_validate_json(answer.text)
     except (errors.HansaError, ValidationError, ValueError):
         draft = None
-    finally:
-        if (record := call.settled()) is not None:
-            req.calls.append(record)
     if draft is None:
         return None
     project_id = req.project.project_id

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from hansa import errors
-from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine import llm
+from hansa.engine.llm import CallScope
 from hansa.engine.planning import answers
 from hansa.engine.planning.request import PlanningRequest
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams
@@ -123,21 +124,24 @@ async def read(
         agent_id=req.supervisor.id,
     )
     model = req.services.model_for(req.supervisor, req.project)
-    call = RecordedCall(model, scope, req.services.clock, req.services.metrics.called)
     prompt = [
         ChatMessage("system", instructions(intent, questions)),
         ChatMessage("user", message),
     ]
     params = RequestParams(output_schema=schema(questions, spans), purpose=PURPOSE)
-    parts: list[str] = []
+    services = req.services
     try:
-        async for delta in call.stream(
-            prompt, ModelSettings(temperature=0, max_tokens=MAX_TOKENS), params
-        ):
-            parts.append(delta)
+        answer = await llm.ask(
+            model,
+            scope,
+            prompt,
+            ModelSettings(temperature=0, max_tokens=MAX_TOKENS),
+            params,
+            clock=services.clock,
+            retry=llm.Retry.of(services.settings),
+            calls=req.calls,
+            observe=services.metrics.called,
+        )
     except errors.HansaError:
         return {}
-    finally:
-        if (record := call.settled()) is not None:
-            req.calls.append(record)
-    return parse(questions, message, "".join(parts)) or {}
+    return parse(questions, message, answer.text) or {}

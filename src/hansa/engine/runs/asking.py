@@ -9,7 +9,8 @@ from typing import Any
 from hansa import errors
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.llm_call import LlmCall
-from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine import llm
+from hansa.engine.llm import CallScope
 from hansa.engine.prompts import persona
 from hansa.engine.runtime.services import Services
 from hansa.models.base import ChatMessage, Model, ModelSettings, RequestParams
@@ -104,18 +105,22 @@ async def _ask(
         node_id=doer.node_id or doer.task_id,
         agent_id=doer.agent_id,
     )
-    call = RecordedCall(model, scope, services.clock, services.metrics.called)
-    parts: list[str] = []
     try:
-        async for delta in call.stream(prompt, settings, RequestParams(purpose=purpose)):
-            parts.append(delta)
+        answer = await llm.ask(
+            model,
+            scope,
+            prompt,
+            settings,
+            RequestParams(purpose=purpose),
+            clock=services.clock,
+            retry=llm.Retry.of(services.settings),
+            calls=calls,
+            observe=services.metrics.called,
+        )
     except errors.HansaError as exc:
         raise TaskFailed(
             f"the language model did not answer ({exc.code})",
             code="model_failed",
             retryable=True,
         ) from exc
-    finally:
-        if (record := call.settled()) is not None:
-            calls.append(record)
-    return "".join(parts)
+    return answer.text

@@ -40,7 +40,6 @@ from hansa.engine.runs.invoke import Announce, Execution, perform
 from hansa.engine.runtime.recorder import Batch, Later
 from hansa.engine.runtime.services import Services
 from hansa.engine.toolbox import Refused, Runs, Settled, Toolbox, ToolLoopLimit, Waits
-from hansa.errors import ProviderError
 from hansa.models.base import ChatMessage, Model, ModelSettings, RequestParams, ToolCall
 from hansa.store import runs
 from hansa.tasks.base import TaskFailed
@@ -158,17 +157,9 @@ class ToolLoop:
     async def _ask(self, prompt: list[ChatMessage]) -> tuple[str, tuple[ToolCall, ...]]:
         """One model call; one that fails transiently before it streamed is made again, as
         ``retry`` says (each attempt kept)."""
-        attempt = 1
-        while True:
-            try:
-                return await self._attempt(prompt)
-            except ProviderError as exc:
-                assert self.call is not None
-                wait = self.retry.wait(exc, attempt, streamed=self.call.streamed)
-                if wait is None:
-                    raise
-            attempt += 1
-            await asyncio.sleep(wait)
+        return await self.retry.run(
+            lambda: self._attempt(prompt), lambda: self.call is not None and self.call.streamed
+        )
 
     async def _attempt(self, prompt: list[ChatMessage]) -> tuple[str, tuple[ToolCall, ...]]:
         services = self.services

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.engine import quality_gate
-from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine import llm, quality_gate
+from hansa.engine.llm import CallScope
 from hansa.engine.turns.pipeline import TurnContext
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 from hansa.store import workspace
@@ -80,17 +80,22 @@ async def _evaluate(ctx: TurnContext, answer: str, performed: list[str]) -> Revi
         node_id="quality_gate",
         agent_id=supervisor.id,
     )
-    call = RecordedCall(model, scope, ctx.services.clock, ctx.services.metrics.called)
     prompt = quality_gate.evaluator_prompt(ctx.user_text, answer, performed)
+    services = ctx.services
     try:
-        async for _ in call.stream(prompt, _EVALUATOR_SETTINGS, _EVALUATE):
-            pass
+        verdict = await llm.ask(
+            model,
+            scope,
+            prompt,
+            _EVALUATOR_SETTINGS,
+            _EVALUATE,
+            clock=services.clock,
+            retry=llm.Retry.of(services.settings),
+            calls=ctx.reply_calls,
+            observe=services.metrics.called,
+        )
     except errors.ProviderError as exc:
         log.warning("turn %s: the evaluator model failed: %s", ctx.turn_id, exc)
         return Review([])
-    finally:
-        if (record := call.settled()) is not None:
-            ctx.reply_calls.append(record)
-    assert call.response is not None
-    finding = quality_gate.evaluation(call.response.text)
+    finding = quality_gate.evaluation(verdict.text)
     return Review([finding] if finding is not None else [], evaluated=True)

@@ -20,8 +20,9 @@ from sqlalchemy import Connection
 from hansa import errors
 from hansa.domain import event, message, summary
 from hansa.domain.job import ConversationSummaryJob, Job
+from hansa.domain.llm_call import LlmCall
 from hansa.engine import llm, rolling_summary
-from hansa.engine.llm import CallScope, RecordedCall
+from hansa.engine.llm import CallScope
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
@@ -46,11 +47,11 @@ async def run_conversation_summary_job(services: Services, claimed: Job) -> None
     A failure ends the job with its error and tells the conversation nothing: no one waits
     for a summary, and the next turn past the budget queues another.
     """
-    made: list[RecordedCall] = []
+    made: list[LlmCall] = []
     try:
         await _summarize(services, claimed, made)
-    except (errors.StaleLease, asyncio.CancelledError):  # cut: the model call is kept
-        await llm.keep(services.db, [r for c in made if (r := c.settled()) is not None])
+    except (errors.StaleLease, asyncio.CancelledError):  # cut: the model calls are kept
+        await llm.keep(services.db, made)
         raise
     except Exception as exc:
         log.exception("summary job %s failed", claimed.id)
@@ -60,7 +61,7 @@ async def run_conversation_summary_job(services: Services, claimed: Job) -> None
         )
 
 
-async def _summarize(services: Services, claimed: Job, made: list[RecordedCall]) -> None:
+async def _summarize(services: Services, claimed: Job, made: list[LlmCall]) -> None:
     conversation_id = ConversationSummaryJob.model_validate(claimed.payload).conversation_id
     tenant_id = claimed.tenant_id
     settings = services.settings
@@ -91,21 +92,20 @@ async def _summarize(services: Services, claimed: Job, made: list[RecordedCall])
         lambda conn: build_project_context(conn, tenant_id, project_id)
     )
     chief = services.supervisor
-    call = RecordedCall(
-        services.model_for(chief, project),
-        CallScope(tenant_id, conversation_id, node_id="summary", agent_id=chief.id),
-        services.clock,
-    )
-    made.append(call)
     prompt = rolling_summary.summarizer_prompt(previous, folded)
     failed = False
     try:
-        async for _ in call.stream(
-            prompt, ModelSettings(temperature=0.0, max_tokens=MAX_TOKENS), _PARAMS
-        ):
-            pass
-        assert call.response is not None
-        text = call.response.text.strip()
+        answer = await llm.ask(
+            services.model_for(chief, project),
+            CallScope(tenant_id, conversation_id, node_id="summary", agent_id=chief.id),
+            prompt,
+            ModelSettings(temperature=0.0, max_tokens=MAX_TOKENS),
+            _PARAMS,
+            clock=services.clock,
+            retry=llm.Retry.of(services.settings),
+            calls=made,
+        )
+        text = answer.text.strip()
     except errors.ProviderError:
         text = ""
     if not text:  # no prose from the model: an extract keeps the messages' gist
@@ -137,8 +137,8 @@ async def _summarize(services: Services, claimed: Job, made: list[RecordedCall])
                 model_failed=failed,
             )
             batch.event(payload, agent_id=chief.id)
-        if call.record is not None:
-            llm_calls.record(conn, call.record)
+        for record in made:
+            llm_calls.record(conn, record)
         queue.finish(conn, claimed, services.clock())
 
     batch.then(write)
