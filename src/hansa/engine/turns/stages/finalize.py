@@ -8,6 +8,7 @@ from hansa import errors
 from hansa.domain import conversation, event, job, message, turn
 from hansa.domain.llm_call import LlmCall
 from hansa.engine import context_packs, failures, rolling_summary, thinking
+from hansa.engine.context_budget import Fitted
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.toolbox import ToolLoopLimit
 from hansa.engine.turns import summary_job
@@ -28,8 +29,14 @@ async def finalize(ctx: TurnContext) -> None:
             message_id=ctx.reply_message_id,
         )
         if ctx.call.record is not None:
-            batch.event(_usage(ctx, ctx.call.record, ctx.call.model), agent_id=ctx.agent.id)
+            usage = _usage(ctx, ctx.call.record, ctx.call.model, ctx.fitted)
+            batch.event(usage, agent_id=ctx.agent.id)
         batch.then(lambda conn: _summarize_if_due(ctx, batch, conn))
+    elif ctx.planner_calls:  # Hans planned (or read answers) with his model: what it used
+        model = ctx.services.model_for(ctx.supervisor, ctx.project_context)
+        answered = [c for c in ctx.planner_calls if c.success] or ctx.planner_calls
+        usage = _usage(ctx, answered[-1], model, None)
+        batch.event(usage, agent_id=ctx.supervisor.id)
     batch.event(event.DoneData(status="completed"), agent_id=ctx.supervisor.id)
     batch.then(lambda conn: _close(ctx, conn, turn.TurnStatus.COMPLETED, None))
     await ctx.flush()
@@ -59,9 +66,11 @@ async def fail(ctx: TurnContext) -> None:
     await ctx.flush()
 
 
-def _usage(ctx: TurnContext, record: LlmCall, model: Model) -> event.ContextUsageData:
-    """How much of the window the reply used, and how its first prompt was fitted."""
-    fitted = ctx.fitted
+def _usage(
+    ctx: TurnContext, record: LlmCall, model: Model, fitted: Fitted | None
+) -> event.ContextUsageData:
+    """How much of the window the turn's last call used (the reply's; else the planner's),
+    and how the reply's first prompt was fitted (a planner's prompt is not: no sections)."""
     return event.ContextUsageData(
         prompt_tokens=record.prompt_tokens,
         completion_tokens=record.completion_tokens,
