@@ -2,7 +2,8 @@
 the real server and a real OpenAI-compatible HTTP stand-in (``fake_api``): the provider
 answers 503 and 429 before it answers, and the step goes through, each attempt an
 ``llm_calls`` row; a provider that never answers fails the step, which is in the steps log
-with its error, and the session fails with it as its reason.
+with its error, and the session fails with it as its reason. A turn's reply goes through the
+same retry and says its answer once.
 """
 
 from __future__ import annotations
@@ -15,7 +16,15 @@ from typing import Any
 import httpx
 import pytest
 
-from harness import Server, events_until, poll_until, running_server
+from harness import (
+    Server,
+    events_until,
+    hans_says,
+    new_conversation,
+    poll_until,
+    running_server,
+    turn,
+)
 from unit.models.fake_api import FakeAPI, Reply, serving
 
 FRAME = {"nextStep": "report", "state": {"checked": 1}, "text": "Rankings checked.", "done": True}
@@ -33,13 +42,17 @@ def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
     }
 
 
-ANSWER = Reply(
-    events=[
-        (None, _chunk({"role": "assistant", "content": json.dumps(FRAME)})),
-        (None, _chunk({}, finish="stop")),
-        (None, "[DONE]"),
-    ]
-)
+def _answer(text: str) -> Reply:
+    return Reply(
+        events=[
+            (None, _chunk({"role": "assistant", "content": text})),
+            (None, _chunk({}, finish="stop")),
+            (None, "[DONE]"),
+        ]
+    )
+
+
+ANSWER = _answer(json.dumps(FRAME))
 
 
 @pytest.fixture(scope="module")
@@ -119,3 +132,20 @@ def test_a_provider_that_never_answers_fails_the_step_and_the_session(
     recorded = next(e["data"] for e in events if e["type"] == "session_step")
     assert recorded["iteration"] == 1 and recorded["text"] is None
     assert events[-1]["data"]["reason"] == session["reason"]
+
+
+def test_a_turns_reply_gets_past_a_busy_provider_and_says_it_once(
+    server: Server, provider: FakeAPI
+) -> None:
+    provider.reply(
+        Reply(503, UNAVAILABLE), _answer("Rankings look steady, nothing to worry about.")
+    )
+    with server.client() as client:
+        cid = new_conversation(client)
+        events = turn(client, cid, "How are our rankings doing?", activeAgentId="growthLead")
+        calls = _calls(client, {"conversationId": cid})
+
+    assert events[-1]["type"] == "done" and events[-1]["data"]["status"] == "completed"
+    assert hans_says(events) == ["Rankings look steady, nothing to worry about."]
+    assert [c["status"] for c in calls] == ["failed", "ok"]
+    assert "HTTP 503" in calls[0]["error"]
