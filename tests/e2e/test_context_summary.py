@@ -19,7 +19,13 @@ SUMMARY = "The user plans a spring sale; the team answers their questions."
 
 STEPS = [
     *({"purpose": "reply", "text": f"Noted, part {n}."} for n in range(4)),
-    {"purpose": "summary", "text": SUMMARY, "promptHas": [DECISION]},
+    {
+        "purpose": "summary",
+        "text": json.dumps(
+            {"summary": SUMMARY, "keptMessageIds": [], "droppedMessageIds": [], "stateUpdates": []}
+        ),
+        "promptHas": [DECISION],
+    },
     {
         "purpose": "reply",
         "text": "Teal, as you decided.",

@@ -11,7 +11,9 @@ The window is shared in this order (seed 002 §5.1):
    of a group goes, the group's later items go too (a tree is never left with holes);
 4. the rolling **summary**: at most ``SUMMARY_SHARE`` of the window and ``SUMMARY_MAX``
    tokens; its kept facts come first, its prose is cut to fit;
-5. the **history** (the messages after the summary): whatever is left, newest first; the
+5. the **kept** messages (before the summary's cut, kept word for word by it: a pasted
+   document), from what is left, before any message after the summary;
+6. the **history** (the messages after the summary): whatever is left, newest first; the
    oldest that do not fit are left out.
 
 Every left-out piece is named in ``Fitted.dropped`` (and so in ``context_usage``): nothing
@@ -59,6 +61,8 @@ class PromptParts:
     """The user's message this turn answers: always sent."""
     packs: tuple[Pack, ...] = ()
     summary: SummaryText | None = None
+    kept: tuple[ChatMessage, ...] = ()
+    """Older messages the summary keeps word for word (a pasted document), oldest first."""
     history: tuple[ChatMessage, ...] = ()
     """The messages after the summary, oldest first."""
     unread: int = 0
@@ -106,17 +110,21 @@ def fit(parts: PromptParts) -> Fitted:
         free -= sections["summary"]
 
     history_budget = free
-    kept, overflow = _fit_history(parts.history, history_budget, parts.unread, dropped)
+    pinned = _fit_kept(parts.kept, free, dropped)
+    if parts.kept:
+        sections["kept"] = sum(_cost(m) for m in pinned)
+        free -= sections["kept"]
+    kept, overflow = _fit_history(parts.history, free, parts.unread, dropped)
     sections["history"] = sum(_cost(m) for m in kept)
 
     system = "\n\n".join(t for t in (parts.system, *pack_texts, summary_text) if t)
-    prompt = [ChatMessage("system", system), *kept, ChatMessage("user", parts.message)]
+    prompt = [ChatMessage("system", system), *pinned, *kept, ChatMessage("user", parts.message)]
     budgets = {"packs": packs_budget, "summary": summary_budget, "history": history_budget}
     dropped.sort(key=lambda d: _DROP_ORDER.get(d.section, 0))
     return Fitted(prompt, parts.window, sections, budgets, dropped, overflow)
 
 
-_DROP_ORDER = {"global": 0, "entity": 1, "project": 2, "summary": 3, "history": 4}
+_DROP_ORDER = {"global": 0, "entity": 1, "project": 2, "summary": 3, "kept": 4, "history": 5}
 """The drop report's order: packs (lowest priority first), then the summary, the history."""
 
 
@@ -187,6 +195,22 @@ def _fit_summary(summary: SummaryText, budget: int, dropped: list[ContextDrop]) 
     what = f"summary v{summary.version}: the end of its prose"
     dropped.append(ContextDrop(section="summary", what=what, tokens=cut))
     return "\n".join(t for t in (summary.facts, f"{prose}…" if prose else "") if t)
+
+
+def _fit_kept(
+    kept: Sequence[ChatMessage], budget: int, dropped: list[ContextDrop]
+) -> list[ChatMessage]:
+    """The kept messages that fit, newest first; each left out is named."""
+    fitted: list[ChatMessage] = []
+    left = budget
+    for message in reversed(kept):
+        if _cost(message) <= left:
+            fitted.insert(0, message)
+            left -= _cost(message)
+        else:
+            what = f"a message the summary keeps word for word ({len(message.content)} chars)"
+            dropped.append(ContextDrop(section="kept", what=what, tokens=_cost(message)))
+    return fitted
 
 
 def _fit_history(

@@ -6,7 +6,10 @@ what code keeps whatever the model writes, and how the prompt shows it.
   estimated tokens (``summary_after_tokens``), or the prompt's history did not fit.
 - **What**: every message after the summary but the newest ``history_messages``, which
   stay word for word (fewer when those alone pass the characters or tokens budget; the
-  newest two always stay).
+  newest two always stay). A pasted document (a user's message of ``summary_paste_chars``
+  or more) is the exception (seed 002 §5.3): the newest one stays word for word wherever
+  it is, its length counts against no budget, and the other history is folded around it;
+  an older paste a newer one replaced is folded then.
 - **Kept by code** (``SummaryFacts``): the ids the messages mention (ULIDs, UUIDs, and the
   ids in their metadata), the user's decisions and approvals, the questions still open;
   carried from one version to the next.
@@ -21,7 +24,6 @@ from dataclasses import dataclass
 from hansa.domain import message
 from hansa.domain.summary import ConversationSummary, SummaryFacts
 from hansa.engine.context_budget import SummaryText
-from hansa.models.base import ChatMessage
 from hansa.settings import Settings
 
 MAX_IDS = 60
@@ -32,6 +34,8 @@ LINE_CHARS = 240
 """The longest decision or question kept (longer: cut)."""
 MIN_KEPT = 2
 """Messages that always stay word for word: the last exchange."""
+MAX_PASTES = 1
+"""Pasted documents kept word for word: the newest (the one the conversation is about)."""
 SUMMARY_WORDS = 250
 """How long the summarizer is asked to be at most."""
 
@@ -62,6 +66,8 @@ class Thresholds:
     tokens: int
     keep: int
     """Messages that stay word for word (``history_messages``)."""
+    paste: int = 0
+    """The length from which a user's message is a pasted document (0: none is)."""
 
     @classmethod
     def of(cls, settings: Settings) -> Thresholds:
@@ -71,6 +77,7 @@ class Thresholds:
             chars=settings.summary_after_chars,
             tokens=settings.summary_after_tokens,
             keep=settings.history_messages,
+            paste=settings.summary_paste_chars,
         )
 
 
@@ -93,17 +100,45 @@ def chars_to_tokens(chars: int) -> int:
     return (chars + 3) // 4
 
 
-def to_fold(history: Sequence[message.Message], limits: Thresholds) -> list[message.Message]:
+@dataclass(frozen=True, slots=True)
+class Fold:
+    """What the next summary does with the messages after the last one."""
+
+    folded: list[message.Message]
+    """Folded into the summary's prose, oldest first (an evicted paste among them)."""
+    kept: list[message.Message]
+    """Pasted documents before the new cut that prompts keep sending word for word."""
+
+
+def is_paste(m: message.Message, limits: Thresholds) -> bool:
+    """Whether ``m`` is a pasted document: a user's message of ``limits.paste`` or more."""
+    return limits.paste > 0 and m.kind is message.Kind.USER and len(m.content) >= limits.paste
+
+
+def to_fold(
+    history: Sequence[message.Message],
+    limits: Thresholds,
+    kept_before: Sequence[message.Message] = (),
+) -> Fold:
     """The oldest messages of ``history`` that the next summary folds in: all but the
     newest ``keep`` (fewer kept while those pass the characters or tokens budget), up to
-    the last answer among them."""
-    keep = min(max(limits.keep, MIN_KEPT), len(history))
-    while keep > MIN_KEPT and _too_long(history[len(history) - keep :], limits):
+    the last answer among them; the newest paste (of ``kept_before``, the messages the last
+    summary kept, and ``history``) is never folded and counts against no budget."""
+    pastes = [m for m in (*kept_before, *history) if is_paste(m, limits)]
+    pinned = {m.id for m in pastes[-MAX_PASTES:]}
+    rest = [m for m in history if m.id not in pinned]
+    keep = min(max(limits.keep, MIN_KEPT), len(rest))
+    while keep > MIN_KEPT and _too_long(rest[len(rest) - keep :], limits):
         keep -= 1
-    folded = list(history[: len(history) - keep])
+    folded = rest[: len(rest) - keep]
     while folded and folded[-1].kind is not message.Kind.ASSISTANT:
         folded.pop()  # a question not answered yet stays word for word with its answer
-    return folded
+    if not folded:
+        return Fold([], list(kept_before))
+    cut = folded[-1].seq or 0
+    kept = [m for m in pastes if m.id in pinned and (m.seq or 0) <= cut]
+    evicted = [m for m in kept_before if m.id not in pinned]  # a newer paste replaced it
+    return Fold(sorted([*evicted, *folded], key=lambda m: m.seq or 0), kept)
 
 
 def _too_long(messages: Sequence[message.Message], limits: Thresholds) -> bool:
@@ -167,32 +202,16 @@ def _line(text: str) -> str:
     return flat if len(flat) <= LINE_CHARS else flat[: LINE_CHARS - 1] + "…"
 
 
-def summarizer_prompt(
-    previous: ConversationSummary | None, folded: Sequence[message.Message]
-) -> list[ChatMessage]:
-    """The summarizer model's prompt: the summary so far and the messages to fold in."""
-    system = (
-        "You keep the running summary of a conversation between a user and a team of AI "
-        "assistants, for the assistants' later prompts. Rewrite the summary so it also "
-        "covers the new messages. Keep every id and name, every decision and approval, "
-        "every change made and every open question; add nothing the messages do not say. "
-        f"Answer with the summary only, in at most {SUMMARY_WORDS} words."
-    )
-    so_far = previous.text if previous else "(none yet)"
-    lines = [f"Summary so far:\n{so_far}", "", "New messages:"]
-    lines += [f"{_speaker(m)}: {m.content}" for m in folded]
-    return [ChatMessage("system", system), ChatMessage("user", "\n".join(lines))]
-
-
 def extract_text(previous: ConversationSummary | None, folded: Sequence[message.Message]) -> str:
     """The summary's prose when the model failed: the earlier prose and the new messages'
     openings, one line each."""
     lines = [previous.text] if previous else []
-    lines += [f"{_speaker(m)}: {_line(m.content)}" for m in folded]
+    lines += [f"{speaker(m)}: {_line(m.content)}" for m in folded]
     return "\n".join(lines)
 
 
-def _speaker(m: message.Message) -> str:
+def speaker(m: message.Message) -> str:
+    """Who wrote ``m``, as the summarizer reads it."""
     return "User" if m.kind is message.Kind.USER else f"Assistant ({m.agent_id or 'team'})"
 
 

@@ -61,6 +61,8 @@ class ScriptStep(BaseModel):
     """Simulated generation time, spread over the streamed chunks."""
     prompt_has: list[str] = Field(default_factory=list, alias="promptHas")
     """Texts the call's prompt must contain (a test's check of what the engine sent)."""
+    prompt_lacks: list[str] = Field(default_factory=list, alias="promptLacks")
+    """Texts the call's prompt must not contain (what the engine left out)."""
 
 
 class Script(BaseModel):
@@ -136,6 +138,11 @@ class ScriptedModel(Model):
         if missing:
             raise errors.ScriptExhausted(
                 f"scripted model expected a prompt with {missing[0]!r}, got {prompt[-300:]!r}"
+            )
+        present = [text for text in step.prompt_lacks if text in prompt]
+        if present:
+            raise errors.ScriptExhausted(
+                f"scripted model expected a prompt without {present[0]!r}, got {prompt[-300:]!r}"
             )
         offered = [tool.name for tool in params.tools] if params.offers_tools else []
         for call in step.tool_calls:

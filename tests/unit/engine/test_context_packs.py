@@ -197,3 +197,18 @@ def test_the_user_pack_names_the_user_then_their_attributes() -> None:
     assert essential.priority < min(a.priority for a in attributes), "attributes go first"
     bare = context_packs.user_pack({"id": "u-2"})
     assert bare.render() == "## User\nYou are talking with a user (id u-2)."
+
+
+def test_a_message_the_summary_keeps_goes_in_before_the_history_and_is_named_when_cut() -> None:
+    paste = ChatMessage("user", "contract " + "y" * 2_000)
+    history = tuple(ChatMessage("user", f"chat {i} " + "x" * 400) for i in range(10))
+
+    fitted = fit(_parts(1_600, kept=(paste,), history=history))
+    tight = fit(_parts(400, kept=(paste,), history=history[-1:]))
+
+    assert fitted.prompt[1] == paste, "the paste first, ahead of any message after the summary"
+    assert fitted.sections["kept"] == estimate_tokens(paste.content) + context_packs.MESSAGE_TOKENS
+    assert fitted.history_overflow, "the history gave way, not the paste"
+    assert paste not in tight.prompt
+    assert [d.section for d in tight.dropped] == ["kept"]
+    assert tight.dropped[0].what == "a message the summary keeps word for word (2009 chars)"

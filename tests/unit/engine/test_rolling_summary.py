@@ -61,18 +61,18 @@ def test_characters_tokens_and_an_overflow_trigger_it_too() -> None:
 def test_the_summary_folds_all_but_the_newest_messages_up_to_an_answer() -> None:
     history = _chat(10)
 
-    assert [m.seq for m in to_fold(history, LIMITS)] == [1, 2, 3, 4, 5, 6]
+    assert [m.seq for m in to_fold(history, LIMITS).folded] == [1, 2, 3, 4, 5, 6]
     # an odd keep would leave an answer apart from its question: the question stays too
     odd = Thresholds(messages=8, chars=0, tokens=0, keep=3)
-    assert [m.seq for m in to_fold(history, odd)] == [1, 2, 3, 4, 5, 6]
+    assert [m.seq for m in to_fold(history, odd).folded] == [1, 2, 3, 4, 5, 6]
 
 
 def test_long_newest_messages_keep_fewer_but_always_the_last_exchange() -> None:
     history = _chat(10, chars=300)
     tight = Thresholds(messages=0, chars=700, tokens=0, keep=6)
 
-    assert [m.seq for m in to_fold(history, tight)] == [1, 2, 3, 4, 5, 6, 7, 8]
-    assert to_fold(_chat(2, chars=5_000), tight) == []
+    assert [m.seq for m in to_fold(history, tight).folded] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert to_fold(_chat(2, chars=5_000), tight).folded == []
 
 
 def test_code_keeps_ids_decisions_and_open_questions_whatever_the_model_writes() -> None:
@@ -133,3 +133,32 @@ def test_without_the_model_the_prose_is_an_extract_of_the_messages() -> None:
     text = rolling_summary.extract_text(None, _chat(2))
 
     assert text.splitlines() == ["User: m1 xxxxxxxxxx", "Assistant (chief): m2 xxxxxxxxxx"]
+
+
+PASTES = Thresholds(messages=8, chars=0, tokens=0, keep=2, paste=1_000)
+
+
+def test_the_newest_paste_stays_word_for_word_and_the_chatter_around_it_is_folded() -> None:
+    history = _chat(10)
+    history[2] = _msg(3, Kind.USER, "contract " + "c" * 2_000)  # the second user message
+
+    fold = to_fold(history, PASTES)
+
+    assert [m.id for m in fold.kept] == ["m3"]
+    assert [m.seq for m in fold.folded] == [1, 2, 4, 5, 6, 7, 8], "all but it and the last two"
+    plain = to_fold(history, Thresholds(messages=8, chars=0, tokens=0, keep=2))
+    assert "m3" in [m.id for m in plain.folded], "without the rule the paste is folded"
+
+
+def test_a_kept_paste_is_folded_once_a_newer_paste_replaces_it() -> None:
+    old = _msg(2, Kind.USER, "old contract " + "o" * 2_000)
+    history = _chat(6)
+    history[0] = _msg(11, Kind.USER, "new contract " + "n" * 2_000)
+    history = [_msg(10 + i, m.kind, m.content) for i, m in enumerate(history, start=1)]
+
+    fold = to_fold(history, PASTES, kept_before=[old])
+
+    assert [m.id for m in fold.kept] == ["m11"]
+    assert fold.folded[0].id == "m2", "the replaced paste is folded, oldest first"
+    nothing = to_fold(history[-2:], PASTES, kept_before=[old])
+    assert nothing.folded == [] and nothing.kept == [old], "nothing to fold: kept as it was"

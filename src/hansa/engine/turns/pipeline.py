@@ -73,6 +73,8 @@ class TurnContext:
     """How many messages there are after the summary in all (``history`` holds the newest)."""
     summary: ConversationSummary | None = None
     """The conversation's rolling summary, when it has one."""
+    kept: list[Message] = field(default_factory=list)
+    """The older messages the summary keeps word for word (a pasted document)."""
     fitted: Fitted | None = None
     """The prompt as fitted to the model's window, and what it left out (``context_usage``)."""
     prompt: list[ChatMessage] = field(default_factory=list)

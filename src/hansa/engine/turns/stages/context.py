@@ -87,10 +87,7 @@ async def build_context(ctx: TurnContext) -> Then:
     if focus_id is not None:
         packs.append(context_packs.entity_pack(focus_id, *focused))
     model = services.model_for(agent, project)
-    history = tuple(
-        ChatMessage("user" if m.kind is message.Kind.USER else "assistant", m.content)
-        for m in _before_this_turn(ctx.history, ctx.turn_id)
-    )
+    history = tuple(_chat(m) for m in _before_this_turn(ctx.history, ctx.turn_id))
     parts = context_budget.PromptParts(
         window=model.context_window,
         reply=agent.model_settings.max_tokens,
@@ -99,6 +96,7 @@ async def build_context(ctx: TurnContext) -> Then:
         message=ctx.user_text,
         packs=tuple(packs),
         summary=rolling_summary.for_prompt(ctx.summary) if ctx.summary is not None else None,
+        kept=tuple(_chat(m) for m in ctx.kept),
         history=history,
         unread=max(ctx.history_total - len(ctx.history), 0),
     )
@@ -126,6 +124,10 @@ def plain_prompt(services: Services, text: str) -> list[ChatMessage]:
         unread=0,
     )
     return context_budget.fit(parts).prompt
+
+
+def _chat(m: message.Message) -> ChatMessage:
+    return ChatMessage("user" if m.kind is message.Kind.USER else "assistant", m.content)
 
 
 def _system(agent: AgentDefinition, supervisor: AgentDefinition) -> str:

@@ -25,6 +25,10 @@ async def validate(ctx: TurnContext) -> Then:
         # normally hold this turn's message
         ctx.summary = summaries.latest(conn, ctx.tenant_id, ctx.conversation_id)
         after = ctx.summary.covered_through_seq if ctx.summary is not None else 0
+        if ctx.summary is not None and ctx.summary.facts.kept_message_ids:
+            ctx.kept = messages.by_ids(
+                conn, ctx.tenant_id, ctx.conversation_id, ctx.summary.facts.kept_message_ids
+            )
         ctx.history, ctx.history_total = messages.newest_after(
             conn, ctx.tenant_id, ctx.conversation_id, after, _HISTORY_KINDS, last
         )

@@ -1,0 +1,156 @@
+"""The summarizer's question and its structured answer (seed 002 §5.4).
+
+One structured-output call (purpose ``summary``, ``RequestParams.output_schema`` as
+``planning/model_answers.py`` asks) gets the summary so far, the messages to fold in with
+their ids, the pasted documents code keeps, and the agents' states. Its answer is held by a
+JSON schema: ``{summary, keptMessageIds, droppedMessageIds, stateUpdates}``, the message ids
+an enum of the folded messages' ids, each state update an ``agentId`` of the enum with keys
+to ``set`` and lists to ``append`` (never a removal: the seed's rule). Whatever comes back is
+checked again here: ids not folded, an agent not offered, an update of another shape are
+left out; an answer that is not such JSON, or has no summary, is no answer (``None``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hansa.domain import agent_state, message
+from hansa.domain.summary import ConversationSummary, StateUpdate
+from hansa.engine import rolling_summary
+from hansa.models.base import ChatMessage
+
+PURPOSE = "summary"
+"""The model call's purpose (what a scripted model's step names)."""
+MAX_KEPT = 2
+"""Folded messages the model may keep word for word besides the pasted document."""
+MAX_STATE_UPDATES = 8
+"""State updates one summary may apply."""
+MAX_TOKENS = 1_200
+"""The most the summarizer may write: the prose and the ids it lists."""
+_UPDATE_KEYS = frozenset({"agentId", "set", "append"})
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The usable part of the summarizer's answer."""
+
+    summary: str
+    kept: list[str]
+    """Folded messages' ids the model keeps word for word (at most ``MAX_KEPT``)."""
+    dropped: list[str]
+    """Folded messages' ids the model says it folded into the prose."""
+    state_updates: list[StateUpdate]
+
+
+def schema(folded_ids: Sequence[str], agent_ids: Sequence[str]) -> dict[str, Any]:
+    """The JSON schema of the answer."""
+    ids = {"type": "string", "enum": list(folded_ids)}
+    update = {
+        "type": "object",
+        "properties": {
+            "agentId": {"type": "string", "enum": list(agent_ids)},
+            "set": {"type": "object"},
+            "append": {"type": "object", "additionalProperties": {"type": "array"}},
+        },
+        "required": ["agentId"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {
+            "summary": {"type": "string", "minLength": 1},
+            "keptMessageIds": {"type": "array", "items": ids, "maxItems": MAX_KEPT},
+            "droppedMessageIds": {"type": "array", "items": ids},
+            "stateUpdates": {"type": "array", "items": update, "maxItems": MAX_STATE_UPDATES},
+        },
+        "required": ["summary", "keptMessageIds", "droppedMessageIds", "stateUpdates"],
+        "additionalProperties": False,
+    }
+
+
+def prompt(
+    previous: ConversationSummary | None,
+    fold: rolling_summary.Fold,
+    states: Sequence[agent_state.AgentState],
+) -> list[ChatMessage]:
+    """The summarizer's prompt: how to answer, the summary so far, the agents' states, the
+    pasted documents kept (by id only) and the messages to fold in, with their ids."""
+    system = (
+        "You keep the running summary of a conversation between a user and a team of AI "
+        "assistants, for the assistants' later prompts. Rewrite the summary so it also "
+        "covers the new messages. Keep every id and name, every decision and approval, "
+        "every change made and every open question; add nothing the messages do not say. "
+        f"summary: at most {rolling_summary.SUMMARY_WORDS} words. keptMessageIds: at most "
+        f"{MAX_KEPT} new messages the conversation still works on word for word (most often "
+        "none). droppedMessageIds: the others. stateUpdates: facts, decisions or open "
+        "questions the messages establish that an agent's state lacks, as {agentId, set, "
+        "append}; never remove or merge what a state holds. Answer JSON only."
+    )
+    so_far = previous.text if previous else "(none yet)"
+    lines = [f"Summary so far:\n{so_far}", ""]
+    for s in states:
+        notes = json.dumps(s.state, ensure_ascii=False, sort_keys=True)
+        lines.append(f"State of agent {s.agent_id} (version {s.version}): {notes}")
+    if fold.kept:
+        kept = ", ".join(m.id for m in fold.kept)
+        lines.append(f"Pasted documents kept word for word (do not summarize them): {kept}")
+    lines += ["", "New messages:"]
+    lines += [f"[{m.id}] {rolling_summary.speaker(m)}: {m.content}" for m in fold.folded]
+    return [ChatMessage("system", system), ChatMessage("user", "\n".join(lines))]
+
+
+def agents_of(
+    supervisor_id: str,
+    folded: Sequence[message.Message],
+    states: Sequence[agent_state.AgentState],
+) -> list[str]:
+    """The agents whose state the summary may update: the supervisor, those who answered
+    in the folded messages, those who keep a state."""
+    found = [supervisor_id, *(m.agent_id for m in folded if m.agent_id)]
+    return list(dict.fromkeys([*found, *(s.agent_id for s in states)]))
+
+
+def parse(raw: str, folded_ids: Sequence[str], agent_ids: Sequence[str]) -> Answer | None:
+    """The usable answer in the model's reply; None if it is not a JSON object with a
+    summary (ids and updates that do not fit are left out)."""
+    try:
+        reply = json.loads(raw)
+    except ValueError:
+        return None
+    if not isinstance(reply, dict):
+        return None
+    text = reply.get("summary")
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return Answer(
+        summary=text.strip(),
+        kept=_ids(reply.get("keptMessageIds"), folded_ids)[:MAX_KEPT],
+        dropped=_ids(reply.get("droppedMessageIds"), folded_ids),
+        state_updates=_updates(reply.get("stateUpdates"), agent_ids)[:MAX_STATE_UPDATES],
+    )
+
+
+def _ids(value: Any, allowed: Sequence[str]) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    return list(dict.fromkeys(v for v in value if isinstance(v, str) and v in allowed))
+
+
+def _updates(value: Any, agent_ids: Sequence[str]) -> list[StateUpdate]:
+    if not isinstance(value, list):
+        return []
+    found = []
+    for entry in value:
+        if not isinstance(entry, dict) or not set(entry) <= _UPDATE_KEYS:
+            continue  # a removal (unset) or anything else: never the summarizer's
+        changes, lists = entry.get("set", {}), entry.get("append", {})
+        if entry.get("agentId") not in agent_ids or not isinstance(changes, dict):
+            continue
+        if not isinstance(lists, dict) or not all(isinstance(v, list) for v in lists.values()):
+            continue
+        if changes or lists:
+            found.append(StateUpdate(agent_id=entry["agentId"], set=changes, append=lists))
+    return found
