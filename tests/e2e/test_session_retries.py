@@ -25,28 +25,18 @@ from harness import (
     running_server,
     turn,
 )
-from unit.models.fake_api import FakeAPI, Reply, serving
+from unit.models.fake_api import FakeAPI, Reply, openai_chunk, serving
 
 FRAME = {"nextStep": "report", "state": {"checked": 1}, "text": "Rankings checked.", "done": True}
 UNAVAILABLE = {"error": {"message": "The server is overloaded", "type": "server_error"}}
 SLOW_DOWN = {"error": {"message": "Rate limit reached", "type": "rate_limit_error"}}
 
 
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": "gpt-4o-mini",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
-    }
-
-
 def _answer(text: str) -> Reply:
     return Reply(
         events=[
-            (None, _chunk({"role": "assistant", "content": text})),
-            (None, _chunk({}, finish="stop")),
+            (None, openai_chunk({"role": "assistant", "content": text})),
+            (None, openai_chunk({}, finish="stop")),
             (None, "[DONE]"),
         ]
     )

@@ -54,6 +54,17 @@ class FakeAPI:
         return self.requests[-1].body
 
 
+def openai_chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` of an OpenAI stream carrying ``delta``."""
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "gpt-4o-mini-2024-07-18",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
 def _handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:

@@ -27,6 +27,7 @@ from hansa.models.base import (
 )
 from hansa.models.openai import OpenAIModel
 from unit.models.fake_api import FakeAPI, Reply, serving
+from unit.models.fake_api import openai_chunk as _chunk
 
 MESSAGES = [
     ChatMessage("system", "You are Hans."),
@@ -54,16 +55,6 @@ def _completion(message: dict[str, Any]) -> dict[str, Any]:
         "model": "gpt-4o-mini-2024-07-18",
         "choices": [{"index": 0, "finish_reason": "tool_calls", "message": message}],
         "usage": {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42},
-    }
-
-
-def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": "gpt-4o-mini-2024-07-18",
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     }
 
 
