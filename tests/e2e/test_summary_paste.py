@@ -78,8 +78,13 @@ def test_a_paste_stays_word_for_word_while_the_chatter_is_summarised(tmp_path: P
         "promptHas": [CLAUSE, PROSE, CHATTER[3]],
         "promptLacks": [CHATTER[0], "Answer 0."],
     }
+    second = {**ANSWER, "summary": "Later: the user asked about delivery.", "stateUpdates": []}
+    more = [
+        *({"purpose": "reply", "text": f"More {n}."} for n in range(3)),
+        {"purpose": "summary", "text": json.dumps(second), "promptHas": [PROSE]},
+    ]
     script = tmp_path / "script.json"
-    script.write_text(json.dumps(_script(json.dumps(ANSWER), later)))
+    script.write_text(json.dumps([*_script(json.dumps(ANSWER), later), *more]))
     with (
         running_server(tmp_path, f"scripted:{script}", env=ENV) as server,
         server.client() as c,
@@ -91,6 +96,18 @@ def test_a_paste_stays_word_for_word_while_the_chatter_is_summarised(tmp_path: P
         unknown = c.get(f"/api/conversations/{cid}/summaries/2")
         state = c.get(f"/api/conversations/{cid}/agent-state", params={"agentId": "chief"})
         messages = c.get(f"/api/conversations/{cid}/messages").json()
+        for n in range(3):
+            done = turn(c, cid, f"One more question, number {n}.")
+        events_until(
+            c,
+            cid,
+            lambda e: e["type"] == "summary_updated" and e["data"]["version"] == 2,
+            after=done[-1]["seq"],
+        )
+        both = c.get(f"/api/conversations/{cid}/summaries").json()
+        newest = c.get(f"/api/conversations/{cid}/summaries", params={"limit": 1}).json()
+        older = c.get(f"/api/conversations/{cid}/summaries", params={"before": 2}).json()
+        bad_limit = c.get(f"/api/conversations/{cid}/summaries", params={"limit": 0})
         other = create_key(server, "globex")
         foreign = c.get(
             f"/api/conversations/{cid}/summaries", headers={"Authorization": f"Bearer {other}"}
@@ -119,6 +136,10 @@ def test_a_paste_stays_word_for_word_while_the_chatter_is_summarised(tmp_path: P
         {"agentId": "chief", "set": {"goal": "review the supply contract"}, "append": {}}
     ]
     assert unknown.status_code == 404
+    assert [v["version"] for v in both] == [2, 1], "newest first"
+    assert [v["version"] for v in newest] == [2] and older == [first]
+    assert both[0]["facts"]["keptMessageIds"] == [paste_id], "the paste is still kept"
+    assert bad_limit.status_code == 422
     assert state.json()["agentStates"][0]["state"] == {"goal": "review the supply contract"}
     assert foreign.status_code == 404
 
