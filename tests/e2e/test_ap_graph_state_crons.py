@@ -198,5 +198,5 @@ def test_bad_crons_are_refused_and_leave_nothing(
         answer = _refused(call)
         assert answer.status_code in (404, 422), answer.text
         if field is not None:
-            assert answer.json()["error"]["details"]["field"] == field
+            assert field in answer.text, answer.text
     assert len(hansa.get("/api/schedules").json()) == before

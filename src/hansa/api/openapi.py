@@ -238,7 +238,7 @@ _IDEMPOTENCY_KEY: dict[str, Any] = {
         "type": "string",
         "minLength": 1,
         "maxLength": MAX_KEY_LENGTH,
-        "pattern": "^[!-~]+$",
+        "pattern": r"\S",
     },
 }
 

@@ -6,18 +6,18 @@ conversation at each firing, for the assistant it names (Hans routes); ``crons.c
 (a stateless cron) opens a new conversation for each firing, which is kept
 (``on_run_completed`` ``keep``; ``delete`` is refused: conversations are not deleted).
 ``schedule`` is a cron expression in ``timezone`` (UTC unless given), held to the schedules'
-limits (``HANSA_SCHEDULE_MIN_INTERVAL_SECONDS``…). ``end_time`` is refused (a schedule runs
-until it is paused or deleted); ``metadata``'s ``name`` names the schedule, other fields of
+limits (``HANSA_SCHEDULE_MIN_INTERVAL_SECONDS``…). ``end_time`` is refused (422: a schedule
+runs until it is paused or deleted); ``metadata``'s ``name`` names the schedule, other fields of
 the protocol are accepted and not used. ``search``, ``count``, ``update`` and ``delete`` see
 the tenant's message schedules, whether made here or at ``/api/schedules``.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Response
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 from sqlalchemy import Connection
 
 from hansa import errors
@@ -35,6 +35,16 @@ from hansa.store import threads
 router = APIRouter(prefix="/ap", tags=["agent-protocol"])
 
 
+def _no_end(value: Any) -> None:
+    if value is not None:
+        raise ValueError("end_time is not supported: a cron runs until it is disabled or deleted")
+    return None
+
+
+Never = Annotated[None, BeforeValidator(_no_end)]
+"""A field of the protocol Hansa refuses any value of (only null)."""
+
+
 class CronCreate(shapes.Open):
     """A cron: when (``schedule`` in ``timezone``), for whom, and the message it posts."""
 
@@ -44,8 +54,9 @@ class CronCreate(shapes.Open):
     timezone: str | None = Field(default=None, min_length=1, max_length=64)
     enabled: bool = True
     metadata: dict[str, Any] | None = None
-    end_time: str | None = None
-    on_run_completed: Literal["keep", "delete"] | None = None
+    end_time: Never = None
+    on_run_completed: Literal["keep"] | None = None
+    """``delete`` is not supported: each firing's conversation is kept."""
 
 
 class CronPatch(shapes.Open):
@@ -53,7 +64,7 @@ class CronPatch(shapes.Open):
     timezone: str | None = Field(default=None, min_length=1, max_length=64)
     enabled: bool | None = None
     input: dict[str, Any] | None = None
-    end_time: str | None = None
+    end_time: Never = None
 
 
 class CronSearch(shapes.Open):
@@ -62,19 +73,6 @@ class CronSearch(shapes.Open):
     enabled: bool | None = None
     limit: shapes.Count = Field(default=10, ge=1, le=100)
     offset: shapes.Count = Field(default=0, ge=0, le=10_000)
-
-
-def _refuse_unsupported(body: CronCreate | CronPatch) -> None:
-    if body.end_time is not None:
-        raise errors.InvalidInput(
-            "end_time is not supported: a cron runs until it is disabled or deleted",
-            details={"field": "end_time"},
-        )
-    if isinstance(body, CronCreate) and body.on_run_completed == "delete":
-        raise errors.InvalidInput(
-            "on_run_completed delete is not supported: each firing's conversation is kept",
-            details={"field": "on_run_completed"},
-        )
 
 
 def _text(assistant_id: str, given: dict[str, Any] | None) -> str:
@@ -119,7 +117,6 @@ async def _out(services: Services, tenant: str, s: Schedule) -> CronOut:
 async def _create(
     services: Services, tenant: str, body: CronCreate, thread_id: str | None
 ) -> CronOut:
-    _refuse_unsupported(body)
     await services.agents.require(tenant, body.assistant_id)
     cid = None if thread_id is None else await conversation_of(services, tenant, thread_id)
     agent = None if body.assistant_id == services.supervisor.id else body.assistant_id
@@ -193,7 +190,6 @@ async def update_cron(
     cron_id: str, body: CronPatch, services: ServicesDep, tenant: TenantDep
 ) -> CronOut:
     """Change a cron's schedule, zone, message, or pause (``enabled: false``) or resume it."""
-    _refuse_unsupported(body)
     now = await _schedule(services, tenant, cron_id)
     action = None
     if body.input is not None:

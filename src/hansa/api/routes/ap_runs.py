@@ -48,7 +48,19 @@ _SSE: dict[int | str, dict[str, Any]] = {
     200: {
         "description": "Server-Sent Events: `metadata`, the stream modes' events, then `end` "
         "(`error` first when the turn failed); each `data` line JSON",
-        "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        "content": {
+            "text/event-stream": {
+                "schema": {
+                    "type": "object",
+                    "description": "One event of the stream: its name and its `data` line.",
+                    "properties": {
+                        "event": {"type": "string"},
+                        "data": {"type": "string", "contentMediaType": "application/json"},
+                    },
+                    "required": ["data"],
+                }
+            }
+        },
     }
 }
 

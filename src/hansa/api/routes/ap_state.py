@@ -32,10 +32,16 @@ from hansa.engine.turns.outcome import standing
 router = APIRouter(prefix="/ap", tags=["agent-protocol"])
 
 
+class CheckpointRef(shapes.Open):
+    """A checkpoint as the protocol names one (``thread_id``, ``checkpoint_ns`` are accepted)."""
+
+    checkpoint_id: str | None = Field(default=None, max_length=40)
+
+
 class CheckpointAsked(shapes.Open):
     """``POST …/state/checkpoint``: the checkpoint wanted (``checkpoint_id`` unset: now)."""
 
-    checkpoint: dict[str, Any] = Field(default_factory=dict)
+    checkpoint: CheckpointRef = Field(default_factory=CheckpointRef)
     subgraphs: bool = False
 
 
@@ -43,8 +49,8 @@ class StateUpdate(shapes.Open):
     """``update_state``'s body: context keys and their values (``as_node`` is accepted and
     has no meaning here)."""
 
-    values: dict[str, Any] | None = None
-    checkpoint: dict[str, Any] | None = None
+    values: dict[str, Any] = Field(min_length=1)
+    checkpoint: CheckpointRef | None = None
     checkpoint_id: str | None = Field(default=None, max_length=40)
     as_node: str | None = Field(default=None, max_length=100)
 
@@ -76,11 +82,7 @@ async def get_thread_state_at_checkpoint(
     thread_id: str, body: CheckpointAsked, services: ServicesDep, tenant: TenantDep
 ) -> ThreadStateOut:
     """The thread's state at a checkpoint: its one checkpoint, now."""
-    wanted = body.checkpoint.get("checkpoint_id")
-    if wanted is not None and not isinstance(wanted, str):
-        raise errors.InvalidInput(
-            "checkpoint.checkpoint_id must be text", details={"field": "checkpoint"}
-        )
+    wanted = body.checkpoint.checkpoint_id
     return _at(await _state(services, tenant, thread_id), thread_id, wanted)
 
 
@@ -103,11 +105,6 @@ async def update_thread_state(
     thread_id: str, body: StateUpdate, services: ServicesDep, tenant: TenantDep
 ) -> StateUpdated:
     """Merge ``values`` into the conversation's context (``null`` removes a key)."""
-    if not body.values:
-        raise errors.InvalidInput(
-            "values must be an object of context keys to set (null removes one)",
-            details={"field": "values"},
-        )
     taken = sorted(shapes.RESERVED_VALUES & set(body.values))
     if taken:
         raise errors.InvalidInput(
@@ -116,7 +113,7 @@ async def update_thread_state(
             details={"field": f"values.{taken[0]}"},
         )
     before = await _state(services, tenant, thread_id)
-    asked = body.checkpoint_id or (body.checkpoint or {}).get("checkpoint_id")
+    asked = body.checkpoint_id or (body.checkpoint.checkpoint_id if body.checkpoint else None)
     if asked not in (None, "", before.checkpoint.checkpoint_id):
         raise errors.Conflict(
             "only the thread's state now can be updated: earlier checkpoints are not kept",
