@@ -20,6 +20,7 @@ from typing import Any
 from hansa.domain import agent_state, message
 from hansa.domain.summary import ConversationSummary, StateUpdate
 from hansa.engine import rolling_summary
+from hansa.engine.text import json_object
 from hansa.models.base import ChatMessage
 
 PURPOSE = "summary"
@@ -116,11 +117,8 @@ def agents_of(
 def parse(raw: str, folded_ids: Sequence[str], agent_ids: Sequence[str]) -> Answer | None:
     """The usable answer in the model's reply; None if it is not a JSON object with a
     summary (ids and updates that do not fit are left out)."""
-    try:
-        reply = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(reply, dict):
+    reply = json_object(raw)
+    if reply is None:
         return None
     text = reply.get("summary")
     if not isinstance(text, str) or not text.strip():

@@ -1,8 +1,9 @@
-"""Text helpers the engine shares: a bound on every regular expression, and a walk over
-the strings of nested parameters."""
+"""Text helpers the engine shares: a bound on every regular expression, a walk over
+the strings of nested parameters, and a model's structured answer read as a JSON object."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar, cast
 
@@ -10,7 +11,16 @@ from hansa.domain.conditions import MATCH_TIMEOUT_SECONDS
 
 T = TypeVar("T")
 
-__all__ = ["MATCH_TIMEOUT_SECONDS", "map_strings"]
+__all__ = ["MATCH_TIMEOUT_SECONDS", "json_object", "map_strings"]
+
+
+def json_object(raw: str) -> dict[str, Any] | None:
+    """``raw`` read as a JSON object; None when it is not JSON or not an object."""
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        return None
+    return found if isinstance(found, dict) else None
 
 
 def map_strings(value: T, change: Callable[[str], Any]) -> T:

@@ -1,6 +1,6 @@
 from typing import Any
 
-from hansa.engine.text import map_strings
+from hansa.engine.text import json_object, map_strings
 
 
 def test_every_string_is_changed_in_document_order_and_the_shape_is_kept() -> None:
@@ -30,3 +30,10 @@ def test_no_depth_exhausts_the_stack() -> None:
     for _ in range(100_000):
         out = out[0]
     assert out == {"leaf": "S"}
+
+
+def test_a_structured_answer_is_read_as_an_object_or_not_at_all() -> None:
+    assert json_object('{"summary": "s"}') == {"summary": "s"}
+    assert json_object('["a list"]') is None
+    assert json_object('{"cut off": ') is None
+    assert json_object("plain prose") is None

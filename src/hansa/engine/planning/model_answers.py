@@ -22,6 +22,7 @@ from hansa.engine import llm
 from hansa.engine.llm import CallScope
 from hansa.engine.planning import answers
 from hansa.engine.planning.request import PlanningRequest
+from hansa.engine.text import json_object
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 
 PURPOSE = "answers"
@@ -82,11 +83,8 @@ def parse(
 ) -> dict[str, answers.Answer] | None:
     """The usable answers in the model's reply; None if it is not a JSON object (entries
     that do not fit, or whose words the message does not hold, are dropped)."""
-    try:
-        reply = json.loads(raw)
-    except ValueError:
-        return None
-    if not isinstance(reply, dict):
+    reply = json_object(raw)
+    if reply is None:
         return None
     found: dict[str, answers.Answer] = {}
     for q in questions:
