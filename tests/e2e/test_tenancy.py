@@ -98,6 +98,7 @@ def _make_tenant_a(server: Server, key: str) -> TenantA:
         "assistant_id": "acmeBot",  # the Agent Protocol's name for an agent
         "turn_id": posted["turnId"],
         "message_id": posted["messageId"],
+        "version": "987654321",  # a rolling summary's version (A has none: 404 to B all the same)
     }
     return TenantA(key=key, ids=ids, markers={marker, key, token["key"]})
 
