@@ -36,7 +36,10 @@ ANSWER = {
     "summary": PROSE,
     "keptMessageIds": [],
     "droppedMessageIds": [],
-    "stateUpdates": [{"agentId": "chief", "set": {"goal": "review the supply contract"}}],
+    "stateUpdates": [
+        {"agentId": "chief", "set": {"notes": "x" * 17_000}},  # past the state's size: refused
+        {"agentId": "chief", "set": {"goal": "review the supply contract"}},
+    ],
 }
 ENV = {
     "HANSA_SUMMARY_AFTER_MESSAGES": "8",
