@@ -104,7 +104,8 @@ def test_a_step_gets_past_a_provider_that_fails_twice(server: Server, provider: 
 def test_a_provider_that_never_answers_fails_the_step_and_the_session(
     server: Server, provider: FakeAPI
 ) -> None:
-    provider.reply(*[Reply(503, UNAVAILABLE)] * 3)
+    quoting = {"error": {"message": "The server is overloaded (api_key=sk-live-123456)"}}
+    provider.reply(*[Reply(503, quoting)] * 3)
     with server.client() as client:
         session = _session_until_ended(client)
         steps = client.get(f"/api/agent-sessions/{session['id']}/steps").json()
@@ -114,6 +115,7 @@ def test_a_provider_that_never_answers_fails_the_step_and_the_session(
     assert [c["status"] for c in calls] == ["failed"] * 3
     assert session["status"] == "failed"
     assert "HTTP 503" in session["reason"] and "overloaded" in session["reason"]
+    assert "api_key=***" in session["reason"] and "sk-live" not in session["reason"]
     [step] = steps
     assert step["iteration"] == 1 and session["iteration"] == 1
     assert step["data"]["error"] == {"code": "provider_error", "message": session["reason"]}

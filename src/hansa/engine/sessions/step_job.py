@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import event, message
+from hansa.domain import event, message, secrets
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.job import Job, SessionStepJob
 from hansa.domain.session import (
@@ -76,7 +76,8 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
             frame = parse_frame(answer.text, session.step, session.state)
             error = "the step's state is too large" if state_too_large(frame.state) else None
         except errors.HansaError as exc:  # a model call failed (after its attempts) or a limit
-            frame, error = _failed(session, exc), str(exc)
+            error = secrets.mask_text(str(exc))  # a provider's answer may quote a credential
+            frame = _failed(session, exc.code, error)
         batch = answer.batch
         batch.then(
             lambda conn: _record(
@@ -144,10 +145,10 @@ def _put_off(
     return batch
 
 
-def _failed(session: AgentSession, exc: errors.HansaError) -> FrameOut:
+def _failed(session: AgentSession, code: str, error: str) -> FrameOut:
     """The frame of a step that failed: the cursor stays, the state is kept, and its
     ``data.error`` says why (``{code, message}``)."""
-    failure = {"code": exc.code, "message": str(exc)}
+    failure = {"code": code, "message": error}
     return FrameOut(next_step=session.step, state=session.state, data={"error": failure})
 
 
