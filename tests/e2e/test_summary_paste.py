@@ -36,9 +36,9 @@ ANSWER = {
     "summary": PROSE,
     "keptMessageIds": [],
     "droppedMessageIds": [],
-    "stateUpdates": [
-        {"agentId": "chief", "set": {"notes": "x" * 17_000}},  # past the state's size: refused
-        {"agentId": "chief", "set": {"goal": "review the supply contract"}},
+    "stateUpdates": [  # the first past the state's size: refused
+        {"agentId": "chief", "op": "set", "key": "notes", "value": "x" * 17_000},
+        {"agentId": "chief", "op": "set", "key": "goal", "value": "review the supply contract"},
     ],
 }
 ENV = {
@@ -153,7 +153,7 @@ def test_a_malformed_summarizer_answer_changes_no_state_and_keeps_the_paste(
     tmp_path: Path,
 ) -> None:
     later = {"purpose": "reply", "text": "Fourteen days.", "promptHas": [CLAUSE, CHATTER[0]]}
-    bad = '{"summary": "cut off", "stateUpdates": [{"agentId": "chief", "unset": ["goal"]'
+    bad = '{"summary": "cut off", "stateUpdates": [{"agentId": "chief", "op": "set", "key"'
     script = tmp_path / "script.json"
     script.write_text(json.dumps(_script(bad, later)))
     with (

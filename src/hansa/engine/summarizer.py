@@ -4,10 +4,13 @@ One structured-output call (purpose ``summary``, ``RequestParams.output_schema``
 ``planning/model_answers.py`` asks) gets the summary so far, the messages to fold in with
 their ids, the pasted documents code keeps, and the agents' states. Its answer is held by a
 JSON schema: ``{summary, keptMessageIds, droppedMessageIds, stateUpdates}``, the message ids
-an enum of the folded messages' ids, each state update an ``agentId`` of the enum with keys
-to ``set`` and lists to ``append`` (never a removal: the seed's rule). Whatever comes back is
+an enum of the folded messages' ids, each state update ``{agentId, op, key, value}``: an
+agent of the enum, and a text the key takes (``set``) or that joins its list (``append``);
+never a removal (the seed's rule). Every object is closed, every property required: strict
+structured output (OpenAI, Anthropic) accepts no free-form object. Whatever comes back is
 checked again here: ids not folded, an agent not offered, an update of another shape are
-left out; an answer that is not such JSON, or has no summary, is no answer (``None``).
+left out, and the bounds hold (``MAX_KEPT``, ``MAX_STATE_UPDATES``); an answer that is not
+such JSON, or has no summary, is no answer (``None``).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ MAX_STATE_UPDATES = 8
 """State updates one summary may apply."""
 MAX_TOKENS = 1_200
 """The most the summarizer may write: the prose and the ids it lists."""
-_UPDATE_KEYS = frozenset({"agentId", "set", "append"})
+_OPS = ("set", "append")
+"""What an update does with its key: take the value, or add it to the key's list."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,25 +51,28 @@ class Answer:
 
 
 def schema(folded_ids: Sequence[str], agent_ids: Sequence[str]) -> dict[str, Any]:
-    """The JSON schema of the answer."""
-    ids = {"type": "string", "enum": list(folded_ids)}
+    """The JSON schema of the answer: every object closed and every property required, as
+    the providers' strict structured output asks (no free-form object: a state update is
+    one key and one text, set or appended); the bounds are code's (``parse``)."""
+    ids = {"type": "array", "items": {"type": "string", "enum": list(folded_ids)}}
     update = {
         "type": "object",
         "properties": {
             "agentId": {"type": "string", "enum": list(agent_ids)},
-            "set": {"type": "object"},
-            "append": {"type": "object", "additionalProperties": {"type": "array"}},
+            "op": {"type": "string", "enum": list(_OPS)},
+            "key": {"type": "string"},
+            "value": {"type": "string"},
         },
-        "required": ["agentId"],
+        "required": ["agentId", "op", "key", "value"],
         "additionalProperties": False,
     }
     return {
         "type": "object",
         "properties": {
-            "summary": {"type": "string", "minLength": 1},
-            "keptMessageIds": {"type": "array", "items": ids, "maxItems": MAX_KEPT},
-            "droppedMessageIds": {"type": "array", "items": ids},
-            "stateUpdates": {"type": "array", "items": update, "maxItems": MAX_STATE_UPDATES},
+            "summary": {"type": "string"},
+            "keptMessageIds": ids,
+            "droppedMessageIds": ids,
+            "stateUpdates": {"type": "array", "items": update},
         },
         "required": ["summary", "keptMessageIds", "droppedMessageIds", "stateUpdates"],
         "additionalProperties": False,
@@ -142,13 +149,17 @@ def _updates(value: Any, agent_ids: Sequence[str]) -> list[StateUpdate]:
         return []
     found = []
     for entry in value:
-        if not isinstance(entry, dict) or not set(entry) <= _UPDATE_KEYS:
-            continue  # a removal (unset) or anything else: never the summarizer's
-        changes, lists = entry.get("set", {}), entry.get("append", {})
-        if entry.get("agentId") not in agent_ids or not isinstance(changes, dict):
+        if not isinstance(entry, dict) or entry.get("agentId") not in agent_ids:
             continue
-        if not isinstance(lists, dict) or not all(isinstance(v, list) for v in lists.values()):
+        op, key, text = entry.get("op"), entry.get("key"), entry.get("value")
+        if op not in _OPS or not isinstance(key, str) or not isinstance(text, str):
+            continue  # a removal or anything else: never the summarizer's
+        key = key.strip()
+        if not key or len(key) > agent_state.MAX_KEY_CHARS:
             continue
-        if changes or lists:
-            found.append(StateUpdate(agent_id=entry["agentId"], set=changes, append=lists))
+        agent = entry["agentId"]
+        if op == "set":
+            found.append(StateUpdate(agent_id=agent, set={key: text}))
+        else:
+            found.append(StateUpdate(agent_id=agent, append={key: [text]}))
     return found

@@ -9,6 +9,7 @@ import pytest
 
 from hansa.domain.summary import StateUpdate
 from hansa.engine import summarizer
+from hansa.models.openai import strict
 
 FOLDED = ["m1", "m2", "m3"]
 AGENTS = ["chief", "builder"]
@@ -19,7 +20,7 @@ def _answer(**over: Any) -> str:
         "summary": "The user reviews a contract.",
         "keptMessageIds": ["m2"],
         "droppedMessageIds": ["m1", "m3"],
-        "stateUpdates": [{"agentId": "chief", "set": {"goal": "review"}}],
+        "stateUpdates": [{"agentId": "chief", "op": "set", "key": "goal", "value": "review"}],
     }
     return json.dumps({**body, **over})
 
@@ -35,10 +36,10 @@ def test_the_schema_holds_ids_and_agents_to_what_was_offered_and_forbids_removal
         "stateUpdates",
     ]
     assert props["keptMessageIds"]["items"]["enum"] == FOLDED
-    assert props["keptMessageIds"]["maxItems"] == summarizer.MAX_KEPT
     update = props["stateUpdates"]["items"]
     assert update["properties"]["agentId"]["enum"] == AGENTS
-    assert "unset" not in update["properties"] and update["additionalProperties"] is False
+    assert update["properties"]["op"]["enum"] == ["set", "append"], "no unset"
+    assert strict(schema), "closed objects only: the providers' strict structured output"
 
 
 def test_a_good_answer_is_read_whole() -> None:
@@ -68,11 +69,12 @@ def test_ids_agents_and_updates_that_do_not_fit_are_left_out() -> None:
         keptMessageIds=["m9", "m1", "m1", 3, "m2", "m3"],
         droppedMessageIds="m1",
         stateUpdates=[
-            {"agentId": "chief", "unset": ["goal"]},  # a removal
-            {"agentId": "stranger", "set": {"a": 1}},  # not offered
-            {"agentId": "chief", "append": {"facts": "not a list"}},
-            {"agentId": "chief"},  # changes nothing
-            {"agentId": "builder", "append": {"facts": ["ships in 14 days"]}},
+            {"agentId": "chief", "op": "unset", "key": "goal", "value": ""},  # a removal
+            {"agentId": "stranger", "op": "set", "key": "a", "value": "1"},  # not offered
+            {"agentId": "chief", "op": "append", "key": "facts", "value": ["not text"]},
+            {"agentId": "chief", "op": "set", "key": " ", "value": "no key"},
+            {"agentId": "chief", "set": {"goal": "the old shape"}},
+            {"agentId": "builder", "op": "append", "key": "facts", "value": "ships in 14 days"},
         ],
     )
 
