@@ -57,7 +57,7 @@ def _script(summary_text: str, later: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "purpose": "summary",
             "text": summary_text,
-            "promptHas": ["Pasted documents kept word for word", CHATTER[0]],
+            "promptHas": ["Scope: global", "Pasted documents kept word for word", CHATTER[0]],
             "promptLacks": [CLAUSE],  # the paste is not the summarizer's to fold
         },
         later,

@@ -83,9 +83,11 @@ def prompt(
     previous: ConversationSummary | None,
     fold: rolling_summary.Fold,
     states: Sequence[agent_state.AgentState],
+    scope: str,
 ) -> list[ChatMessage]:
-    """The summarizer's prompt: how to answer, the summary so far, the agents' states, the
-    pasted documents kept (by id only) and the messages to fold in, with their ids."""
+    """The summarizer's prompt: how to answer, the conversation's scope (``scope_of``), the
+    summary so far, the agents' states, the pasted documents kept (by id only) and the
+    messages to fold in, with their ids."""
     system = (
         "You keep the running summary of a conversation between a user and a team of AI "
         "assistants, for the assistants' later prompts. Rewrite the summary so it also "
@@ -98,7 +100,7 @@ def prompt(
         "append}; never remove or merge what a state holds. Answer JSON only."
     )
     so_far = previous.text if previous else "(none yet)"
-    lines = [f"Summary so far:\n{so_far}", ""]
+    lines = [f"Scope: {scope}", f"Summary so far:\n{so_far}", ""]
     for s in states:
         notes = json.dumps(s.state, ensure_ascii=False, sort_keys=True)
         lines.append(f"State of agent {s.agent_id} (version {s.version}): {notes}")
@@ -108,6 +110,13 @@ def prompt(
     lines += ["", "New messages:"]
     lines += [f"[{m.id}] {rolling_summary.speaker(m)}: {m.content}" for m in fold.folded]
     return [ChatMessage("system", system), ChatMessage("user", "\n".join(lines))]
+
+
+def scope_of(project_id: str | None, focus_id: str | None) -> str:
+    """The conversation's scope and focus ids, as the summarizer reads them (seed 002 §4.1)."""
+    if focus_id is not None:
+        return f"entity {focus_id}" + (f" in project {project_id}" if project_id else "")
+    return f"project {project_id}" if project_id else "global"
 
 
 def agents_of(

@@ -86,3 +86,10 @@ def test_ids_agents_and_updates_that_do_not_fit_are_left_out() -> None:
     assert answer.state_updates == [
         StateUpdate(agent_id="builder", append={"facts": ["ships in 14 days"]})
     ]
+
+
+def test_the_scope_names_the_focus_and_the_project() -> None:
+    assert summarizer.scope_of(None, None) == "global"
+    assert summarizer.scope_of("p1", None) == "project p1"
+    assert summarizer.scope_of("p1", "e1") == "entity e1 in project p1"
+    assert summarizer.scope_of(None, "e1") == "entity e1"

@@ -85,6 +85,7 @@ async def _summarize(services: Services, claimed: Job, made: list[LlmCall]) -> N
             messages.by_ids(conn, tenant_id, conversation_id, kept),
             agent_states.all_of(conn, tenant_id, conversation_id),
             convo.project_id,
+            summarizer.scope_of(convo.project_id, convo.focus_entity_id),
         )
 
     loaded = await services.db.read(load)
@@ -113,7 +114,7 @@ async def _summarize(services: Services, claimed: Job, made: list[LlmCall]) -> N
         response = await llm.ask(
             services.model_for(chief, project),
             CallScope(tenant_id, conversation_id, node_id="summary", agent_id=chief.id),
-            summarizer.prompt(previous, fold, loaded.states),
+            summarizer.prompt(previous, fold, loaded.states, loaded.scope),
             ModelSettings(temperature=0.0, max_tokens=summarizer.MAX_TOKENS),
             params,
             clock=services.clock,
@@ -217,3 +218,5 @@ class _Loaded:
     """The messages the previous version kept word for word."""
     states: list[agent_state.AgentState]
     project_id: str | None
+    scope: str
+    """The conversation's scope and focus ids (``summarizer.scope_of``)."""
