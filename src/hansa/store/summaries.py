@@ -37,6 +37,8 @@ PAGE = 20
 """Versions a page holds unless asked otherwise."""
 PAGE_MAX = 100
 """The most versions a page may hold."""
+MAX_VERSION = 2**31 - 1
+"""The largest version the column holds (a 32-bit integer on PostgreSQL)."""
 
 
 def lock(conn: Connection, tenant_id: str, conversation_id: str) -> None:
@@ -62,7 +64,7 @@ def page(
     params = {
         "p_conversation": conversation_id,
         "p_tenant": tenant_id,
-        "p_before": before if before is not None else 2**62,
+        "p_before": before if before is not None else MAX_VERSION,
         "p_limit": limit,
     }
     return [_summary(r) for r in direct.rows(conn, _PAGE, params)]

@@ -20,7 +20,7 @@ async def list_summaries(
     services: ServicesDep,
     tenant: TenantDep,
     limit: Annotated[int, Query(ge=1, le=summaries.PAGE_MAX)] = summaries.PAGE,
-    before: Annotated[int | None, Query(ge=1, le=2**62)] = None,
+    before: Annotated[int | None, Query(ge=1, le=summaries.MAX_VERSION)] = None,
 ) -> list[ConversationSummary]:
     """The conversation's summary versions, newest first; ``before`` (the last version of
     the previous page) pages on. 404 for another tenant's conversation."""
@@ -30,7 +30,7 @@ async def list_summaries(
 @router.get("/{conversation_id}/summaries/{version}")
 async def get_summary(
     conversation_id: str,
-    version: Annotated[int, Path(ge=1, le=2**62)],
+    version: Annotated[int, Path(ge=1, le=summaries.MAX_VERSION)],
     services: ServicesDep,
     tenant: TenantDep,
 ) -> ConversationSummary:
