@@ -1,4 +1,4 @@
-"""Time to first text of a plain turn with the embedded model (issue 19 item 8).
+"""Time to first text of a plain turn with the embedded model (issue 19 item 8, issue 34).
 
 Starts ``hansa serve --model local`` on a fresh SQLite file and, as soon as it answers
 ``/healthz``, sends plain questions one after another, each in a conversation of its own
@@ -7,7 +7,11 @@ measures POST -> the turn's first ``text_delta`` on the conversation's SSE strea
 and POST -> ``done``. The first turn after start-up is reported apart from the next N (the
 warm figure, target p50 <= 500 ms).
 
-    python bench/ttft_local.py [--turns 10] [--record]
+Then the cross-agent case (issue 34 item 2): one conversation of ``--cross`` turns whose
+questions rotate over an SEO, a brand and a hosting topic, so that the routing hands each
+turn to another agent than the previous one (target p95 <= 500 ms).
+
+    python bench/ttft_local.py [--turns 10] [--cross 12] [--record]
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from httpx_sse import connect_sse
 from _server import hansa_server, record
 
 TARGET_P50_MS = 500.0
+TARGET_CROSS_P95_MS = 500.0
 TURN_TIMEOUT_SECONDS = 120.0
 TOPICS = (
     "writing a good headline",
@@ -48,6 +53,14 @@ TOPICS = (
 )
 """Each turn asks about another topic: only the shared prefix of the prompts (the agent's
 system prompt) may come from llama.cpp's cache, as for real turns."""
+CROSS_AGENT = (
+    "How do I get more SEO traffic to {}?",
+    "Which brand colours suit {}?",
+    "Which hosting plan does {} need?",
+)
+"""The cross-agent conversation's questions, in turn: the SEO Specialist's, the Creative
+Lead's and the Web Engineer's keywords (``engine/routing.py``)."""
+CROSS_SUBJECTS = ("a bakery", "a bike shop", "a dentist", "a yoga studio")
 
 
 @dataclass(frozen=True)
@@ -57,17 +70,23 @@ class Timing:
     text: str
     retried: bool
     """The quality gate held a draft back (TTFT is the draft's first text)."""
+    seq: int = 0
+    """The seq of the turn's ``done`` event: where the conversation's next turn reads from."""
 
 
-def _turn(client: httpx.Client, question: str) -> Timing:
-    cid = client.post("/api/conversations", json={}).raise_for_status().json()["id"]
+def _turn(client: httpx.Client, question: str, cid: str | None = None, after: int = 0) -> Timing:
+    """One turn in conversation ``cid`` (a new conversation when None), its events read
+    after seq ``after`` (the previous turn's ``done``)."""
+    if cid is None:
+        cid = client.post("/api/conversations", json={}).raise_for_status().json()["id"]
     opened = threading.Event()
     seen: dict[str, float] = {}
     parts: list[str] = []
     retried: list[bool] = []
+    last: list[int] = [after]
 
     def follow() -> None:
-        path = f"/api/conversations/{cid}/events"
+        path = f"/api/conversations/{cid}/events?after={after}"
         with connect_sse(client, "GET", path, timeout=TURN_TIMEOUT_SECONDS) as source:
             opened.set()
             for sse in source.iter_sse():
@@ -82,6 +101,7 @@ def _turn(client: httpx.Client, question: str) -> Timing:
                     retried.append(True)
                 elif ev["type"] == "done":
                     seen["done"] = time.perf_counter()
+                    last.append(ev["seq"])
                     return
 
     reader = threading.Thread(target=follow, name=f"sse {cid}")
@@ -97,6 +117,7 @@ def _turn(client: httpx.Client, question: str) -> Timing:
         (seen["done"] - started) * 1000,
         "".join(parts),
         bool(retried),
+        last[-1],
     )
 
 
@@ -105,9 +126,21 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _cross_agent(client: httpx.Client, turns: int) -> list[Timing]:
+    """``turns`` turns of one conversation, each routed to another agent than the last."""
+    cid = client.post("/api/conversations", json={}).raise_for_status().json()["id"]
+    timings: list[Timing] = []
+    for i in range(turns):
+        subject = CROSS_SUBJECTS[i // len(CROSS_AGENT) % len(CROSS_SUBJECTS)]
+        question = CROSS_AGENT[i % len(CROSS_AGENT)].format(subject)
+        timings.append(_turn(client, question, cid, timings[-1].seq if timings else 0))
+    return timings
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=10, help="warm turns after the first")
+    parser.add_argument("--cross", type=int, default=12, help="turns of the cross-agent case")
     parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
@@ -120,6 +153,7 @@ def main() -> None:
                 _turn(client, f"Give me one tip about {TOPICS[(i + 1) % len(TOPICS)]}.")
                 for i in range(args.turns)
             ]
+            cross = _cross_agent(client, args.cross)
         log = (Path(tmp) / "server.log").read_text()
     warmed = re.search(r"model \S+ (warmed in \d+ ms)", log)
     warm_note = (
@@ -130,10 +164,16 @@ def main() -> None:
     ttft = [t.ttft_ms for t in warm]
     done = [t.done_ms for t in warm]
     p50 = statistics.median(ttft)
+    cross_ttft = [t.ttft_ms for t in cross]
+    cross_p95 = _pct(cross_ttft, 0.95)
+    cross_met = cross_p95 <= TARGET_CROSS_P95_MS
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     lines = [
         f"ttft_local: `hansa serve --model local` (SmolLM2-135M-Instruct, llama.cpp, 2 threads), "
         f"SQLite file, one plain question per new conversation, one at a time; "
-        f"{platform.machine()}, {os.cpu_count()} cores; server ready (`/healthz`) "
+        f"then one conversation of {len(cross)} turns rotating over three agents; "
+        f"{platform.machine()}, {os.cpu_count()} cores, load average {load} at the end; "
+        f"server ready (`/healthz`) "
         f"{ready_ms:.0f} ms after launch; {warm_note}",
         "",
         "| turn | TTFT p50 ms | TTFT p95 ms | `done` p50 ms | target TTFT p50 |",
@@ -143,9 +183,17 @@ def main() -> None:
         f"| next {len(warm)} (warm) | {p50:.0f} | {_pct(ttft, 0.95):.0f} | "
         f"{statistics.median(done):.0f} | <= {TARGET_P50_MS:.0f} ms "
         f"({'met' if p50 <= TARGET_P50_MS else 'missed'}) |",
+        f"| {len(cross)} in one conversation, each to another agent | "
+        f"{statistics.median(cross_ttft):.0f} | {cross_p95:.0f} | "
+        f"{statistics.median(t.done_ms for t in cross):.0f} | p95 <= "
+        f"{TARGET_CROSS_P95_MS:.0f} ms ({'met' if cross_met else 'missed'}) |",
         "",
         "Warm turns' TTFT in order (ms; `r`: the quality gate retried it): "
         + ", ".join(f"{t.ttft_ms:.0f}{'r' if t.retried else ''}" for t in warm)
+        + ".",
+        "",
+        "Cross-agent turns' TTFT in order (SEO, brand, hosting, ...): "
+        + ", ".join(f"{t.ttft_ms:.0f}{'r' if t.retried else ''}" for t in cross)
         + ".",
         "",
         "TTFT: POST of the message -> the turn's first `text_delta` on the SSE stream (the "
