@@ -3,8 +3,8 @@
 The window is shared in this order (seed 002 §5.1):
 
 1. **reply**: the agent's ``max_tokens``, kept free for the answer;
-2. what is always sent: the **system** rules (who the agent is), the **tools** offered,
-   and the user's **message**;
+2. what is always sent: the **system** rules (the team's rules, and who the agent is),
+   the **tools** offered, and the user's **message**;
 3. the **packs** (global, project, entity): at most ``PACKS_SHARE`` of the window; when
    they do not fit, items go lowest priority first (the roster, linked entities, the
    document tree, payload fields; the date and the project's facts last), and once an item
@@ -15,6 +15,12 @@ The window is shared in this order (seed 002 §5.1):
    document), from what is left, before any message after the summary;
 6. the **history** (the messages after the summary): whatever is left, newest first; the
    oldest that do not fit are left out.
+
+The prompt's order is not the budget's: what every agent of the conversation shares comes
+first and the agent's own part last (issue 34), so that a model that keeps the tokens it
+last evaluated (llama.cpp) reuses them when the next turn goes to another agent::
+
+    system: the rules, the packs, the summary | kept | history | system: the agent | message
 
 Every left-out piece is named in ``Fitted.dropped`` (and so in ``context_usage``): nothing
 is dropped silently. A history that did not fit also asks for a new summary.
@@ -54,7 +60,7 @@ class PromptParts:
     reply: int
     """Tokens kept free for the answer (the agent's ``max_tokens``)."""
     system: str
-    """Who the agent is and how to answer: always sent."""
+    """How every agent of the team answers: always sent, first."""
     tools: int
     """Estimated tokens of the tools' definitions offered with the call."""
     message: str
@@ -67,6 +73,8 @@ class PromptParts:
     """The messages after the summary, oldest first."""
     unread: int = 0
     """Older messages after the summary that were not even read (past the read limit)."""
+    agent: str = ""
+    """Who the agent is (its persona): always sent, last before the message."""
 
 
 @dataclass
@@ -74,7 +82,8 @@ class Fitted:
     """The fitted prompt and its report."""
 
     prompt: list[ChatMessage]
-    """The system message (rules, packs, summary), the history kept, the user's message."""
+    """The system message (rules, packs, summary), the history kept, the agent's system
+    message (who it is), the user's message."""
     window: int
     sections: dict[str, int]
     """Estimated tokens by section, as sent (``reply``: kept free)."""
@@ -88,7 +97,9 @@ class Fitted:
 def fit(parts: PromptParts) -> Fitted:
     """Fit ``parts`` to their window; see the module's docstring for the order."""
     sections = {
-        "system": estimate_tokens(parts.system) + MESSAGE_TOKENS,
+        "system": sum(
+            estimate_tokens(t) + MESSAGE_TOKENS for t in (parts.system, parts.agent) if t
+        ),
         "tools": parts.tools,
         "message": estimate_tokens(parts.message) + MESSAGE_TOKENS,
         "reply": parts.reply,
@@ -118,7 +129,9 @@ def fit(parts: PromptParts) -> Fitted:
     sections["history"] = sum(_cost(m) for m in kept)
 
     system = "\n\n".join(t for t in (parts.system, *pack_texts, summary_text) if t)
-    prompt = [ChatMessage("system", system), *pinned, *kept, ChatMessage("user", parts.message)]
+    agent = [ChatMessage("system", parts.agent)] if parts.agent else []
+    prompt = [ChatMessage("system", system), *pinned, *kept, *agent]
+    prompt.append(ChatMessage("user", parts.message))
     budgets = {"packs": packs_budget, "summary": summary_budget, "history": history_budget}
     dropped.sort(key=lambda d: _DROP_ORDER.get(d.section, 0))
     return Fitted(prompt, parts.window, sections, budgets, dropped, overflow)

@@ -1,6 +1,7 @@
 """Context packs (seed 002 §4): what an agent's prompt says about its world, by scope.
 
-- **global**: the date and who the agents are;
+- **global**: the date and who the agents are (the same for every agent: the prompt's
+  shared beginning, issue 34);
 - **project**: the project's facts (name, domain, CMS, the task types it allows) and its
   document tree: titles and ids in tree order, never content;
 - **user**: who the conversation is with (its ``user``: name, id, email, and the caller's
@@ -84,11 +85,12 @@ class Pack:
         return "\n".join([f"## {self.heading}", *(i.text for i in items)])
 
 
-def global_pack(now: datetime, roster: Sequence[AgentDefinition], agent: AgentDefinition) -> Pack:
-    """The date, and who the other agents of the team are (the roster's visible ones)."""
+def global_pack(now: datetime, roster: Sequence[AgentDefinition]) -> Pack:
+    """The date, and who the agents of the team are (the roster's visible ones): the same
+    for every agent, so that it stays in the prompt's shared beginning."""
     items = [Item(f"Today is {now:%A, %d %B %Y} (UTC).", ESSENTIAL, "date")]
     for other in roster:
-        if other.visible and other.id != agent.id:
+        if other.visible:
             line = f"- {other.display_name} ({other.id}), {other.role}: {other.role_summary}"
             items.append(Item(line, ROSTER, "agents"))
     if len(items) > 1:

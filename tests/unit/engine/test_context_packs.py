@@ -82,14 +82,13 @@ def test_the_entity_pack_holds_the_payload_and_the_linked_entities() -> None:
     assert "g2, which no longer exists" in gone
 
 
-def test_the_global_pack_names_the_date_and_the_other_agents() -> None:
-    chief = _agent("chief")
-    text = context_packs.global_pack(NOW, ROSTER, chief).render()
+def test_the_global_pack_names_the_date_and_every_visible_agent() -> None:
+    text = context_packs.global_pack(NOW, ROSTER).render()
 
     assert "Today is Monday, 02 March 2026 (UTC)." in text
-    assert "Hans (chief)" not in text, "the agent itself is not listed among the others"
-    others = [a for a in ROSTER if a.visible and a.id != "chief"]
-    assert all(f"({a.id})" in text for a in others)
+    visible = [a for a in ROSTER if a.visible]
+    assert all(f"({a.id})" in text for a in visible), "the same for every agent (issue 34)"
+    assert all(f"({a.id})" not in text for a in ROSTER if not a.visible)
 
 
 def _parts(window: int, **kwargs: object) -> PromptParts:
@@ -120,9 +119,8 @@ def test_everything_fits_a_large_window_and_sections_add_up() -> None:
 
 def test_a_short_budget_drops_the_lowest_priority_first_and_says_so() -> None:
     docs = [_doc(f"d{i:02}", f"Document number {i}", position=i) for i in range(60)]
-    chief = _agent("chief")
     packs = (
-        context_packs.global_pack(NOW, ROSTER, chief),
+        context_packs.global_pack(NOW, ROSTER),
         context_packs.project_pack(PROJECT, docs),
     )
 

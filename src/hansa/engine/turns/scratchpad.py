@@ -77,13 +77,14 @@ async def carry(
     agent_id: str,
     prompt: list[ChatMessage],
 ) -> list[ChatMessage]:
-    """``prompt`` with the agent's notes as a system block after the leading system
-    messages (the prompt itself when it has none)."""
+    """``prompt`` with the agent's notes as a system block after its last system message
+    (who the agent is, which the prompt gives after the shared part: issue 34), at the
+    start when it has none."""
     stored = await services.db.read(agent_states.get, tenant_id, conversation_id, agent_id)
     if not stored.state:
         return prompt
     block = ChatMessage("system", notes_block(stored))
-    at = next((i for i, m in enumerate(prompt) if m.role != "system"), len(prompt))
+    at = max((i + 1 for i, m in enumerate(prompt) if m.role == "system"), default=0)
     return [*prompt[:at], block, *prompt[at:]]
 
 

@@ -1,8 +1,11 @@
 """Stage 4 of 6: build the project context, the context packs and the agent's prompt.
 
-The prompt is one system message (who the agent is, the packs, the rolling summary),
-the messages after the summary, and the user's message, fitted to the model's context
-window by ``context_budget.fit``; what did not fit is reported by ``context_usage``.
+The prompt is one system message (the team's rules, the packs, the rolling summary), the
+messages after the summary, a system message saying who the agent is, and the user's
+message, fitted to the model's context window by ``context_budget.fit``; what did not fit
+is reported by ``context_usage``. Everything before the agent's own message is the same
+for every agent of the conversation, so a turn routed to another agent than the last
+reuses the tokens the embedded model evaluated for the last one (issue 34).
 """
 
 from __future__ import annotations
@@ -91,7 +94,8 @@ async def build_context(ctx: TurnContext) -> Then:
     parts = context_budget.PromptParts(
         window=model.context_window,
         reply=agent.model_settings.max_tokens,
-        system=_system(agent, ctx.supervisor),
+        system=_system(ctx.supervisor),
+        agent=persona(agent, lead=ctx.supervisor),
         tools=_tool_tokens(ctx, offered=model.agent_tools),
         message=ctx.user_text,
         packs=tuple(packs),
@@ -115,7 +119,8 @@ def plain_prompt(services: Services, text: str) -> list[ChatMessage]:
     parts = context_budget.PromptParts(
         window=model.context_window,
         reply=agent.model_settings.max_tokens,
-        system=_system(agent, agent),
+        system=_system(agent),
+        agent=persona(agent, lead=agent),
         tools=0,  # counts for the budget only: a plain prompt leaves nothing out
         message=text,
         packs=tuple(_packs(services, agent, project, [])),
@@ -130,8 +135,12 @@ def _chat(m: message.Message) -> ChatMessage:
     return ChatMessage("user" if m.kind is message.Kind.USER else "assistant", m.content)
 
 
-def _system(agent: AgentDefinition, supervisor: AgentDefinition) -> str:
-    return f"{persona(agent, lead=supervisor)} Answer briefly and concretely."
+def _system(supervisor: AgentDefinition) -> str:
+    """The rules every agent of the team answers by (who the agent is comes last)."""
+    return (
+        f"You are one of a team of AI assistants led by {supervisor.display_name}; who you "
+        "are is said at the end, before the message to answer. Answer briefly and concretely."
+    )
 
 
 def _packs(
@@ -141,7 +150,7 @@ def _packs(
     documents: list[WorkspaceEntity],
 ) -> list[context_packs.Pack]:
     return [
-        context_packs.global_pack(services.clock(), services.roster, agent),
+        context_packs.global_pack(services.clock(), services.roster),
         context_packs.project_pack(project, documents),
     ]
 

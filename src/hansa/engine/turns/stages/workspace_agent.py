@@ -64,6 +64,8 @@ def _speaking_as(
     lead: AgentDefinition,
 ) -> list[ChatMessage]:
     old, new = persona(before, lead=lead), persona(chosen, lead=lead)
-    if prompt and prompt[0].role == "system" and old in prompt[0].content:
-        return [ChatMessage("system", prompt[0].content.replace(old, new, 1)), *prompt[1:]]
+    for i, m in enumerate(prompt):  # the agent's own system message, after the shared part
+        if m.role == "system" and old in m.content:
+            changed = ChatMessage("system", m.content.replace(old, new, 1))
+            return [*prompt[:i], changed, *prompt[i + 1 :]]
     return [ChatMessage("system", new), *prompt]
