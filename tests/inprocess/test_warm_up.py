@@ -41,4 +41,5 @@ async def test_the_warm_up_prompt_begins_like_a_plain_turns(tmp_path: Path) -> N
     (warm,) = model.warmed
     (prompt,) = prompts
     assert warm[0].role == "system" and warm[0] == prompt[0], "the same system prompt"
-    assert [m.role for m in warm] == ["system", "user"]
+    assert [m.role for m in warm] == ["system", "system", "user"], "shared, the agent, message"
+    assert warm[1] == prompt[1], "the supervisor's own part too (issue 34: it comes last)"
