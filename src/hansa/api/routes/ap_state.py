@@ -124,7 +124,9 @@ async def update_thread_state(
     return StateUpdated(checkpoint=(await _state(services, tenant, thread_id)).checkpoint)
 
 
-@router.post("/threads/{thread_id}/copy", responses=answers(None, 404, 501))
+@router.post(
+    "/threads/{thread_id}/copy", status_code=501, responses=answers(None, 404, 501)
+)  # never succeeds: no 200 is documented
 async def copy_thread(thread_id: str, services: ServicesDep, tenant: TenantDep) -> None:
     """Not supported: a conversation is the log of what was done."""
     await conversation_of(services, tenant, thread_id)  # 404 first, as for any thread
@@ -135,7 +137,9 @@ async def copy_thread(thread_id: str, services: ServicesDep, tenant: TenantDep) 
     )
 
 
-@router.delete("/threads/{thread_id}", responses=answers(None, 404, 501))
+@router.delete(
+    "/threads/{thread_id}", status_code=501, responses=answers(None, 404, 501)
+)  # never succeeds: no 200 is documented
 async def delete_thread(thread_id: str, services: ServicesDep, tenant: TenantDep) -> None:
     """Not supported: a conversation is the log of what was done."""
     await conversation_of(services, tenant, thread_id)
