@@ -33,11 +33,11 @@ def local(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.mark.parametrize("placeholder", PLACEHOLDERS)
 def test_the_openai_client_connects_with_a_placeholder_key(local: Server, placeholder: str) -> None:
-    client = OpenAI(base_url=f"{local.url}/v1", api_key=placeholder, max_retries=0)
-    models = [m.id for m in client.models.list()]
-    answer = client.chat.completions.create(
-        model="chief", messages=[{"role": "user", "content": "Hello there"}]
-    )
+    with OpenAI(base_url=f"{local.url}/v1", api_key=placeholder, max_retries=0) as client:
+        models = [m.id for m in client.models.list()]
+        answer = client.chat.completions.create(
+            model="chief", messages=[{"role": "user", "content": "Hello there"}]
+        )
 
     assert "chief" in models
     assert answer.choices[0].message.content
@@ -93,11 +93,13 @@ def test_an_ignored_key_keeps_local_modes_browser_rules(local: Server) -> None:
 def test_once_a_key_exists_an_unknown_key_is_refused(tmp_path: Path) -> None:
     with running_server(tmp_path) as server:
         key = create_key(server, "acme")
-        placeholder = OpenAI(base_url=f"{server.url}/v1", api_key="sk-local", max_retries=0)
-        with pytest.raises(openai.AuthenticationError) as refused:
+        with (
+            OpenAI(base_url=f"{server.url}/v1", api_key="sk-local", max_retries=0) as placeholder,
+            pytest.raises(openai.AuthenticationError) as refused,
+        ):
             placeholder.models.list()
-        own = OpenAI(base_url=f"{server.url}/v1", api_key=key, max_retries=0)
-        ids = [m.id for m in own.models.list()]
+        with OpenAI(base_url=f"{server.url}/v1", api_key=key, max_retries=0) as own:
+            ids = [m.id for m in own.models.list()]
         with get_sync_client(url=f"{server.url}/ap", api_key="lsv2_pt_0123") as client:
             with pytest.raises(httpx.HTTPStatusError) as ap_refused:
                 client.assistants.search()

@@ -22,9 +22,23 @@ def keyed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, st
         yield server, create_key(server, "acme")
 
 
+_MADE: list[OpenAI] = []
+"""The clients a test made: closed when it ends, so no pooled socket outlives its test (an
+unclosed one is a ResourceWarning, an error, in whichever later test collects it)."""
+
+
+@pytest.fixture(autouse=True)
+def _closing() -> Iterator[None]:
+    yield
+    while _MADE:
+        _MADE.pop().close()
+
+
 def _openai(keyed: tuple[Server, str], key: str | None = None) -> OpenAI:
     server, own = keyed
-    return OpenAI(base_url=f"{server.url}/v1", api_key=key or own, max_retries=0)
+    client = OpenAI(base_url=f"{server.url}/v1", api_key=key or own, max_retries=0)
+    _MADE.append(client)
+    return client
 
 
 def _stored(keyed: tuple[Server, str], cid: str) -> list[dict[str, str]]:

@@ -57,11 +57,11 @@ def test_openai_streams_send_keepalives_and_the_client_reads_them_whole(
     server, key = keyed
     body = {"model": "chief", "stream": True, "messages": [{"role": "user", "content": "Ping?"}]}
     lines = _lines(server, key, "/v1/chat/completions", body)
-    client = OpenAI(base_url=f"{server.url}/v1", api_key=key, max_retries=0)
-    stream = client.chat.completions.create(
-        model="chief", stream=True, messages=[{"role": "user", "content": "Still there?"}]
-    )
-    said = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    with OpenAI(base_url=f"{server.url}/v1", api_key=key, max_retries=0) as client:
+        stream = client.chat.completions.create(
+            model="chief", stream=True, messages=[{"role": "user", "content": "Still there?"}]
+        )
+        said = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
 
     assert _pings_before_text(lines, "Here is how") >= 1
     assert "data: [DONE]" in lines
