@@ -47,7 +47,6 @@ MAX_PROJECTS = 20
 """The most projects offered by name; more are still chosen by name or id."""
 MAX_NAME = 120
 """The longest project name Hans takes from an answer."""
-_DRAFTING = re.compile(r"^\s*(?:option\s+)?b\b|\b(?:workspace|draft)", re.I)
 _SITE_ADDRESS = re.compile(
     r"(?:https?://)?(?:www\.)?(?P<host>[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.[a-z]{2,})"
     r"(?![\w.-])",
@@ -67,6 +66,25 @@ _CREATE = re.compile(
 _WAIT = ("connect", "connected", "wait")
 _DRAFT = ("workspace", "draft", "hansa")
 """Words that choose to wait for the site, or to draft in Hansa's workspace."""
+_CREATING = "create"
+_NO_PROJECT = answers.Question(
+    "start",
+    "Create a project or draft",
+    ("start",),
+    (
+        answers.Option(
+            _CREATING,
+            "create a project for it",
+            names=("a",),
+            keywords=("create", "new project", "set up", "make"),
+        ),
+        answers.Option(
+            WORKSPACE, "draft it in Hansa's workspace", names=("b",), keywords=_DRAFT[:2]
+        ),  # not "hansa": a project may be called so
+    ),
+    own_words=False,
+)
+"""The question Hans asks when the tenant has no project yet, read like every answer."""
 
 
 @dataclass(frozen=True)
@@ -194,9 +212,11 @@ async def _create_or_draft(req: PlanningRequest) -> str | None:
     """The answer to "no project yet: create one, or draft in the workspace?": ``WORKSPACE``,
     or the id of the project it names, created now (by name, and its site's address if it
     gives one); None when it does neither."""
-    text = req.text.strip()[:200]
-    if _DRAFTING.search(text):
+    text = req.text.strip()[: answers.SHORT_ANSWER_CHARS]
+    chosen = answers.read([_NO_PROJECT], text).answers.get(_NO_PROJECT.name)
+    if chosen is not None and chosen.value == WORKSPACE:
         return WORKSPACE
+    # option A, or a project named without it ("call it Aquaverter"): its name and site
     site = _SITE_ADDRESS.search(text)
     named = _NAMED.search(text) or _CREATE.match(text)
     name = named.group("name").strip(" .,;:!?\"“”'") if named is not None else ""
