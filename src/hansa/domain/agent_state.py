@@ -1,13 +1,19 @@
 """An agent's scratchpad (seed 002 §8.6): what it knows, assumes and expects in one
 conversation, kept between turns and changed only by deltas.
 
-The state is a JSON object. A delta says which keys to ``unset``, which to ``set`` and
-which lists to ``append`` to, applied in that order by :func:`apply`, a pure function:
-the engine reads the stored state, applies the delta and writes the result with a new
-version, in the transaction of the tool result that caused it.
+The state is a JSON object whose typed keys (goal, facts, decisions, open questions,
+entities, dependencies, assumptions: ``agent_state_fields.py``) are checked and whose
+other keys are free notes. A delta says which keys to ``unset``, which list items to
+``remove``, which keys to ``set`` and which lists to ``append`` to, applied in that order
+by :func:`apply`, a pure function: the engine reads the stored state, applies the delta
+and writes the result with a new version, in the transaction of the tool result that
+caused it.
 
 Appending a dict with an ``id`` replaces the list's item of that ``id`` (an entity
 noted again keeps one entry); appending an item the list already holds adds nothing.
+Removing names an item by its ``id`` (a dict item) or by its value. An assumption is
+never deleted by a delta (unset or removed): it is set to confidence 0 instead (seed 002
+§8.6).
 
 Limits keep the state small enough to ride in every prompt: at most ``MAX_KEYS`` keys,
 ``MAX_KEY_CHARS`` characters a key, ``MAX_BYTES`` bytes as compact JSON. A delta that
@@ -24,6 +30,7 @@ from pydantic import ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from hansa import errors
+from hansa.domain import agent_state_fields as fields
 from hansa.domain.base import Wire
 
 MAX_KEYS = 40
@@ -52,6 +59,9 @@ class Delta(Wire):
 
     unset: list[str] = Field(default_factory=list)
     """Keys to remove (a missing key is no error)."""
+    remove: dict[str, list[Any]] = Field(default_factory=dict)
+    """List items to remove, by key: an item's ``id`` or the item itself (one the list
+    does not hold is no error)."""
     set: dict[str, Any] = Field(default_factory=dict)
     """Keys and the values they take (replacing what they held)."""
     append: dict[str, list[Any]] = Field(default_factory=dict)
@@ -59,7 +69,7 @@ class Delta(Wire):
 
     def empty(self) -> bool:
         """Whether the delta changes nothing."""
-        return not (self.unset or self.set or self.append)
+        return not (self.unset or self.remove or self.set or self.append)
 
 
 class AgentState(Wire):
@@ -89,10 +99,22 @@ def parse_delta(raw: Any) -> Delta:
 def apply(state: State, delta: Delta) -> State:
     """``state`` changed by ``delta`` (a new object; ``state`` is left as it was).
 
-    Raises InvalidInput when ``append`` names a key that holds no list, and
-    StateTooLarge when the result would break a limit.
+    Raises InvalidInput when the delta deletes an assumption, when ``append`` or
+    ``remove`` names a key that holds no list, or when a typed key would not hold its
+    type; StateTooLarge when the result would break a limit.
     """
     result = {k: v for k, v in state.items() if k not in set(delta.unset)}
+    for key, gone in delta.remove.items():
+        current = result.get(key, [])
+        if not isinstance(current, list):
+            raise errors.InvalidInput(
+                f"cannot remove from {key!r}: it holds no list", details={"field": key}
+            )
+        left = [item for item in current if not _named(item, gone)]
+        if left:
+            result[key] = left
+        else:
+            result.pop(key, None)
     result.update(_copy(delta.set))
     for key, items in delta.append.items():
         current = result.get(key, [])
@@ -101,8 +123,17 @@ def apply(state: State, delta: Delta) -> State:
                 f"cannot append to {key!r}: it holds no list", details={"field": key}
             )
         result[key] = _extended(current, _copy(items))
+    changed = {k: v for k, v in result.items() if state.get(k) != v}
+    fields.check_types(changed)  # a state stored before the types were checked still changes
+    fields.check_kept(state, result)
     check(result)
     return result
+
+
+def _named(item: Any, names: list[Any]) -> bool:
+    """Whether ``item`` is one of ``names``: by its id (a dict item) or by its value."""
+    item_id = item.get("id") if isinstance(item, dict) else None
+    return item in names or (item_id is not None and item_id in names)
 
 
 def check(state: State) -> None:

@@ -34,16 +34,15 @@ def test_unset_then_set_then_append_leaving_the_old_state_alone() -> None:
 
 
 def test_an_item_with_a_known_id_replaces_it_and_a_repeated_item_is_kept_once() -> None:
-    state = {"entities": [{"id": "e1", "name": "Old"}], "deps": [{"from": "a", "to": "b"}]}
-
-    after = apply(
-        state,
-        Delta(
-            append={"entities": [{"id": "e1", "name": "New"}], "deps": [{"from": "a", "to": "b"}]}
-        ),
+    old, new = (
+        {"id": "e1", "kind": "goal", "name": "Old"},
+        {"id": "e1", "kind": "goal", "name": "New"},
     )
+    state = {"entities": [old], "deps": [{"from": "a", "to": "b"}]}
 
-    assert after == {"entities": [{"id": "e1", "name": "New"}], "deps": [{"from": "a", "to": "b"}]}
+    after = apply(state, Delta(append={"entities": [new], "deps": [{"from": "a", "to": "b"}]}))
+
+    assert after == {"entities": [new], "deps": [{"from": "a", "to": "b"}]}
 
 
 def test_appending_to_a_key_that_holds_no_list_is_refused() -> None:

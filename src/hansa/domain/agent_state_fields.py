@@ -1,0 +1,189 @@
+"""The typed fields of an agent's state (seed 002 §8.6; issue 32 item 3).
+
+A state is one flat JSON object (its wire shape since issue 19). These keys have a type,
+checked whenever a delta changes the state; every other key is a free note of any JSON:
+
+- ``goal``: the text of what the user is after in this conversation;
+- ``facts``, ``decisions``, ``openQuestions``: lists of texts;
+- ``entities``: the entities in play, ``{id, kind, name?}``;
+- ``dependencies``: links between them, ``{from, to, rel?}``;
+- ``assumptions``: hypotheses with a confidence, ``{id, hypothesis, confidence, evidence?}``.
+  An assumption is never deleted by a delta: one that no longer holds is set to
+  confidence 0 (the seed's rule). Clearing the whole state (the user's request, or the
+  conversation resolved or archived) still empties it.
+
+:func:`compact` shrinks a state to a byte cap, dropping what matters least first (free
+notes, then the oldest facts, dependencies, entities, assumptions at confidence 0,
+decisions, open questions; never the goal): how the end of a turn keeps the stored state
+within its share of the model's window.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
+
+from hansa import errors
+
+MAX_TEXT = 500
+"""Characters a text of a typed field may have (a goal, a fact, a hypothesis…)."""
+GOAL = "goal"
+FACTS = "facts"
+DECISIONS = "decisions"
+OPEN_QUESTIONS = "openQuestions"
+ENTITIES = "entities"
+DEPENDENCIES = "dependencies"
+ASSUMPTIONS = "assumptions"
+NEVER_DELETED = frozenset({ASSUMPTIONS})
+"""Keys whose items a delta may change but not delete."""
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Entity(_Item):
+    """An entity in play: what the agent knows it is called."""
+
+    id: str = Field(min_length=1, max_length=64)
+    kind: str = Field(min_length=1, max_length=64)
+    name: str | None = Field(default=None, max_length=MAX_TEXT)
+
+
+class Dependency(_Item):
+    """A link between two entities (``entity.link`` notes one)."""
+
+    from_: str = Field(alias="from", min_length=1, max_length=64)
+    to: str = Field(min_length=1, max_length=64)
+    rel: str | None = Field(default=None, max_length=64)
+
+
+class Assumption(_Item):
+    """A hypothesis the agent works with, and how sure it is (0: no longer holds)."""
+
+    id: str = Field(min_length=1, max_length=64)
+    hypothesis: str = Field(min_length=1, max_length=MAX_TEXT)
+    confidence: float = Field(ge=0, le=1)
+    evidence: list[str] = Field(default_factory=list, max_length=10)
+
+
+_Text = Annotated[str, StringConstraints(min_length=1, max_length=MAX_TEXT)]
+_TEXTS = TypeAdapter(list[_Text])
+_TYPES: dict[str, TypeAdapter[Any]] = {
+    GOAL: TypeAdapter(_Text),
+    FACTS: _TEXTS,
+    DECISIONS: _TEXTS,
+    OPEN_QUESTIONS: _TEXTS,
+    ENTITIES: TypeAdapter(list[Entity]),
+    DEPENDENCIES: TypeAdapter(list[Dependency]),
+    ASSUMPTIONS: TypeAdapter(list[Assumption]),
+}
+TYPED = tuple(_TYPES)
+"""The typed keys, most important first (the prompt's order)."""
+
+
+def check_types(state: dict[str, Any]) -> None:
+    """InvalidInput naming the first typed key whose value is not of its type."""
+    for key, adapter in _TYPES.items():
+        if key not in state:
+            continue
+        try:
+            adapter.validate_python(state[key], strict=True)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in (key, *first["loc"]))
+            raise errors.InvalidInput(
+                f"the agent state's {key} is not of its type at {where}: {first['msg']}",
+                details={"field": where},
+            ) from None
+
+
+def check_kept(before: dict[str, Any], after: dict[str, Any]) -> None:
+    """InvalidInput when ``after`` lost an assumption ``before`` held (by id): a delta
+    sets a spent one to confidence 0 instead of deleting it."""
+    for key in sorted(NEVER_DELETED):
+        had, has = _ids(before.get(key)), _ids(after.get(key))
+        gone = sorted(had - has)
+        if gone:
+            raise errors.InvalidInput(
+                f"{key} are never deleted ({gone[0]}): set its confidence to 0 instead",
+                details={"field": key},
+            )
+
+
+def _ids(items: Any) -> set[str]:
+    if not isinstance(items, list):
+        return set()
+    return {str(i["id"]) for i in items if isinstance(i, dict) and "id" in i}
+
+
+# What compaction drops first: free notes (the None entry), then these lists, oldest item
+# first. Assumptions go only once they are at confidence 0 (then any, as a last resort).
+_DROP_FIRST: tuple[str | None, ...] = (
+    None,
+    FACTS,
+    DEPENDENCIES,
+    ENTITIES,
+    ASSUMPTIONS,
+    DECISIONS,
+    OPEN_QUESTIONS,
+)
+
+
+def size(state: dict[str, Any]) -> int:
+    """Bytes of the state as compact JSON (UTF-8)."""
+    return len(json.dumps(state, ensure_ascii=False, separators=(",", ":"), default=str).encode())
+
+
+def compact(state: dict[str, Any], cap: int) -> tuple[dict[str, Any], int]:
+    """``state`` shrunk to at most ``cap`` bytes (a new object) and how many items or notes
+    it lost. The goal is never dropped; a goal alone past the cap stays."""
+    out = json.loads(json.dumps(state, default=str))
+    lost = 0
+    while size(out) > cap and _drop_one(out):
+        lost += 1
+    return out, lost
+
+
+def _drop_one(state: dict[str, Any]) -> bool:
+    for key in _DROP_FIRST:
+        if key is None:
+            notes = [k for k in state if k not in _TYPES]
+            if notes:
+                del state[notes[0]]
+                return True
+            continue
+        items = state.get(key)
+        if not isinstance(items, list) or not items:
+            continue
+        at = 0
+        if key == ASSUMPTIONS:
+            spent = [i for i, a in enumerate(items) if _confidence(a) == 0]
+            if not spent:
+                continue
+            at = spent[0]
+        del items[at]
+        if not items:
+            del state[key]
+        return True
+    assumptions = state.get(ASSUMPTIONS)
+    if isinstance(assumptions, list) and assumptions:  # the last resort: the oldest
+        del assumptions[0]
+        if not assumptions:
+            del state[ASSUMPTIONS]
+        return True
+    return False
+
+
+def _confidence(item: Any) -> float | None:
+    value = item.get("confidence") if isinstance(item, dict) else None
+    return float(value) if isinstance(value, int | float) else None
