@@ -9,18 +9,21 @@ The window is shared in this order (seed 002 §5.1):
    they do not fit, items go lowest priority first (the roster, linked entities, the
    document tree, payload fields; the date and the project's facts last), and once an item
    of a group goes, the group's later items go too (a tree is never left with holes);
-4. the rolling **summary**: at most ``SUMMARY_SHARE`` of the window and ``SUMMARY_MAX``
+4. the agent's **state** (its notes): at most ``agent_notes.STATE_SHARE`` of the window;
+   when it does not fit, free notes and the oldest facts go first (``agent_notes.fit``);
+5. the rolling **summary**: at most ``SUMMARY_SHARE`` of the window and ``SUMMARY_MAX``
    tokens; its kept facts come first, its prose is cut to fit;
-5. the **kept** messages (before the summary's cut, kept word for word by it: a pasted
+6. the **kept** messages (before the summary's cut, kept word for word by it: a pasted
    document), from what is left, before any message after the summary;
-6. the **history** (the messages after the summary): whatever is left, newest first; the
+7. the **history** (the messages after the summary): whatever is left, newest first; the
    oldest that do not fit are left out.
 
 The prompt's order is not the budget's: what every agent of the conversation shares comes
 first and the agent's own part last (issue 34), so that a model that keeps the tokens it
 last evaluated (llama.cpp) reuses them when the next turn goes to another agent::
 
-    system: the rules, the packs, the summary | kept | history | system: the agent | message
+    system: the rules, the packs, the summary | kept | history | system: the agent |
+    system: the agent's state | message
 
 Every left-out piece is named in ``Fitted.dropped`` (and so in ``context_usage``): nothing
 is dropped silently. A history that did not fit also asks for a new summary.
@@ -32,6 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hansa.domain.event import ContextDrop
+from hansa.engine import agent_notes
 from hansa.engine.context_packs import MESSAGE_TOKENS, Item, Pack, estimate_tokens
 from hansa.models.base import ChatMessage
 
@@ -75,6 +79,8 @@ class PromptParts:
     """Older messages after the summary that were not even read (past the read limit)."""
     agent: str = ""
     """Who the agent is (its persona): always sent, last before the message."""
+    state: agent_notes.Notes | None = None
+    """The agent's state (its notes), sent after its persona."""
 
 
 @dataclass
@@ -92,6 +98,8 @@ class Fitted:
     dropped: list[ContextDrop] = field(default_factory=list)
     history_overflow: bool = False
     """Whether messages after the summary were left out: the summary is behind."""
+    state_of: str | None = None
+    """Whose agent state the prompt carries (a hand-over to another agent swaps it)."""
 
 
 def fit(parts: PromptParts) -> Fitted:
@@ -113,6 +121,12 @@ def fit(parts: PromptParts) -> Fitted:
         sections[pack.scope] = used.get(pack.scope, 0)
     free -= sum(used.values())
 
+    state_budget = min(int(parts.window * agent_notes.STATE_SHARE), free)
+    notes = agent_notes.fit(parts.state, state_budget, dropped) if parts.state else ""
+    if parts.state is not None:
+        sections[agent_notes.SECTION] = agent_notes.cost(notes)
+        free -= sections[agent_notes.SECTION]
+
     summary_budget = min(int(parts.window * SUMMARY_SHARE), SUMMARY_MAX, free)
     summary_text = ""
     if parts.summary is not None:
@@ -130,15 +144,28 @@ def fit(parts: PromptParts) -> Fitted:
 
     system = "\n\n".join(t for t in (parts.system, *pack_texts, summary_text) if t)
     agent = [ChatMessage("system", parts.agent)] if parts.agent else []
+    agent += [ChatMessage("system", notes)] if notes else []
     prompt = [ChatMessage("system", system), *pinned, *kept, *agent]
     prompt.append(ChatMessage("user", parts.message))
     budgets = {"packs": packs_budget, "summary": summary_budget, "history": history_budget}
+    if parts.state is not None:
+        budgets[agent_notes.SECTION] = state_budget
     dropped.sort(key=lambda d: _DROP_ORDER.get(d.section, 0))
-    return Fitted(prompt, parts.window, sections, budgets, dropped, overflow)
+    state_of = parts.state.agent_id if parts.state else None
+    return Fitted(prompt, parts.window, sections, budgets, dropped, overflow, state_of)
 
 
-_DROP_ORDER = {"global": 0, "entity": 1, "project": 2, "summary": 3, "kept": 4, "history": 5}
-"""The drop report's order: packs (lowest priority first), then the summary, the history."""
+_DROP_ORDER = {
+    "global": 0,
+    "entity": 1,
+    "project": 2,
+    "state": 3,
+    "summary": 4,
+    "kept": 5,
+    "history": 6,
+}
+"""The drop report's order: packs (lowest priority first), then the agent's state, the
+summary, the history."""
 
 
 def _cost(message: ChatMessage) -> int:

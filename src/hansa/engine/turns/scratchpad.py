@@ -3,26 +3,24 @@
 A tool call's deltas (``agent_state.update``, or an entity tool noting what it made) are
 applied in the transaction of the call's ``tool_result``, under the conversation's row
 lock, and announced there with ``agent_state {agentId, version, state}``. The state rides
-into the agent's next prompt as a system block of its own. Clearing it (the API) is a
-change too: the version goes up and ``agent_state`` says so.
+into the agent's next prompt as a budgeted section of its own (``agent_notes``). Clearing
+it (the API, a conversation resolved or archived) is a change too: the version goes up.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import agent_state, event, secrets
+from hansa.engine import agent_notes
+from hansa.engine.context_budget import Fitted
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.models.base import ChatMessage
 from hansa.store import agent_states
-
-NOTES_INTRO = "Your notes from earlier in this conversation (your agent state"
-"""How the prompt's block of notes begins."""
 
 
 def change(
@@ -76,22 +74,24 @@ async def carry(
     conversation_id: str,
     agent_id: str,
     prompt: list[ChatMessage],
+    fitted: Fitted,
 ) -> list[ChatMessage]:
-    """``prompt`` with the agent's notes as a system block after its last system message
-    (who the agent is, which the prompt gives after the shared part: issue 34), at the
-    start when it has none."""
-    stored = await services.db.read(agent_states.get, tenant_id, conversation_id, agent_id)
-    if not stored.state:
+    """``prompt`` carrying ``agent_id``'s notes. The context stage fitted the notes of the
+    agent routed to (``agent_notes``); when another agent answers (a hand-over after the
+    prompt was built), its notes replace them, cut to the same budget, and ``fitted``'s
+    section and drops say so."""
+    if fitted.state_of == agent_id:
         return prompt
-    block = ChatMessage("system", notes_block(stored))
-    at = max((i + 1 for i, m in enumerate(prompt) if m.role == "system"), default=0)
-    return [*prompt[:at], block, *prompt[at:]]
-
-
-def notes_block(stored: agent_state.AgentState) -> str:
-    """The notes as the model reads them: internal, JSON, with how to change them."""
-    notes = json.dumps(stored.state, ensure_ascii=False, sort_keys=True)
-    return (
-        f"{NOTES_INTRO}, version {stored.version}; internal, never shown to the user): "
-        f"{notes}. Change them with the agent_state.update tool when what you know changes."
-    )
+    stored = await services.db.read(agent_states.get, tenant_id, conversation_id, agent_id)
+    dropped = [d for d in fitted.dropped if d.section != agent_notes.SECTION]
+    budget = fitted.budgets.get(agent_notes.SECTION, 0)
+    text = agent_notes.fit(agent_notes.of(stored), budget, dropped)
+    fitted.dropped, fitted.state_of = dropped, agent_id
+    fitted.sections[agent_notes.SECTION] = agent_notes.cost(text)
+    kept = [
+        m for m in prompt if not (m.role == "system" and m.content.startswith(agent_notes.INTRO))
+    ]
+    if not text:
+        return kept
+    at = max((i + 1 for i, m in enumerate(kept) if m.role == "system"), default=0)
+    return [*kept[:at], ChatMessage("system", text), *kept[at:]]

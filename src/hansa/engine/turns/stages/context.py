@@ -1,11 +1,12 @@
 """Stage 4 of 6: build the project context, the context packs and the agent's prompt.
 
 The prompt is one system message (the team's rules, the packs, the rolling summary), the
-messages after the summary, a system message saying who the agent is, and the user's
-message, fitted to the model's context window by ``context_budget.fit``; what did not fit
-is reported by ``context_usage``. Everything before the agent's own message is the same
-for every agent of the conversation, so a turn routed to another agent than the last
-reuses the tokens the embedded model evaluated for the last one (issue 34).
+messages after the summary, a system message saying who the agent is (then one with its
+agent state, when it keeps one), and the user's message, fitted to the model's context
+window by ``context_budget.fit``; what did not fit is reported by ``context_usage``.
+Everything before the agent's own message is the same for every agent of the
+conversation, so a turn routed to another agent than the last reuses the tokens the
+embedded model evaluated for the last one (issue 34).
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ from hansa.domain import message
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.project import ProjectContext
 from hansa.domain.workspace import WorkspaceEdge, WorkspaceEntity
-from hansa.engine import context_budget, context_packs, rolling_summary, thinking
+from hansa.engine import agent_notes, context_budget, context_packs, rolling_summary, thinking
 from hansa.engine.project_context import build_project_context
 from hansa.engine.prompts import persona
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.models.base import ChatMessage
-from hansa.store import workspace
+from hansa.store import agent_states, workspace
 
 MAX_LINKED = 50
 """Linked entities read for the entity pack (the budget may keep fewer)."""
@@ -90,6 +91,7 @@ async def build_context(ctx: TurnContext) -> Then:
     if focus_id is not None:
         packs.append(context_packs.entity_pack(focus_id, *focused))
     model = services.model_for(agent, project)
+    notes = await services.db.read(agent_states.get, ctx.tenant_id, ctx.conversation_id, agent.id)
     history = tuple(_chat(m) for m in _before_this_turn(ctx.history, ctx.turn_id))
     parts = context_budget.PromptParts(
         window=model.context_window,
@@ -103,6 +105,7 @@ async def build_context(ctx: TurnContext) -> Then:
         kept=tuple(_chat(m) for m in ctx.kept),
         history=history,
         unread=max(ctx.history_total - len(ctx.history), 0),
+        state=agent_notes.of(notes),
     )
     ctx.fitted = context_budget.fit(parts)
     ctx.prompt = ctx.fitted.prompt

@@ -30,8 +30,9 @@ async def _answer(ctx: TurnContext, agent: AgentDefinition) -> Then:
     await ctx.flush()
     crash_point(ctx.services.settings, "turn.after_route")
     services = ctx.services
-    ctx.prompt = await scratchpad.carry(
-        services, ctx.tenant_id, ctx.conversation_id, agent.id, ctx.prompt
-    )
+    if ctx.fitted is not None:  # another agent than the one routed to answers: its notes
+        ctx.prompt = await scratchpad.carry(
+            services, ctx.tenant_id, ctx.conversation_id, agent.id, ctx.prompt, ctx.fitted
+        )
     ctx.reply_text = await AgentLoop(ctx, ctx.toolbox()).run()
     return Then.FINALIZE

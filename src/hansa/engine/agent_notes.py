@@ -1,0 +1,134 @@
+"""An agent's state as its prompt carries it: a budgeted section (issue 32 item 3).
+
+The state (``domain/agent_state.py``) rides in the agent's prompt as a system message of
+its own after the agent's persona: internal notes, one line per typed item (goal, open
+questions, decisions, assumptions, entities, dependencies, facts) and one per free note.
+It is a section of the context budget (``context_budget.fit``): at most ``STATE_SHARE`` of
+the window. When it does not fit, items go in the order the stored state is compacted in
+(``agent_state_fields.compact``: free notes, then the oldest facts…, never the goal), and
+``context_usage`` names what was left out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from hansa.domain import agent_state_fields as fields
+from hansa.domain.agent_state import AgentState
+from hansa.domain.event import ContextDrop
+from hansa.engine.context_packs import MESSAGE_TOKENS, estimate_tokens
+
+STATE_SHARE = 0.15
+"""The most of the model's window an agent's state may take in its prompt, and (as bytes,
+four to a token) the most the stored state keeps at a turn's end: on the embedded model's
+2,048 tokens, 307 tokens (1,228 bytes)."""
+INTRO = "Your notes from earlier in this conversation (your agent state"
+"""How the notes' system message begins."""
+SECTION = "state"
+"""The section's name in ``context_usage``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notes:
+    """One agent's stored state, for its prompt."""
+
+    agent_id: str
+    version: int
+    state: dict[str, Any]
+
+
+def of(stored: AgentState) -> Notes:
+    """The notes of a stored state."""
+    return Notes(stored.agent_id, stored.version, stored.state)
+
+
+def cap_bytes(window: int) -> int:
+    """The most bytes a stored state keeps at a turn's end, for a model of ``window``."""
+    return int(window * STATE_SHARE) * 4
+
+
+def render(notes: Notes) -> str:
+    """The notes as the model reads them; empty for an empty state."""
+    if not notes.state:
+        return ""
+    head = (
+        f"{INTRO}, version {notes.version}; internal, never shown to the user; change them "
+        "with the agent_state.update tool when what you know changes):"
+    )
+    return "\n".join([head, *_lines(notes.state)])
+
+
+def fit(notes: Notes, budget: int, dropped: list[ContextDrop]) -> str:
+    """The notes cut to ``budget`` tokens (with their message's cost); what is left out
+    is named in ``dropped``."""
+    whole = render(notes)
+    if not whole or _cost(whole) <= budget:
+        return whole
+    state, lost = dict(notes.state), 0
+    text = whole
+    while _cost(text) > budget:
+        state, gone = fields.compact(state, max(fields.size(state) - 1, 0))
+        if gone == 0:  # only the goal is left, and it does not fit: nothing of it goes in
+            text = ""
+            break
+        lost += gone
+        text = render(Notes(notes.agent_id, notes.version, state))
+    what = (
+        f"agent state v{notes.version}: {lost} of its items and notes (free notes and the "
+        "oldest facts first)"
+        if text
+        else f"agent state v{notes.version}: all of it (its goal alone is past the budget)"
+    )
+    tokens = _cost(whole) - (_cost(text) if text else 0)
+    dropped.append(ContextDrop(section=SECTION, what=what, tokens=tokens))
+    return text
+
+
+def cost(text: str) -> int:
+    """Estimated tokens of the notes' message (0 for none)."""
+    return _cost(text) if text else 0
+
+
+def _cost(text: str) -> int:
+    return estimate_tokens(text) + MESSAGE_TOKENS
+
+
+def _lines(state: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    if isinstance(state.get(fields.GOAL), str):
+        lines.append(f"Goal: {state[fields.GOAL]}")
+    for label, key in (
+        ("Open question", fields.OPEN_QUESTIONS),
+        ("Decision", fields.DECISIONS),
+        ("Fact", fields.FACTS),
+    ):
+        lines += [f"{label}: {_text(v)}" for v in _list(state, key)]
+    for a in _list(state, fields.ASSUMPTIONS):
+        if isinstance(a, dict):
+            lines.append(
+                f"Assumption {a.get('id')} (confidence {a.get('confidence')}): "
+                f"{a.get('hypothesis')}"
+            )
+    for e in _list(state, fields.ENTITIES):
+        if isinstance(e, dict):
+            name = f"{e['name']} " if e.get("name") else ""
+            lines.append(f"Entity in play: {name}({e.get('kind')} {e.get('id')})")
+    for d in _list(state, fields.DEPENDENCIES):
+        if isinstance(d, dict):
+            rel = d.get("rel") or "links to"
+            lines.append(f"Dependency: {d.get('from')} {rel} {d.get('to')}")
+    for key, value in state.items():
+        if key not in fields.TYPED:
+            lines.append(f"Note {key}: {json.dumps(value, ensure_ascii=False, default=str)}")
+    return lines
+
+
+def _list(state: dict[str, Any], key: str) -> list[Any]:
+    value = state.get(key)
+    return value if isinstance(value, list) else []
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
