@@ -31,10 +31,16 @@ MAX_DELAY_SECONDS = 30 * 24 * 3600.0
 
 
 class SessionStatus(StrEnum):
-    """running -> paused -> running ...; -> stopped | completed | failed (final)."""
+    """running -> paused -> running ...; -> stopped | completed | failed (final).
+
+    A stop that lands while a step is in flight passes through ``stopping``: that step
+    finishes and is recorded with what its tools did, then the session is ``stopped``
+    (decision 0037). A stop with no step in flight stops at once.
+    """
 
     RUNNING = "running"
     PAUSED = "paused"
+    STOPPING = "stopping"
     STOPPED = "stopped"
     COMPLETED = "completed"
     FAILED = "failed"
@@ -68,8 +74,8 @@ class AgentSession(Wire):
     """Ongoing work's cadence: the next step waits at least this long (a step may ask for
     longer with ``delaySeconds``)."""
     reason: str | None
-    """Why the session ended or paused (``done``, ``max_steps``, ``max_runtime``, ``stopped``,
-    an error)."""
+    """Why the session ended, paused or is stopping (``done``, ``max_steps``,
+    ``max_runtime``, ``stopped``, an error)."""
     created_at: datetime
     updated_at: datetime
 

@@ -97,7 +97,7 @@ _HEARTBEAT_UNLESS_BUSY = (
 )
 _LIVE = direct.one_of(_jobs.c.status, (_QUEUED, _RUNNING))
 _LIVE_OF_KEY = sa.select(_jobs.c.status).where(_jobs.c.key == _B("p_key"), _LIVE)
-_LIVE_JOBS_OF_KEY = sa.select(_jobs.c.id, _jobs.c.status, _jobs.c.payload).where(
+_LIVE_JOBS_OF_KEY = sa.select(_jobs.c.id, _jobs.c.status, _jobs.c.attempts, _jobs.c.payload).where(
     _jobs.c.key == _B("p_key"), _LIVE
 )
 _EPOCH = sa.select(_jobs.c.epoch).where(_jobs.c.id == _B("p_id"))
@@ -371,21 +371,26 @@ def cancel_key_job(
     payload_match: dict[str, Any],
     now: datetime,
     *,
-    queued_only: bool = False,
-) -> None:
+    unstarted_only: bool = False,
+) -> bool:
     """End the queued or running job of ``key`` whose payload contains ``payload_match``
-    (only a queued one when ``queued_only``).
+    (with ``unstarted_only``, only one that never started: queued, no attempt yet); whether
+    a matching job that started is left (running, or back in the queue after an attempt).
 
     Its epoch moves on, so a worker still running it can write nothing more; the key's
     next job may start, so this process's worker looks after the commit.
     """
+    left = False
     for row in direct.rows(conn, _LIVE_JOBS_OF_KEY, {"p_key": key}):
-        if queued_only and row["status"] != _QUEUED:
-            continue
         payload = row["payload"]
-        if all(payload.get(k) == v for k, v in payload_match.items()):
-            direct.execute(conn, _CANCEL, {"p_id": row["id"], "p_now": now})
-            db.enqueued(conn)
+        if not all(payload.get(k) == v for k, v in payload_match.items()):
+            continue
+        if unstarted_only and (row["status"] != _QUEUED or row["attempts"] > 0):
+            left = True
+            continue
+        direct.execute(conn, _CANCEL, {"p_id": row["id"], "p_now": now})
+        db.enqueued(conn)
+    return left
 
 
 def _job(row: direct.Row) -> job.Job:

@@ -112,7 +112,8 @@ async def interrupt_session(
     responses=answers(None, 409),
 )
 async def stop_session(session_id: str, services: ServicesDep, tenant: TenantDep) -> SessionOut:
-    """End the session; a step in flight is not recorded."""
+    """End the session: ``stopped`` at once, or ``stopping`` while the step in flight
+    finishes and is recorded with what its tools did (then ``stopped``)."""
     return SessionOut.of(await service.stop(services, tenant, session_id))
 
 

@@ -66,6 +66,10 @@ class ToolCaller:
     keeps_state: bool = True
     """Whether executors may propose scratchpad deltas (a turn); a session's step keeps
     its state in its frame, so there ``agent_state.update`` fails (``no_agent_state``)."""
+    keyed_by_place: bool = False
+    """Key each call by its place in the loop (``#<n>``, counting from 0) instead of the
+    model's call id (a session's step): a model asked again after a crash names its calls
+    anew, so only their place repeats (decision 0037)."""
 
 
 @dataclass
@@ -194,9 +198,11 @@ class ToolLoop:
                 answers[i] = Settled(call, self.toolbox.name_of(call.name), error=refused)
                 batch.event(answers[i].payload(), agent_id=agent_id)
         await self.sink.announce(batch)
+        before = len(self.answered)  # the calls of earlier rounds: this round's places follow
         executions = {
             asyncio.create_task(
-                self._execute(i, call, verdict), name=f"tool {call.id} {verdict.task_type.name}"
+                self._execute(i, call, verdict, before + i),
+                name=f"tool {call.id} {verdict.task_type.name}",
             )
             for i, (call, verdict) in enumerate(zip(calls, verdicts, strict=True))
             if isinstance(verdict, Runs)
@@ -218,7 +224,7 @@ class ToolLoop:
         return ordered
 
     async def _execute(
-        self, i: int, call: ToolCall, verdict: Runs
+        self, i: int, call: ToolCall, verdict: Runs, place: int
     ) -> tuple[int, Settled, ToolDone]:
         """Run ``call``'s executor once a slot is free: its answer as the model reads it (a
         result, or its failure as a tool error), and what the execution produced. Cut (its
@@ -226,7 +232,9 @@ class ToolLoop:
         done = ToolDone(Batch(self.caller.conversation_id, self.caller.turn_id))
         try:
             async with self._slots:
-                await _perform(self.services, self.tenant_id, self.caller, call, verdict, done)
+                await _perform(
+                    self.services, self.tenant_id, self.caller, call, verdict, done, place
+                )
         except asyncio.CancelledError:
             self.calls.extend(done.calls)
             raise
@@ -244,10 +252,12 @@ async def _perform(
     call: ToolCall,
     verdict: Runs,
     done: ToolDone,
+    place: int,
 ) -> None:
     """Run the call's executor under the task time limit into ``done``; a failure is a
     ``TaskFailed``."""
-    key = hashlib.sha256(f"{caller.origin}:{call.id}".encode()).hexdigest()[:40]
+    named = f"#{place}" if caller.keyed_by_place else call.id
+    key = hashlib.sha256(f"{caller.origin}:{named}".encode()).hexdigest()[:40]
     execution = Execution(
         verdict.task_type,
         verdict.params,

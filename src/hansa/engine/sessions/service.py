@@ -1,9 +1,11 @@
 """Agent sessions: create one, and control it (pause, resume, interrupt, stop, delete).
 
 Every change locks the session's row, so control and a step in flight take turns: a
-step that commits after a pause records itself and queues nothing; guidance set by an
-interrupt is taken by exactly the step that commits next. A running session has exactly
-one live step job (keyed ``session:<id>``); a paused or ended one has none.
+step that commits after a pause records itself and queues nothing; one that commits
+after a stop records itself and ends the session (``stopping`` -> ``stopped``); guidance
+set by an interrupt is taken by exactly the step that commits next. A running session has
+exactly one live step job (keyed ``session:<id>``); a paused or stopping one has only the
+step in flight, if any; an ended one has none.
 """
 
 from __future__ import annotations
@@ -169,7 +171,18 @@ async def _control(
     return await Recorder(services, tenant_id, found.conversation_id).write_then(batch, go)
 
 
+def _cancel_unstarted(conn: Connection, s: AgentSession, now: datetime) -> bool:
+    """Cancel the session's step job unless it started; whether one that started is left
+    (running, or back in the queue after an attempt whose tools may have acted)."""
+    return queue.cancel_key_job(conn, key_of(s.id), {"sessionId": s.id}, now, unstarted_only=True)
+
+
 def _refuse_final(session: AgentSession, verb: str) -> None:
+    if session.status is SessionStatus.STOPPING:
+        raise errors.Conflict(
+            f"agent session {session.id} is stopping; it cannot {verb}",
+            details={"status": session.status.value},
+        )
     if session.status.final:
         raise errors.Conflict(
             f"agent session {session.id} is {session.status.value}; it cannot {verb}",
@@ -184,8 +197,8 @@ async def pause(services: Services, tenant_id: str, session_id: str) -> AgentSes
         _refuse_final(s, "pause")
         if s.status is SessionStatus.PAUSED:
             return s
-        # only the queued step: the one in flight finishes and is recorded
-        queue.cancel_key_job(conn, key_of(s.id), {"sessionId": s.id}, now, queued_only=True)
+        # only a step not yet started: the one in flight finishes and is recorded
+        _cancel_unstarted(conn, s, now)
         return s.model_copy(
             update={"status": SessionStatus.PAUSED, "reason": "paused", "updated_at": now}
         )
@@ -235,25 +248,28 @@ def ended(s: AgentSession, now: datetime, reason: str) -> AgentSession:
     )
 
 
-def stopping(s: AgentSession, conn: Connection, now: datetime, reason: str) -> AgentSession:
-    """The session stopped for ``reason``, its step job (queued or in flight) ended."""
-    queue.cancel_key_job(conn, key_of(s.id), {"sessionId": s.id}, now)
-    return ended(s, now, reason)
-
-
 async def stop(services: Services, tenant_id: str, session_id: str) -> AgentSession:
-    """End the session; a step in flight is not recorded (its job is ended)."""
+    """End the session. A step not yet started is cancelled; a step in flight finishes and
+    is recorded with what its tools did: the session is ``stopping`` until it commits, then
+    ``stopped`` (decision 0037). Stopping an ended session is a no-op; stopping a stopping
+    one again ends it at once if its step's job is gone."""
 
     def change(conn: Connection, s: AgentSession, now: datetime) -> AgentSession:
         if s.status.final:
             return s
-        return stopping(s, conn, now, "stopped")
+        if _cancel_unstarted(conn, s, now):
+            if s.status is SessionStatus.STOPPING:
+                return s
+            update = {"status": SessionStatus.STOPPING, "reason": "stopped", "updated_at": now}
+            return s.model_copy(update=update)
+        return ended(s, now, "stopped")
 
     return await _control(services, tenant_id, session_id, change)
 
 
 async def delete(services: Services, tenant_id: str, session_id: str) -> None:
-    """Stop the session and remove it with its steps (its conversation's events stay)."""
+    """Stop the session and remove it with its steps (its conversation's events stay: a
+    step in flight still records its tools' events there when it commits)."""
     await stop(services, tenant_id, session_id)
     await services.db.write(lambda conn: rows.delete(conn, tenant_id, session_id))
 

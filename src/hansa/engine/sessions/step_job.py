@@ -51,11 +51,13 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
     session = await services.db.read(lambda conn: rows.get(conn, tenant_id, work.session_id))
     recorder = Recorder(services, tenant_id, session.conversation_id, claimed)
     ended = _limit_reached(session, services.clock())
-    if _stale(session, work) or ended is not None:
+    if _stale(session, work, claimed) or ended is not None:
         await recorder.write(_ending(services, claimed, work, session, ended))
         return
     per_minute = services.settings.session_steps_per_minute_per_tenant
-    wait = pace_of(services).wait_for(tenant_id, per_minute)
+    # only a running session's steps are paced: the step a pause or a stop lets finish runs now
+    running = session.status is SessionStatus.RUNNING
+    wait = pace_of(services).wait_for(tenant_id, per_minute) if running else 0
     if wait:  # the tenant's steps this minute are spent: this one is put off, durably
         await recorder.write(_put_off(services, claimed, work, session, wait))
         return
@@ -90,9 +92,19 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
         raise
 
 
-def _stale(session: AgentSession, work: SessionStepJob) -> bool:
-    """Whether the job's step is no longer to run: its session is not running, or moved on."""
-    return session.status is not SessionStatus.RUNNING or work.iteration != session.iteration + 1
+_LETS_FINISH = (SessionStatus.PAUSED, SessionStatus.STOPPING)
+
+
+def _stale(session: AgentSession, work: SessionStepJob, claimed: Job) -> bool:
+    """Whether the job's step is no longer to run: its session moved on, or is not running
+    and the step never started before. A step that did (its worker died, or it failed and
+    was given back) when a pause or a stop landed runs again to its record: its tools may
+    have acted already (decision 0037)."""
+    if work.iteration != session.iteration + 1:
+        return True
+    if session.status is SessionStatus.RUNNING:
+        return False
+    return not (session.status in _LETS_FINISH and claimed.attempts > 1)
 
 
 def _limit_reached(session: AgentSession, now: datetime) -> str | None:
@@ -109,14 +121,18 @@ def _limit_reached(session: AgentSession, now: datetime) -> str | None:
 def _ending(
     services: Services, claimed: Job, work: SessionStepJob, seen: AgentSession, limit: str | None
 ) -> Batch:
-    """End the job; when a limit is reached, end the session with it as the reason."""
+    """End the job; when a limit is reached, end the session with it as the reason; a
+    stopping session whose step never started is stopped."""
     batch = Batch(seen.conversation_id, None)
 
     def go(conn: Connection) -> None:
         now = services.clock()
         session = rows.get(conn, claimed.tenant_id, work.session_id, lock=True)
-        if limit is not None and not _stale(session, work):
-            stopped = ended(session, now, limit)
+        reason = limit if limit is not None and not _stale(session, work, claimed) else None
+        if session.status is SessionStatus.STOPPING:
+            reason = "stopped"
+        if reason is not None:
+            stopped = ended(session, now, reason)
             rows.save(conn, stopped)
             announce(batch, stopped, stopped.agent_id)
         queue.finish(conn, claimed, now)
@@ -136,7 +152,7 @@ def _put_off(
         now = services.clock()
         session = rows.get(conn, claimed.tenant_id, work.session_id, lock=True)
         queue.finish(conn, claimed, now)
-        if not _stale(session, work):
+        if not _stale(session, work, claimed):
             later = session.model_copy(update={"next_run_at": now + timedelta(seconds=wait)})
             rows.save(conn, later)
             queue_step(conn, later, now, wait)
@@ -184,12 +200,18 @@ def _record(
 ) -> None:
     """The step, the session's change, its tools' events, the step's events and the next
     job, in one transaction. A step with an ``error`` is recorded too (its frame from
-    :func:`_failed` when it has none of its own); the session then fails with the error."""
+    :func:`_failed` when it has none of its own); the session then fails with the error.
+    A stopping session is stopped by it (unless it completes or fails); its tools' events
+    are recorded in the conversation even when the session was deleted or moved on."""
     now = services.clock()
     batch = answer.batch
     for call in answer.calls:
         llm_calls.record(conn, call)
-    session = rows.get(conn, claimed.tenant_id, work.session_id, lock=True)
+    try:
+        session = rows.get(conn, claimed.tenant_id, work.session_id, lock=True)
+    except errors.NotFound:  # deleted while the step ran: what its tools did is still told
+        queue.finish(conn, claimed, now)
+        return
     if work.iteration != session.iteration + 1 or session.status.final:
         queue.finish(conn, claimed, now)  # ended or moved on while the step ran
         return
@@ -218,6 +240,8 @@ def _record(
         status, reason = SessionStatus.FAILED, error
     elif frame.done:
         status, reason = SessionStatus.COMPLETED, "done"
+    elif status is SessionStatus.STOPPING:  # the stop let this step finish: now it ends
+        status = SessionStatus.STOPPED
     moved = session.model_copy(
         update={
             "iteration": iteration,

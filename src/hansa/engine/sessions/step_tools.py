@@ -8,9 +8,11 @@ say in its text what it wants done.
 
 Nothing is written while the step works: the calls (``tool_call``), their answers
 (``tool_result``) and what the executors reported (``operation``, ``entity_patch``) go into
-the step's batch and commit with the step. A step run again after a crash repeats its
-calls under the same idempotency keys (``session:<id>:<n>`` and the call's id), so an
-executor that honours them (the entity tools do) does not do the work twice.
+the step's batch and commit with the step. A step run again after a crash (or after a
+stop or pause landed while it ran: decision 0037) repeats its calls under the same
+idempotency keys (``session:<id>:<n>`` and the call's place in the step, not the model's
+call id, which a model asked again names anew), so an executor that honours them (the
+entity tools do) does not do the work twice, and the record tells what it did.
 """
 
 from __future__ import annotations
@@ -78,6 +80,7 @@ class StepCall:
             node_id=f"session:{session.id}",
             origin=f"session:{session.id}:{session.iteration + 1}",
             keeps_state=False,
+            keyed_by_place=True,
         )
         self.model = services.model_for(agent, project)
         self.params = RequestParams(output_schema=FRAME_SCHEMA, purpose="session_step")
