@@ -7,7 +7,8 @@ checked whenever a delta changes the state; every other key is a free note of an
 - ``facts``, ``decisions``, ``openQuestions``: lists of texts;
 - ``entities``: the entities in play, ``{id, kind, name?}``;
 - ``dependencies``: links between them, ``{from, to, rel?}``;
-- ``assumptions``: hypotheses with a confidence, ``{id, hypothesis, confidence, evidence?}``.
+- ``assumptions``: hypotheses with a confidence, ``{id, hypothesis, confidence,
+  evidence?}``.
   An assumption is never deleted by a delta: one that no longer holds is set to
   confidence 0 (the seed's rule). Clearing the whole state (the user's request, or the
   conversation resolved or archived) still empties it.
@@ -15,7 +16,8 @@ checked whenever a delta changes the state; every other key is a free note of an
 :func:`compact` shrinks a state to a byte cap, dropping what matters least first (free
 notes, then the oldest facts, dependencies, entities, assumptions at confidence 0,
 decisions, open questions; never the goal): how the end of a turn keeps the stored state
-within its share of the model's window.
+within its share of the model's window (:func:`reconcile`, which also keeps a repeated
+text once and lets an open question go once a decision or a fact records it).
 """
 
 from __future__ import annotations
@@ -105,6 +107,45 @@ def check_types(state: dict[str, Any]) -> None:
                 f"the agent state's {key} is not of its type at {where}: {first['msg']}",
                 details={"field": where},
             ) from None
+
+
+def reconcile(state: dict[str, Any], cap: int) -> tuple[dict[str, Any], int]:
+    """The state as a turn's end leaves it (a new object) and how many items it lost: a
+    text said twice in ``facts``, ``decisions`` or ``openQuestions`` kept once (its first
+    place; case and spacing aside), an open question also recorded as a decision or a fact
+    gone (it is answered), then :func:`compact` to ``cap`` bytes."""
+    out = json.loads(json.dumps(state, default=str))
+    lost = 0
+    settled = {_said(t) for key in (DECISIONS, FACTS) for t in _texts(out, key)}
+    for key in (FACTS, DECISIONS, OPEN_QUESTIONS):
+        items = out.get(key)
+        if not isinstance(items, list):
+            continue
+        seen = set(settled) if key == OPEN_QUESTIONS else set()
+        kept = []
+        for item in items:
+            said = _said(item) if isinstance(item, str) else None
+            if said is not None and said in seen:
+                continue
+            kept.append(item)
+            if said is not None:
+                seen.add(said)
+        lost += len(items) - len(kept)
+        if kept:
+            out[key] = kept
+        else:
+            del out[key]
+    out, dropped = compact(out, cap)
+    return out, lost + dropped
+
+
+def _texts(state: dict[str, Any], key: str) -> list[str]:
+    items = state.get(key)
+    return [t for t in items if isinstance(t, str)] if isinstance(items, list) else []
+
+
+def _said(text: str) -> str:
+    return " ".join(text.casefold().split()).rstrip(".?!")
 
 
 def check_kept(before: dict[str, Any], after: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ from hansa.engine import context_packs, failures, rolling_summary, thinking
 from hansa.engine.context_budget import Fitted
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.toolbox import ToolLoopLimit
-from hansa.engine.turns import summary_job
+from hansa.engine.turns import reconcile, summary_job
 from hansa.engine.turns.pipeline import TurnContext
 from hansa.models.base import Model
 from hansa.store import conversations, llm_calls, queue, turns
@@ -32,6 +32,7 @@ async def finalize(ctx: TurnContext) -> None:
             usage = _usage(ctx, ctx.call.record, ctx.call.model, ctx.fitted)
             batch.event(usage, agent_id=ctx.agent.id)
         batch.then(lambda conn: _summarize_if_due(ctx, batch, conn))
+        reconcile.at_turn_end(ctx, batch)  # the agent's state, within its share of the window
     elif ctx.planner_calls:  # Hans planned (or read answers) with his model: what it used
         model = ctx.services.model_for(ctx.supervisor, ctx.project_context)
         answered = [c for c in ctx.planner_calls if c.success] or ctx.planner_calls
