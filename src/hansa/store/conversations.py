@@ -40,6 +40,19 @@ _SET_USER = (
     .values(user=_B("p_user", type_=_conv.c.user.type), updated_at=_B("p_now"))
 )
 _SET_TITLE = sa.update(_conv).where(*_MINE).values(title=_B("p_title"), updated_at=_B("p_now"))
+_states = tables.agent_states
+_CLEAR_STATES = (
+    sa.update(_states)
+    .where(_states.c.conversation_id == _B("p_id"), _states.c.tenant_id == _B("p_tenant"))
+    .values(
+        state=_B("p_empty", type_=_states.c.state.type),
+        version=_states.c.version + 1,
+        updated_at=_B("p_now"),
+    )
+)
+CLOSING = frozenset({conversation.State.RESOLVED, conversation.State.ARCHIVED})
+"""States that clear the agents' states of the conversation as it moves there (seed 002
+§8.6: an agent state lives as long as its session; issue 32 item 3)."""
 
 
 @functools.cache
@@ -113,7 +126,9 @@ def move(
 ) -> bool:
     """Move to ``target`` if the transition table allows it from the current state.
 
-    Staying in ``target`` is always allowed. One conditional UPDATE, no read first.
+    Staying in ``target`` is always allowed. One conditional UPDATE, no read first; a move
+    to ``resolved`` or ``archived`` also empties every agent's state of the conversation
+    (each a new version; no ``agent_state`` event: the move is what clients are told).
     When the move is not allowed: TransitionError if ``strict``, else False.
     """
     allowed = sources(conversation.TRANSITIONS, target) | {target}
@@ -127,6 +142,9 @@ def move(
         "p_agent": current_agent,
     }
     if direct.execute(conn, _move(frozenset(s.value for s in allowed)), params) == 1:
+        if target in CLOSING:  # with the move, whoever moves it (a hand-over, a rule, a graph)
+            cleared = {"p_id": conversation_id, "p_tenant": tenant_id, "p_now": now}
+            direct.execute(conn, _CLEAR_STATES, {**cleared, "p_empty": {}})
         return True
     current = get(conn, tenant_id, conversation_id)  # NotFound if it does not exist
     if strict:

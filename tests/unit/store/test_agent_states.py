@@ -9,7 +9,8 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain.base import utcnow
-from hansa.store import agent_states
+from hansa.domain.conversation import State
+from hansa.store import agent_states, conversations
 from hansa.store.db import DEFAULT_TENANT_ID as T
 from hansa.store.db import Database
 
@@ -55,3 +56,30 @@ def test_another_tenant_sees_nothing_and_cannot_lock(
     assert db.write_now(lambda conn: agent_states.all_of(conn, "other-tenant", cid)) == []
     with pytest.raises(errors.NotFound):
         db.write_now(lambda conn: agent_states.lock(conn, "other-tenant", cid))
+
+
+@pytest.mark.parametrize("closing", [State.RESOLVED, State.ARCHIVED])
+def test_a_conversation_resolved_or_archived_clears_every_agents_state(
+    db: Database, new_conversation: Callable[[], str], closing: State
+) -> None:
+    cid, other = new_conversation(), new_conversation()
+    for conversation_id in (cid, other):
+        for agent, state in (("chief", {"goal": "launch"}), ("fileAgent", {"facts": ["x"]})):
+            db.write_now(
+                lambda conn, c=conversation_id, a=agent, s=state: agent_states.put(
+                    conn, T, agent_states.get(conn, T, c, a), s, utcnow()
+                )
+            )
+
+    db.write_now(lambda conn: conversations.move(conn, T, cid, State.IDLE, utcnow()))
+    idle = db.write_now(lambda conn: agent_states.all_of(conn, T, cid))
+    assert [s.state for s in idle] == [{"goal": "launch"}, {"facts": ["x"]}], "idle keeps them"
+    db.write_now(lambda conn: conversations.move(conn, T, cid, closing, utcnow()))
+
+    closed = db.write_now(lambda conn: agent_states.all_of(conn, T, cid))
+    untouched = db.write_now(lambda conn: agent_states.all_of(conn, T, other))
+    assert [(s.agent_id, s.version, s.state) for s in closed] == [
+        ("chief", 2, {}),
+        ("fileAgent", 2, {}),
+    ]
+    assert [s.state for s in untouched] == [{"goal": "launch"}, {"facts": ["x"]}]
