@@ -16,8 +16,8 @@ checked whenever a delta changes the state; every other key is a free note of an
 :func:`compact` shrinks a state to a byte cap, dropping what matters least first (free
 notes, then the oldest facts, dependencies, entities, assumptions at confidence 0,
 decisions, open questions; never the goal): how the end of a turn keeps the stored state
-within its share of the model's window (:func:`reconcile`, which also keeps a repeated
-text once and lets an open question go once a decision or a fact records it).
+within its share of the model's window, after :func:`settle` kept a repeated text once and
+let an open question go once a decision or a fact records it.
 """
 
 from __future__ import annotations
@@ -109,11 +109,11 @@ def check_types(state: dict[str, Any]) -> None:
             ) from None
 
 
-def reconcile(state: dict[str, Any], cap: int) -> tuple[dict[str, Any], int]:
-    """The state as a turn's end leaves it (a new object) and how many items it lost: a
-    text said twice in ``facts``, ``decisions`` or ``openQuestions`` kept once (its first
-    place; case and spacing aside), an open question also recorded as a decision or a fact
-    gone (it is answered), then :func:`compact` to ``cap`` bytes."""
+def settle(state: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    """The state as a turn's end leaves it before it is cut to its share of the window (a
+    new object), and how many items it lost: a text said twice in ``facts``, ``decisions``
+    or ``openQuestions`` kept once (its first place; case and spacing aside), and an open
+    question also recorded as a decision or a fact gone (it is answered)."""
     out = json.loads(json.dumps(state, default=str))
     lost = 0
     settled = {_said(t) for key in (DECISIONS, FACTS) for t in _texts(out, key)}
@@ -135,8 +135,7 @@ def reconcile(state: dict[str, Any], cap: int) -> tuple[dict[str, Any], int]:
             out[key] = kept
         else:
             del out[key]
-    out, dropped = compact(out, cap)
-    return out, lost + dropped
+    return out, lost
 
 
 def _texts(state: dict[str, Any], key: str) -> list[str]:

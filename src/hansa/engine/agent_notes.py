@@ -21,9 +21,9 @@ from hansa.domain.event import ContextDrop
 from hansa.engine.context_packs import MESSAGE_TOKENS, estimate_tokens
 
 STATE_SHARE = 0.15
-"""The most of the model's window an agent's state may take in its prompt, and (as bytes,
-four to a token) the most the stored state keeps at a turn's end: on the embedded model's
-2,048 tokens, 307 tokens (1,228 bytes)."""
+"""The most of the model's window an agent's state may take in its prompt, and what the
+stored state is cut to at a turn's end (``turns/reconcile.py``): on the embedded model's
+2,048 tokens, 307."""
 INTRO = "Your notes from earlier in this conversation (your agent state"
 """How the notes' system message begins."""
 SECTION = "state"
@@ -44,11 +44,6 @@ def of(stored: AgentState) -> Notes:
     return Notes(stored.agent_id, stored.version, stored.state)
 
 
-def cap_bytes(window: int) -> int:
-    """The most bytes a stored state keeps at a turn's end, for a model of ``window``."""
-    return int(window * STATE_SHARE) * 4
-
-
 def render(notes: Notes) -> str:
     """The notes as the model reads them; empty for an empty state."""
     if not notes.state:
@@ -66,24 +61,32 @@ def fit(notes: Notes, budget: int, dropped: list[ContextDrop]) -> str:
     whole = render(notes)
     if not whole or _cost(whole) <= budget:
         return whole
-    state, lost = dict(notes.state), 0
-    text = whole
-    while _cost(text) > budget:
-        state, gone = fields.compact(state, max(fields.size(state) - 1, 0))
-        if gone == 0:  # only the goal is left, and it does not fit: nothing of it goes in
-            text = ""
-            break
-        lost += gone
-        text = render(Notes(notes.agent_id, notes.version, state))
+    state, lost = shrink(notes, budget)
+    text = render(Notes(notes.agent_id, notes.version, state))
+    if _cost(text) > budget:  # the goal alone does not fit: nothing of the notes goes in
+        text = ""
     what = (
         f"agent state v{notes.version}: {lost} of its items and notes (free notes and the "
         "oldest facts first)"
         if text
         else f"agent state v{notes.version}: all of it (its goal alone is past the budget)"
     )
-    tokens = _cost(whole) - (_cost(text) if text else 0)
+    tokens = _cost(whole) - cost(text)
     dropped.append(ContextDrop(section=SECTION, what=what, tokens=tokens))
     return text
+
+
+def shrink(notes: Notes, budget: int) -> tuple[dict[str, Any], int]:
+    """The notes' state with items dropped, one at a time in compaction's order
+    (``agent_state_fields.compact``), until its message costs at most ``budget`` tokens, and
+    how many went; the goal stays, even alone past the budget."""
+    state, lost = notes.state, 0
+    while _cost(render(Notes(notes.agent_id, notes.version, state))) > budget:
+        state, gone = fields.compact(state, max(fields.size(state) - 1, 0))
+        if gone == 0:
+            break
+        lost += gone
+    return state, lost
 
 
 def cost(text: str) -> int:

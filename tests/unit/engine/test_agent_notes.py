@@ -124,3 +124,14 @@ async def test_an_answering_agent_without_notes_gets_none() -> None:
 
     assert not any(m.content.startswith(agent_notes.INTRO) for m in prompt)
     assert fitted.sections["state"] == 0 and len(prompt) == len(fitted.prompt) - 1
+
+
+def test_a_state_shrunk_at_a_turns_end_fits_its_section_whole_next_time() -> None:
+    budget = int(2_048 * agent_notes.STATE_SHARE)
+
+    state, lost = agent_notes.shrink(Notes("webEngineer", 8, STATE), budget)
+    fitted = fit(_parts(2_048, state))
+
+    assert lost > 0 and state["goal"] == STATE["goal"] and "clientMood" not in state
+    assert [d for d in fitted.dropped if d.section == "state"] == [], "nothing more to cut"
+    assert fitted.sections["state"] <= budget

@@ -2,10 +2,10 @@
 
 During the turn the state changed by deltas, one tool result at a time (``scratchpad``).
 When the turn ends, in ``finalize``'s transaction, the answering agent's state is
-reconciled (``agent_state_fields.reconcile``): a text said twice kept once, an open
-question a decision or a fact now records let go, and the whole compacted to its share
-of the agent's model window (``agent_notes.cap_bytes``: 1,228 bytes on the embedded
-model's 2,048 tokens), so the stored state never grows past what its prompt can carry.
+reconciled: a text said twice kept once, an open question a decision or a fact now
+records let go (``agent_state_fields.settle``), and the whole cut to what its prompt
+section may carry (``agent_notes.shrink`` to ``STATE_SHARE`` of the agent's model window:
+307 tokens on the embedded model's 2,048), so the stored state never outgrows its prompt.
 A change is a new version, announced by ``agent_state`` before the turn's ``done``.
 
 No model is asked here: the summarizer's state updates (``summary_job``) are the model's
@@ -36,7 +36,7 @@ def at_turn_end(ctx: TurnContext, batch: Batch) -> None:
         if ctx.fitted is not None
         else ctx.services.model_for(agent, ctx.project_context).context_window
     )
-    cap = agent_notes.cap_bytes(window)
+    budget = int(window * agent_notes.STATE_SHARE)
     at = len(batch.items)
 
     def step(conn: Connection) -> None:
@@ -44,7 +44,9 @@ def at_turn_end(ctx: TurnContext, batch: Batch) -> None:
         current = agent_states.get(conn, ctx.tenant_id, ctx.conversation_id, agent.id)
         if not current.state:
             return
-        state, _ = agent_state_fields.reconcile(current.state, cap)
+        settled, _ = agent_state_fields.settle(current.state)
+        notes = agent_notes.Notes(agent.id, current.version + 1, settled)
+        state, _ = agent_notes.shrink(notes, budget)
         if state == current.state:
             return
         stored = agent_states.put(conn, ctx.tenant_id, current, state, ctx.services.clock())
