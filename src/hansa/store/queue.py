@@ -20,7 +20,7 @@ from sqlalchemy import Connection
 
 from hansa import errors, tracing
 from hansa.domain import job
-from hansa.store import db, dbclock, direct, notify, tables
+from hansa.store import db, dbclock, direct, notify, presence, tables
 from hansa.store.dbclock import Due, LeaseEnd, Now
 
 _jobs = tables.jobs
@@ -46,11 +46,18 @@ _LIVE_SAME_KEY = (
 _QUEUED_DUE = sa.and_(_jobs.c.status == _QUEUED, _jobs.c.run_at <= Now())
 _CLAIMABLE = {  # due; with takeovers, also running on an expired lease
     False: _QUEUED_DUE,
-    True: sa.or_(_QUEUED_DUE, sa.and_(_jobs.c.status == _RUNNING, _jobs.c.lease_until < Now())),
+    True: sa.or_(
+        _QUEUED_DUE,
+        sa.and_(
+            _jobs.c.status == _RUNNING,
+            sa.or_(_jobs.c.lease_until < Now(), presence.Abandoned()),
+        ),
+    ),
 }
-"""By ``takeovers``: a look for expired leases reads every running job (no index serves
-``lease_until``: one would cost heartbeats their HOT updates, decision 0028), so a worker
-looks for them once per poll, not at every claim (issue 29)."""
+"""By ``takeovers``: a look for expired leases, and for jobs whose owner's presence ended
+(it died: store/presence.py), reads every running job (no index serves ``lease_until``: one
+would cost heartbeats their HOT updates, decision 0028), so a worker looks for them once per
+poll, not at every claim (issue 29)."""
 _IS_RUN = _jobs.c.kind == job.JobKind.RUN.value
 _CANDIDATES = {  # by lane: run jobs, or every other kind (see ``claim``); and takeovers
     (runs, takeovers): sa.select(_jobs.c.id, _jobs.c.key)

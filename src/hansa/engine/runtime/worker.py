@@ -3,8 +3,10 @@
 One worker runs up to ``worker_concurrency`` turns and other jobs at once, and up to
 ``worker_run_concurrency`` run jobs beside them (a run's job mostly waits for its tasks;
 it must not take a turn's slot). It wakes when this process enqueues a job and polls for
-jobs enqueued elsewhere. Jobs whose lease expired (their worker died) are looked for once
-per poll interval, not at every claim: that look reads every running job.
+jobs enqueued elsewhere. Jobs whose worker died are looked for once per poll interval, not
+at every claim (that look reads every running job): a worker holds a presence that ends with
+its process (``store/presence.py``), so a dead worker's jobs are taken over at the next look,
+and a frozen one's when their lease expires.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from hansa.domain.job import Job, JobKind
 from hansa.engine.runtime.faults import crash_point
 from hansa.engine.runtime.services import Drive
 from hansa.settings import Settings
-from hansa.store import outage, queue
+from hansa.store import outage, presence, queue
 from hansa.store.db import Database
 
 log = logging.getLogger(__name__)
@@ -55,7 +57,10 @@ class Worker:
         self.settings = settings
         self.db = db
         self.clock = clock
-        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        self.owner = owner or presence.owner_name(
+            f"{socket.gethostname()}:{os.getpid()}:{id(self):x}"
+        )
+        self._presence = presence.of(db.engine_url(), self.owner)
         self._wake = asyncio.Event()
         self._hinted = False
         """A job was enqueued since the last claim: claim without looking first."""
@@ -113,7 +118,8 @@ class Worker:
         try:
             while not self._stop.is_set():
                 self._wake.clear()
-                free = self._free()
+                # a worker claims only while present: its jobs would be taken over at once
+                free = self._free() if await self._present() else {False: 0, True: 0}
                 claimed = await self._claim(free)
                 for job in claimed:
                     if job.attempts > 1:
@@ -132,6 +138,13 @@ class Worker:
             for t in tasks:
                 t.cancel()
             await asyncio.gather(heartbeat, *tasks, return_exceptions=True)
+            await asyncio.to_thread(self._presence.close)
+
+    async def _present(self) -> bool:
+        """Whether this worker's presence is held, taking it (again) if it is not."""
+        if not self._presence.lost():
+            return True
+        return await asyncio.to_thread(self._presence.hold)
 
     def _start(self, job: Job, *, held: bool = False, drive: Drive | None = None) -> None:
         if not held:
@@ -169,6 +182,8 @@ class Worker:
             return queue.any_due(conn, now, takeovers=takeovers)
 
         try:
+            if takeovers and self._presence.checks_owners and await self._ended_dead_leases(now):
+                hinted = True
             # most wake-ups but those for an enqueued job find nothing (a job of this worker
             # ended, a poll): look before locking
             if not hinted and not await self.db.read(due):
@@ -177,6 +192,15 @@ class Worker:
         except Exception as exc:  # a database hiccup must not kill the worker
             _log_failure(exc, "claiming jobs failed; retrying at the next poll")
             return []
+
+    async def _ended_dead_leases(self, now: datetime) -> bool:
+        """SQLite: end the leases of owners whose presence ended (a server that restarted
+        finds its dead process's jobs); whether there were any."""
+        dead = self._presence.abandoned(await self.db.read(presence.running_owners))
+        if dead:
+            log.warning("taking over the jobs of %d dead worker(s): %s", len(dead), dead)
+            await self.db.write(lambda conn: presence.end_leases(conn, dead, now))
+        return bool(dead)
 
     async def _run(self, job: Job, drive: Drive | None) -> None:
         assert self._handle is not None, "the worker runs jobs only inside run()"
