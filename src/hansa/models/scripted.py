@@ -87,6 +87,12 @@ def default_reply(messages: list[ChatMessage]) -> str:
     )
 
 
+CALLS_KEPT = 32
+"""Prompts a scripted model remembers (``calls``), the newest. A server on the scripted model
+(the offline demo, every benchmark) answers for weeks: keeping every prompt grew it by a
+prompt per model call, ~7 KB a turn (issue 35)."""
+
+
 class ScriptedModel(Model):
     """Replays a script of responses, or answers deterministically without one."""
 
@@ -103,7 +109,8 @@ class ScriptedModel(Model):
         self._steps: deque[ScriptStep] | None = deque(steps) if steps is not None else None
         self._chunk_chars = chunk_chars
         self._default_delay = delay_seconds
-        self.calls: list[list[ChatMessage]] = []
+        self.calls: deque[list[ChatMessage]] = deque(maxlen=CALLS_KEPT)
+        """The prompts of the last ``CALLS_KEPT`` calls, oldest first, for a test to read."""
         self._tool_calls_made = 0
 
     @classmethod

@@ -15,7 +15,13 @@ from hansa.models.base import (
     ToolCall,
     ToolDefinition,
 )
-from hansa.models.scripted import ScriptedModel, ScriptStep, ScriptToolCall, default_reply
+from hansa.models.scripted import (
+    CALLS_KEPT,
+    ScriptedModel,
+    ScriptStep,
+    ScriptToolCall,
+    default_reply,
+)
 
 MESSAGES = [
     ChatMessage("system", "You are the chief of staff."),
@@ -37,7 +43,7 @@ async def test_default_reply_is_deterministic_and_echoes_the_request() -> None:
     assert first.model == "scripted"
     assert first.usage.prompt_tokens == 12
     assert first.usage.completion_tokens == len(first.text.split())
-    assert model.calls == [MESSAGES]
+    assert list(model.calls) == [MESSAGES]
     assert model.remaining == 0
 
 
@@ -217,3 +223,15 @@ async def test_a_script_file_may_carry_tool_calls_and_still_require_the_purpose(
     reply = await model.request(MESSAGES, SETTINGS, WITH_TOOLS)
 
     assert reply.tool_calls == (ToolCall("call_1", "webhook.call", {"url": "u"}),)
+
+
+@pytest.mark.anyio
+async def test_a_long_lived_scripted_model_keeps_only_its_newest_prompts() -> None:
+    model = ScriptedModel()
+    prompts = [[ChatMessage("user", f"question {i}")] for i in range(CALLS_KEPT * 3)]
+
+    for prompt in prompts:
+        await model.request(prompt, SETTINGS, REPLY)
+
+    assert len(model.calls) == CALLS_KEPT
+    assert list(model.calls) == prompts[-CALLS_KEPT:]
