@@ -39,6 +39,10 @@ from hansa.tasks.connectors.mcp_config import HttpServer, StdioServer
 LISTING_SECONDS = 30.0
 """How long a listing stays fresh for ``GET /api/projects/{id}/mcp-tools``; a call always
 lists again."""
+LISTINGS_KEPT = 256
+"""Servers whose listing the process keeps: a listing is keyed by its config entry's
+fingerprint, so each edit of a server's entry adds one, and the replaced ones are never asked
+for again (issue 35)."""
 MAX_PROBLEMS = 5
 
 
@@ -109,8 +113,14 @@ class ToolCatalog:
     def keep(self, key: str, tools: Iterable[ToolFacts]) -> dict[str, ToolFacts]:
         """Record a listing; returns it by tool name."""
         listing = {t.name: t for t in tools}
+        self._listings.pop(key, None)  # re-inserted: the newest, the last to be forgotten
+        while len(self._listings) >= LISTINGS_KEPT:
+            del self._listings[next(iter(self._listings))]  # the least recently listed
         self._listings[key] = (time.monotonic(), listing)
         return listing
+
+    def __len__(self) -> int:
+        return len(self._listings)
 
 
 CATALOG = ToolCatalog()
