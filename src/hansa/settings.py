@@ -126,6 +126,12 @@ class Settings(BaseSettings):
     prompt_max_messages: int = Field(default=200, ge=1, le=2000)
     """The most messages after the summary a prompt reads; older ones wait for the summary
     (and ``context_usage`` names them as dropped meanwhile)."""
+    context_cache_entries: int = Field(default=512, ge=0, le=100_000)
+    """The most project digests and tenant overviews the context packs keep in memory (the
+    least recently used go first; 0: none kept, every turn reads them)."""
+    context_cache_seconds: float = Field(default=30.0, ge=0, le=3600)
+    """How long a cached digest is used: this process drops it at once when a change of its
+    project commits here, so this bounds only how late another process's change is seen."""
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024)
     max_message_chars: int = Field(default=20_000, ge=1)
     chat_timeout_seconds: float = Field(default=300.0, gt=0)

@@ -1,14 +1,21 @@
 """Context packs (seed 002 §4): what an agent's prompt says about its world, by scope.
 
+- **rules** (``prompts.rules_pack``): the scope's rules, document-first guidance and the
+  safety block, the same for every agent of the conversation;
 - **global**: the date and who the agents are (the same for every agent: the prompt's
-  shared beginning, issue 34);
-- **project**: the project's facts (name, domain, CMS, the task types it allows) and its
-  document tree: titles and ids in tree order, never content;
+  shared beginning, issue 34); with no project in focus, a line of each of the tenant's
+  projects (its entities by kind, its first documents);
+- **project**: the project's facts (name, domain, CMS, the task types it allows), its
+  summary (entities by kind, the latest changes: "recent activity") and its document
+  tree: titles, ids and sizes in tree order, never content;
 - **user**: who the conversation is with (its ``user``: name, id, email, and the caller's
   attributes such as ``tier``), when the caller named them;
 - **entity**: when the conversation focuses on a workspace entity
-  (``PATCH /api/conversations/{id} {focusEntityId}``), its payload and the entities
-  linked to it.
+  (``PATCH /api/conversations/{id} {focusEntityId}``), its payload, its path in the
+  document tree and the documents around it (a document), and the entities linked to it.
+
+The project's summary and tree come from ``domain.context_digest``, read through the
+context cache (``engine.context_cache``): a turn does not read the documents' content.
 
 A pack is a list of items, each kept or dropped whole by ``context_budget.fit``: an item's
 ``priority`` says what goes first when the budget is short (0 is kept longest), and an
@@ -26,9 +33,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from hansa.domain.agent import AgentDefinition
+from hansa.domain.context_digest import DocumentOutline, ProjectDigest, TenantOverview
 from hansa.domain.project import ProjectContext
 from hansa.domain.workspace import WorkspaceEdge, WorkspaceEntity
 
@@ -39,13 +47,17 @@ MESSAGE_TOKENS = 4
 FIELD_CHARS = 2_000
 """The longest value of the focused entity's payload that goes in whole (longer: cut)."""
 
-Scope = Literal["global", "project", "user", "entity"]
+MAX_RELATED = 10
+"""The documents around a focused document (parent, children, siblings) its pack names."""
+
+Scope = Literal["rules", "global", "project", "user", "entity"]
 
 # Priorities: what a short budget keeps longest (0) and drops first (highest).
 ESSENTIAL = 0
 PAYLOAD = 1
 TREE = 2
 LINKED = 3
+ACTIVITY = 3
 ROSTER = 4
 
 
@@ -85,9 +97,12 @@ class Pack:
         return "\n".join([f"## {self.heading}", *(i.text for i in items)])
 
 
-def global_pack(now: datetime, roster: Sequence[AgentDefinition]) -> Pack:
-    """The date, and who the agents of the team are (the roster's visible ones): the same
-    for every agent, so that it stays in the prompt's shared beginning."""
+def global_pack(
+    now: datetime, roster: Sequence[AgentDefinition], overview: TenantOverview | None = None
+) -> Pack:
+    """The date, who the agents of the team are (the roster's visible ones) and, with
+    ``overview`` (no project in focus), a line of each project: the same for every agent,
+    so that it stays in the prompt's shared beginning."""
     items = [Item(f"Today is {now:%A, %d %B %Y} (UTC).", ESSENTIAL, "date")]
     for other in roster:
         if other.visible:
@@ -95,11 +110,42 @@ def global_pack(now: datetime, roster: Sequence[AgentDefinition]) -> Pack:
             items.append(Item(line, ROSTER, "agents"))
     if len(items) > 1:
         items.insert(1, Item("Your team:", ROSTER, "agents"))
+    if overview is not None:
+        items += _projects(overview)
     return Pack("global", "Team and date", tuple(items))
 
 
-def project_pack(project: ProjectContext, documents: Sequence[WorkspaceEntity]) -> Pack:
-    """The project's facts, then its document tree (titles and ids in order, no content)."""
+def _projects(overview: TenantOverview) -> list[Item]:
+    if not overview.projects:
+        return [Item("Projects: none yet.", ESSENTIAL, "projects")]
+    shown = len(overview.projects)
+    more = f", the newest {shown} of {overview.total}" if overview.total > shown else ""
+    items = [Item(f"Projects ({overview.total}{more}):", TREE, "projects")]
+    for brief in overview.projects:
+        line = f"- {brief.name} [{brief.id}]"
+        line += f", {brief.domain}" if brief.domain else ""
+        line += f": {counts_text(brief.counts)}"
+        if brief.top_documents:
+            line += "; documents " + ", ".join(f"“{t}”" for t in brief.top_documents)
+        items.append(Item(line, TREE, "projects"))
+    return items
+
+
+def counts_text(counts: dict[str, int]) -> str:
+    """``4 documents, 1 goal``: entities by kind, the most numerous first."""
+    if not counts:
+        return "no entities yet"
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{n} {kind}{'' if n == 1 else 's'}" for kind, n in ordered)
+
+
+def project_pack(
+    project: ProjectContext,
+    documents: Sequence[_Node],
+    digest: ProjectDigest | None = None,
+) -> Pack:
+    """The project's facts, its summary (with ``digest``: entities by kind and the latest
+    changes), then its document tree (titles, ids and sizes in order, no content)."""
     if project.is_cross_project and not project.project_name:
         return Pack("project", "Project", (Item(project.describe(), ESSENTIAL, "facts"),))
     facts = [f"Project: {project.project_name or project.project_id}"]
@@ -115,6 +161,16 @@ def project_pack(project: ProjectContext, documents: Sequence[WorkspaceEntity]) 
         Item(", ".join(facts) + ".", ESSENTIAL, "facts"),
         Item(f"Allowed task types: {scope}.", ESSENTIAL, "facts"),
     ]
+    if digest is not None:
+        items.append(Item(f"Workspace: {counts_text(digest.counts)}.", ESSENTIAL, "summary"))
+        if digest.recent:
+            items.append(Item("Recent activity (newest first):", ACTIVITY, "recent activity"))
+        for change in digest.recent:
+            line = (
+                f"- {change.updated_at:%d %b %Y}: {change.action} {change.kind} "
+                f"“{change.name}” [{change.id}]"
+            )
+            items.append(Item(line, ACTIVITY, "recent activity"))
     tree = document_tree(documents)
     if tree:
         items.append(
@@ -124,23 +180,64 @@ def project_pack(project: ProjectContext, documents: Sequence[WorkspaceEntity]) 
     return Pack("project", "Project", tuple(items))
 
 
-def document_tree(documents: Sequence[WorkspaceEntity]) -> list[str]:
-    """One line per document, depth-first in sibling order, indented by depth: its title
-    and id. A document whose parent is not among them starts a tree of its own."""
+class _Node(Protocol):
+    """A document as the tree needs it (an entity, or its ``DocumentOutline``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def parent_id(self) -> str | None: ...
+    @property
+    def position(self) -> int: ...
+    @property
+    def created_at(self) -> datetime: ...
+
+
+def _children(documents: Sequence[_Node]) -> dict[str | None, list[_Node]]:
+    """Each document's children in sibling order (None: the tops, and the documents whose
+    parent is not among them)."""
     ids = {d.id for d in documents}
-    children: dict[str | None, list[WorkspaceEntity]] = {}
+    children: dict[str | None, list[_Node]] = {}
     for doc in documents:
         parent = doc.parent_id if doc.parent_id in ids else None
         children.setdefault(parent, []).append(doc)
     for siblings in children.values():
         siblings.sort(key=lambda d: (d.position, d.created_at, d.id))
+    return children
+
+
+def document_tree(documents: Sequence[_Node]) -> list[str]:
+    """One line per document, depth-first in sibling order, indented by depth: its title,
+    id and (an outline's) size. A document whose parent is not among them starts a tree
+    of its own."""
+    children = _children(documents)
     lines: list[str] = []
     stack = [(doc, 0) for doc in reversed(children.get(None, []))]
     while stack:
         doc, depth = stack.pop()
-        lines.append(f"{'  ' * depth}- {doc.name} [{doc.id}]")
+        lines.append(f"{'  ' * depth}- {doc.name} [{doc.id}]{_size(doc)}")
         stack += [(child, depth + 1) for child in reversed(children.get(doc.id, []))]
     return lines
+
+
+def _size(doc: _Node) -> str:
+    chars = doc.chars if isinstance(doc, DocumentOutline) else 0
+    if chars <= 2:  # "{}": no fields
+        return ""
+    return f" ({chars / 1000:.1f}k chars)" if chars >= 1000 else f" ({chars} chars)"
+
+
+def document_path(documents: Sequence[_Node], document_id: str) -> list[str]:
+    """The titles from the top of the tree down to the document (empty: not among them)."""
+    by_id = {d.id: d for d in documents}
+    path: list[str] = []
+    at = by_id.get(document_id)
+    while at is not None and len(path) <= len(by_id):  # a cycle cannot loop forever
+        path.insert(0, at.name)
+        at = by_id.get(at.parent_id) if at.parent_id else None
+    return path
 
 
 def user_pack(user: dict[str, Any]) -> Pack:
@@ -161,13 +258,19 @@ def entity_pack(
     focus_id: str,
     entity: WorkspaceEntity | None,
     linked: Sequence[tuple[WorkspaceEdge, WorkspaceEntity]],
+    documents: Sequence[_Node] = (),
 ) -> Pack:
-    """The focused entity's payload and the entities linked to it (name, kind, relation)."""
+    """The focused entity's payload, its path and the documents around it (a document of
+    ``documents``, the project's tree), and the entities linked to it (name, kind,
+    relation; a linked document's path)."""
     if entity is None:
         gone = f"The conversation focuses on entity {focus_id}, which no longer exists."
         return Pack("entity", "In focus", (Item(gone, ESSENTIAL, "entity"),))
     head = f"In focus: the {entity.kind} “{entity.name}” [{entity.id}]."
     items = [Item(head, ESSENTIAL, "entity")]
+    path = document_path(documents, entity.id) if entity.kind == "document" else []
+    if path:
+        items.append(Item(f"Path: {' / '.join(path)}", ESSENTIAL, "path"))
     for key, value in entity.data.items():
         items.append(Item(f"- {key}: {_value(value)}", PAYLOAD, "payload fields"))
     if linked:
@@ -175,8 +278,31 @@ def entity_pack(
     for edge, other in linked:
         arrow = f"{edge.relation} →" if edge.from_id == entity.id else f"← {edge.relation}"
         line = f"- {arrow} {other.kind} “{other.name}” [{other.id}]"
+        where = document_path(documents, other.id) if other.kind == "document" else []
+        line += f" at {' / '.join(where)}" if len(where) > 1 else ""
         items.append(Item(line, LINKED, "linked entities"))
+    if path:
+        items += _related(documents, entity)
     return Pack("entity", "In focus", tuple(items))
+
+
+def _related(documents: Sequence[_Node], entity: WorkspaceEntity) -> list[Item]:
+    """The documents around a focused document: its parent, children and siblings."""
+    children = _children(documents)
+    by_id = {d.id: d for d in documents}
+    parent = by_id.get(entity.parent_id) if entity.parent_id else None
+    around = [("parent", parent)] if parent is not None else []
+    around += [("child", d) for d in children.get(entity.id, [])]
+    siblings = children.get(parent.id if parent else None, [])
+    around += [("sibling", d) for d in siblings if d.id != entity.id]
+    if not around:
+        return []
+    shown = around[:MAX_RELATED]
+    more = f", {len(shown)} of {len(around)}" if len(around) > len(shown) else ""
+    items = [Item(f"Related documents{more}:", LINKED, "related documents")]
+    for how, doc in shown:
+        items.append(Item(f"- {how}: “{doc.name}” [{doc.id}]", LINKED, "related documents"))
+    return items
 
 
 def _value(value: Any) -> str:

@@ -81,6 +81,7 @@ async def create_project(
     )
     box = secrets.box(services.settings.secret_keys())
     await services.db.write(lambda conn: projects.create(conn, proj, box))
+    services.context_cache.invalidate(tenant, proj.id)  # the global pack lists projects
     return ProjectOut.of(proj)
 
 
@@ -120,4 +121,5 @@ async def patch_project(
     proj = await services.db.write(
         lambda conn: projects.update(conn, tenant, project_id, changes, now, box)
     )
+    services.context_cache.invalidate(tenant, project_id)
     return ProjectOut.of(proj)

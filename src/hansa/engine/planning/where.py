@@ -238,6 +238,7 @@ async def _create_or_draft(req: PlanningRequest) -> str | None:
         created_at=req.services.clock(),
     )
     await req.services.db.write(lambda conn: projects.create(conn, created))
+    req.services.context_cache.invalidate(req.tenant_id, created.id)
     req.think(f"{req.supervisor.display_name} created the project {created.name} for this plan")
     return created.id
 

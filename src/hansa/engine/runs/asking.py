@@ -1,5 +1,12 @@
 """Model calls of executors (``TaskContext.generate`` and ``complete``): each recorded, under
-the step's run and node, for the run job to store with the step's outcome."""
+the step's run and node, for the run job to store with the step's outcome.
+
+An executor's prompt is scoped as a turn's is (seed 002 §10.4): the base rules, the rules
+pack of its project's scope (document-first guidance, the safety block), the date and the
+project's pack (facts, summary, document tree; a line of each project without one), then
+the agent's own part (its persona and the step's instructions, or the caller's system
+prompt) and the material, fitted to the model's window by ``context_budget.fit``. No tool
+rules: these calls offer the model no tools."""
 
 from __future__ import annotations
 
@@ -9,9 +16,9 @@ from typing import Any
 from hansa import errors
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.llm_call import LlmCall
-from hansa.engine import llm
+from hansa.domain.project import ProjectContext
+from hansa.engine import context_budget, context_packs, llm, project_context, prompts
 from hansa.engine.llm import CallScope
-from hansa.engine.prompts import persona
 from hansa.engine.runtime.services import Services
 from hansa.models.base import ChatMessage, Model, ModelSettings, RequestParams
 from hansa.tasks.base import Complete, TaskFailed
@@ -30,24 +37,34 @@ class Doer:
     """The graph node the task stands for: its model calls are recorded under it."""
 
 
-def generator(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Any:
-    """``generate(instructions, material)``: a short draft by the acting agent's model."""
+def generator(
+    services: Services,
+    tenant_id: str,
+    doer: Doer,
+    calls: list[LlmCall],
+    project: ProjectContext | None = None,
+) -> Any:
+    """``generate(instructions, material)``: a short draft by the acting agent's model,
+    in the scope of ``project`` (none: global)."""
 
     async def generate(instructions: str, material: str) -> str:
         agent = await _acting(services, tenant_id, doer)
-        prompt = [
-            ChatMessage("system", f"{persona(agent)} {instructions}"),
-            ChatMessage("user", material),
-        ]
         settings = ModelSettings(temperature=agent.model_settings.temperature, max_tokens=400)
-        return await _ask(
-            services, tenant_id, doer, services.model_for(agent), prompt, settings, "draft", calls
-        )
+        model = services.model_for(agent)
+        own = f"{prompts.persona(agent)} {instructions}"
+        prompt = await _scoped(services, tenant_id, project, model, own, material, settings)
+        return await _ask(services, tenant_id, doer, model, prompt, settings, "draft", calls)
 
     return generate
 
 
-def completer(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCall]) -> Complete:
+def completer(
+    services: Services,
+    tenant_id: str,
+    doer: Doer,
+    calls: list[LlmCall],
+    project: ProjectContext | None = None,
+) -> Complete:
     """``complete(prompt, system=, model=, temperature=, max_tokens=)``: the caller's own
     prompt, by the model named (a ``provider:model`` spec) or the acting agent's, at the
     agent's settings where the caller gives none."""
@@ -61,7 +78,6 @@ def completer(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCal
         max_tokens: int | None = None,
     ) -> str:
         agent = await _acting(services, tenant_id, doer)
-        messages = [ChatMessage("system", system or persona(agent)), ChatMessage("user", prompt)]
         own = agent.model_settings
         settings = ModelSettings(
             temperature=own.temperature if temperature is None else temperature,
@@ -74,11 +90,46 @@ def completer(services: Services, tenant_id: str, doer: Doer, calls: list[LlmCal
                 code="model_not_allowed",
             )
         chosen = services.model_for(agent, None, model)
+        system = system or prompts.persona(agent)
+        messages = await _scoped(services, tenant_id, project, chosen, system, prompt, settings)
         return await _ask(
             services, tenant_id, doer, chosen, messages, settings, "graph_node", calls
         )
 
     return complete
+
+
+async def _scoped(
+    services: Services,
+    tenant_id: str,
+    project: ProjectContext | None,
+    model: Model,
+    own: str,
+    material: str,
+    settings: ModelSettings,
+) -> list[ChatMessage]:
+    """The shared rules and packs of ``project``'s scope, then ``own`` (who answers, and
+    how), then ``material``, fitted to ``model``'s window."""
+    project = project or ProjectContext()
+    digest, overview = await project_context.workspace_of(
+        services.context_cache, services.db, tenant_id, project.project_id, overview=True
+    )
+    documents = digest.documents if digest else ()
+    packs = (
+        prompts.rules_pack(project),
+        context_packs.global_pack(services.clock(), services.roster, overview),
+        context_packs.project_pack(project, documents, digest),
+    )
+    parts = context_budget.PromptParts(
+        window=model.context_window,
+        reply=settings.max_tokens or 0,
+        system=prompts.base_rules(services.supervisor),
+        tools=0,
+        message=material,
+        packs=packs,
+        agent=own,
+    )
+    return context_budget.fit(parts).prompt
 
 
 async def _acting(services: Services, tenant_id: str, doer: Doer) -> AgentDefinition:

@@ -251,8 +251,12 @@ async def _execute(services: Services, tenant_id: str, execution: Execution) -> 
             connectors=connectors,
             outputs=execution.outputs,
             report=reports,
-            generate=asking.generator(services, tenant_id, execution.doer, execution.calls),
-            complete=asking.completer(services, tenant_id, execution.doer, execution.calls),
+            generate=asking.generator(
+                services, tenant_id, execution.doer, execution.calls, execution.project
+            ),
+            complete=asking.completer(
+                services, tenant_id, execution.doer, execution.calls, execution.project
+            ),
             say=_sayer(execution) if execution.doer.task_id is not None else None,
             state_deltas=execution.state_deltas,
             changes=execution.changes,

@@ -1,7 +1,8 @@
 """The tasks layer's Workspace, implemented over the store (one transaction per call).
 
-Changes are writes; ``get``, ``find_by_slug`` and ``named`` are reads (``Database.read``,
-which runs ``named``'s scan of a kind on a reader thread).
+Changes are writes, each of which drops the context packs' cached digests of its project
+once committed (``engine.context_cache``); ``get``, ``find_by_slug`` and ``named`` are
+reads (``Database.read``, which runs ``named``'s scan of a kind on a reader thread).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from sqlalchemy import Connection
 
 from hansa import errors
+from hansa.domain.workspace import WorkspaceEntity
 from hansa.engine.runtime.services import Services
 from hansa.store import workspace
 from hansa.tasks.base import TaskFailed
@@ -30,9 +32,14 @@ class StoreWorkspace(Workspace):
 
     async def _write(self, fn: Callable[[Connection], T]) -> T:
         try:
-            return await self._services.db.write(fn)
+            done = await self._services.db.write(fn)
         except errors.NotFound as exc:
             raise TaskFailed(exc.message, code="not_found") from exc
+        # committed: the context packs' digests of the project (of the tenant, for an edge
+        # or a purge) are out of date
+        project_id = done.project_id if isinstance(done, WorkspaceEntity) else None
+        self._services.context_cache.invalidate(self._tenant, project_id)
+        return done
 
     async def _read(
         self, fn: Callable[Concatenate[Connection, P], T], *args: P.args, **kwargs: P.kwargs

@@ -14,6 +14,7 @@ from hansa.domain.agent import AgentDefinition
 from hansa.domain.base import utcnow
 from hansa.domain.job import Job
 from hansa.domain.project import ProjectContext
+from hansa.engine.context_cache import ContextCache
 from hansa.engine.metrics import Metrics
 from hansa.engine.routing import Router
 from hansa.engine.runtime.agent_directory import AgentDirectory
@@ -92,9 +93,24 @@ class Services:
     agents: AgentDirectory = field(init=False, repr=False, compare=False)
     """Every agent a tenant can address: the roster, then its registered agents. The one
     way to look an agent up, on every surface."""
+    packs_cache: ContextCache | None = field(default=None, repr=False, compare=False)
+    """The context packs' cache; built from the settings when not given (a field, so that
+    ``dataclasses.replace`` keeps the one every writer invalidates)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "agents", AgentDirectory(self.roster, self.db))
+        if self.packs_cache is None:
+            cache = ContextCache(
+                self.settings.context_cache_entries, self.settings.context_cache_seconds
+            )
+            object.__setattr__(self, "packs_cache", cache)
+
+    @property
+    def context_cache(self) -> ContextCache:
+        """The project digests and tenant overviews of the context packs, dropped when a
+        workspace change of theirs commits (``engine.context_cache``)."""
+        assert self.packs_cache is not None  # set by __post_init__
+        return self.packs_cache
 
     @property
     def supervisor(self) -> AgentDefinition:

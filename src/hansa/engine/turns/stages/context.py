@@ -15,12 +15,19 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import message
-from hansa.domain.agent import AgentDefinition
+from hansa.domain.context_digest import ProjectDigest, TenantOverview
 from hansa.domain.project import ProjectContext
 from hansa.domain.workspace import WorkspaceEdge, WorkspaceEntity
-from hansa.engine import agent_notes, context_budget, context_packs, rolling_summary, thinking
+from hansa.engine import (
+    agent_notes,
+    context_budget,
+    context_packs,
+    project_context,
+    prompts,
+    rolling_summary,
+    thinking,
+)
 from hansa.engine.project_context import build_project_context
-from hansa.engine.prompts import persona
 from hansa.engine.runtime.services import Services
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.models.base import ChatMessage
@@ -73,11 +80,10 @@ async def build_context(ctx: TurnContext) -> Then:
             return found, _focus(conn, ctx.tenant_id, focus_id) if focus_id else (None, [])
 
         project, focused = await services.db.read(read)
-    documents: list[WorkspaceEntity] = []
-    if project.project_id is not None:  # the tree grows with the project: a reader thread
-        documents = await services.db.read(
-            workspace.list_kind, ctx.tenant_id, project.project_id, "document"
-        )
+    cache, tenant = services.context_cache, ctx.tenant_id  # cached until a change commits
+    digest, overview = await project_context.workspace_of(
+        cache, services.db, tenant, project.project_id, overview=not focus_id
+    )
     ctx.project_context = project
     ctx.batch().thinking(
         thinking.context_entry(ctx.supervisor, project),
@@ -85,20 +91,22 @@ async def build_context(ctx: TurnContext) -> Then:
         phase=message.Phase.CONTEXT,
     )
     agent = ctx.agent
-    packs = _packs(services, agent, project, documents)
+    packs = _packs(services, project, digest, overview, focus_id, focused[0])
     if ctx.conversation.user:
         packs.append(context_packs.user_pack(ctx.conversation.user))
     if focus_id is not None:
-        packs.append(context_packs.entity_pack(focus_id, *focused))
+        outline = digest.documents if digest else ()
+        packs.append(context_packs.entity_pack(focus_id, *focused, outline))
     model = services.model_for(agent, project)
+    tools = _tool_tokens(ctx, offered=model.agent_tools)
     notes = await services.db.read(agent_states.get, ctx.tenant_id, ctx.conversation_id, agent.id)
     history = tuple(_chat(m) for m in _before_this_turn(ctx.history, ctx.turn_id))
     parts = context_budget.PromptParts(
         window=model.context_window,
         reply=agent.model_settings.max_tokens,
-        system=_system(ctx.supervisor),
-        agent=persona(agent, lead=ctx.supervisor),
-        tools=_tool_tokens(ctx, offered=model.agent_tools),
+        system=prompts.base_rules(ctx.supervisor),
+        agent=prompts.persona(agent, lead=ctx.supervisor, tools=tools > 0),
+        tools=tools,
         message=ctx.user_text,
         packs=tuple(packs),
         summary=rolling_summary.for_prompt(ctx.summary) if ctx.summary is not None else None,
@@ -122,11 +130,11 @@ def plain_prompt(services: Services, text: str) -> list[ChatMessage]:
     parts = context_budget.PromptParts(
         window=model.context_window,
         reply=agent.model_settings.max_tokens,
-        system=_system(agent),
-        agent=persona(agent, lead=agent),
+        system=prompts.base_rules(agent),
+        agent=prompts.persona(agent, lead=agent),
         tools=0,  # counts for the budget only: a plain prompt leaves nothing out
         message=text,
-        packs=tuple(_packs(services, agent, project, [])),
+        packs=tuple(_packs(services, project, None, None, None, None)),
         summary=None,
         history=(),
         unread=0,
@@ -138,23 +146,20 @@ def _chat(m: message.Message) -> ChatMessage:
     return ChatMessage("user" if m.kind is message.Kind.USER else "assistant", m.content)
 
 
-def _system(supervisor: AgentDefinition) -> str:
-    """The rules every agent of the team answers by (who the agent is comes last)."""
-    return (
-        f"You are one of a team of AI assistants led by {supervisor.display_name}; who you "
-        "are is said at the end, before the message to answer. Answer briefly and concretely."
-    )
-
-
 def _packs(
     services: Services,
-    agent: AgentDefinition,
     project: ProjectContext,
-    documents: list[WorkspaceEntity],
+    digest: ProjectDigest | None,
+    overview: TenantOverview | None,
+    focus_id: str | None,
+    entity: WorkspaceEntity | None,
 ) -> list[context_packs.Pack]:
+    """The rules, global and project packs: what every agent of the conversation shares."""
+    documents = digest.documents if digest else ()
     return [
-        context_packs.global_pack(services.clock(), services.roster),
-        context_packs.project_pack(project, documents),
+        prompts.rules_pack(project, focus_id, entity),
+        context_packs.global_pack(services.clock(), services.roster, overview),
+        context_packs.project_pack(project, documents, digest),
     ]
 
 
