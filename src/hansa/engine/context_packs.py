@@ -174,7 +174,7 @@ def project_pack(
     tree = document_tree(documents)
     if tree:
         items.append(
-            Item(f"Documents ({len(tree)}, in order; titles only):", TREE, "document tree")
+            Item(f"Documents ({len(tree)}, in order; titles, no content):", TREE, "document tree")
         )
         items += [Item(line, TREE, "document tree") for line in tree]
     return Pack("project", "Project", tuple(items))

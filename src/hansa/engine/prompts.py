@@ -23,24 +23,23 @@ from hansa.engine.context_packs import ESSENTIAL, TREE, Item, Pack
 PromptScope = Literal["global", "project", "entity"]
 
 MODES = (
-    "If the user is thinking aloud or exploring, clarify and keep notes; if they want to "
-    "know something, answer without changing anything; act only on an explicit request. "
-    "When unsure which, ask."
+    "Exploring or thinking aloud: clarify. Asking to know: answer, change nothing. An "
+    "explicit request: act. Unsure which: ask."
 )
 """Clarify, inform or act (seed 002 §4.4)."""
 
 DOCUMENT_FIRST = (
-    "Documents first: the document tree is the project's map of what is known (titles, ids "
-    "and sizes, never content). Locate a document by its path, read only the ones you need, "
-    "and put new knowledge in a document under the right parent. Structure, plans and "
-    "overviews belong in documents; tasks come second, unless the user asks for execution."
+    "Documents first: the tree below maps what is known (titles, no content). Find a "
+    "document by its path and read only what you need; new knowledge goes in a document "
+    "under the right parent; structure and plans go in documents, tasks second unless the "
+    "user wants execution."
 )
 """Document-first guidance (seed 002 §9.3-9.5)."""
 
 SAFETY = (
-    "Never invent ids, names, figures or results: use those given here or returned by a "
-    "tool, and say when you do not know. Nothing is done until a tool or a run reports it "
-    "done. An irreversible change needs the user's explicit confirmation."
+    "Never invent ids, names, figures or results; say when you do not know. Nothing is "
+    "done until a tool or a run reports it. An irreversible change needs the user's "
+    "explicit confirmation."
 )
 """The safety and verification block (seed 002 §4.3 layer 5; the laws of clarity and no
 return, which code enforces too)."""
@@ -82,22 +81,18 @@ def rules_pack(
     name = project.project_name or project.project_id
     if scope == "global":
         said = (
-            "Scope: global, no project in focus. Speak across the projects listed below in "
-            "short summaries; before changing anything or going into one project's detail, "
-            "ask which project."
+            "Scope: global, no project in focus. Summarize across the projects below; ask "
+            "which project before changing anything or going into one's detail."
         )
     elif scope == "project":
         said = (
-            f"Scope: the project {name}. Stay within it: its documents and entities only; "
-            "another project only when the user names it."
+            f"Scope: the project {name}: its documents and entities, no other project "
+            "unless the user names it."
         )
     else:
         what = f"the {entity.kind} “{entity.name}”" if entity else f"entity {focus_id}"
         where = f" of the project {name}" if name else ""
-        said = (
-            f"Scope: {what}{where}. Answer about it first, from its fields, path and links "
-            "below; the rest of the project is background."
-        )
+        said = f"Scope: {what}{where}, in focus below; the rest is background."
     items = [Item(said, ESSENTIAL, "scope"), Item(MODES, ESSENTIAL, "modes")]
     if scope != "global":
         items.append(Item(DOCUMENT_FIRST, TREE, "document guidance"))

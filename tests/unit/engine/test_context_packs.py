@@ -5,9 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from hansa.domain.agent import AgentDefinition
+from hansa.domain.context_digest import (
+    DocumentOutline,
+    EntityChange,
+    ProjectBrief,
+    ProjectDigest,
+    TenantOverview,
+)
 from hansa.domain.project import ProjectContext
 from hansa.domain.workspace import WorkspaceEdge, WorkspaceEntity
-from hansa.engine import context_budget, context_packs
+from hansa.engine import context_budget, context_packs, prompts
 from hansa.engine.context_budget import PromptParts, SummaryText, fit
 from hansa.engine.context_packs import estimate_tokens
 from hansa.engine.roster import default_roster
@@ -210,3 +217,112 @@ def test_a_message_the_summary_keeps_goes_in_before_the_history_and_is_named_whe
     assert paste not in tight.prompt
     assert [d.section for d in tight.dropped] == ["kept"]
     assert tight.dropped[0].what == "a message the summary keeps word for word (2009 chars)"
+
+
+def _outline(i: str, name: str, parent: str | None = None, position: int = 0, chars: int = 2):
+    return DocumentOutline(
+        id=i, name=name, parent_id=parent, position=position, created_at=NOW, chars=chars
+    )
+
+
+OUTLINE = (
+    _outline("d1", "Research", position=0, chars=40),
+    _outline("d2", "Interviews", parent="d1", position=0, chars=2_400),
+    _outline("d3", "Competitors", parent="d1", position=1),
+    _outline("d4", "Brand book", position=1),
+)
+
+
+def test_the_project_pack_summarizes_the_workspace_and_sizes_its_documents() -> None:
+    later = NOW.replace(day=5)
+    digest = ProjectDigest(
+        documents=OUTLINE,
+        counts={"document": 4, "task": 1, "goal": 2},
+        recent=(
+            EntityChange(id="t1", kind="task", name="Renew SSL", created_at=NOW, updated_at=later),
+            EntityChange(
+                id="d4", kind="document", name="Brand book", created_at=NOW, updated_at=NOW
+            ),
+        ),
+    )
+    text = context_packs.project_pack(PROJECT, OUTLINE, digest).render()
+
+    assert "Workspace: 4 documents, 2 goals, 1 task." in text
+    assert "- 05 Mar 2026: updated task “Renew SSL” [t1]" in text
+    assert "- 02 Mar 2026: created document “Brand book” [d4]" in text
+    assert "- Research [d1] (40 chars)\n  - Interviews [d2] (2.4k chars)" in text
+    assert "  - Competitors [d3]\n- Brand book [d4]" in text, "no size for an empty document"
+
+
+def test_the_global_pack_lists_the_projects_only_when_given_an_overview() -> None:
+    overview = TenantOverview(
+        projects=(
+            ProjectBrief(
+                id="p2",
+                name="Bakery",
+                domain="bakery.example",
+                counts={"document": 2},
+                top_documents=("Menu", "Prices"),
+            ),
+            ProjectBrief(id="p1", name="Aquaverter", domain=None, counts={}, top_documents=()),
+        ),
+        total=3,
+    )
+    text = context_packs.global_pack(NOW, ROSTER, overview).render()
+    none = context_packs.global_pack(NOW, ROSTER, TenantOverview(projects=(), total=0)).render()
+
+    assert "Projects (3, the newest 2 of 3):" in text
+    assert "- Bakery [p2], bakery.example: 2 documents; documents “Menu”, “Prices”" in text
+    assert "- Aquaverter [p1]: no entities yet" in text
+    assert "Projects: none yet." in none
+    assert "Projects" not in context_packs.global_pack(NOW, ROSTER).render()
+
+
+def test_a_focused_document_shows_its_path_and_the_documents_around_it() -> None:
+    doc = _doc("d2", "Interviews", parent="d1").model_copy(update={"data": {"body": "Q&A"}})
+    goal = _doc("g1", "Know the buyers").model_copy(update={"kind": "goal", "data": {}})
+    edge = WorkspaceEdge(id="e1", from_id="d2", to_id="g1", relation="supports")
+
+    text = context_packs.entity_pack("d2", doc, [(edge, goal)], OUTLINE).render()
+    linked_doc = context_packs.entity_pack("g1", goal, [(edge, doc)], OUTLINE).render()
+
+    assert "In focus: the document “Interviews” [d2].\nPath: Research / Interviews" in text
+    assert "- body: Q&A" in text, "its full payload"
+    assert "- supports → goal “Know the buyers” [g1]" in text
+    assert "Related documents:\n- parent: “Research” [d1]\n- sibling: “Competitors” [d3]" in text
+    assert "- ← supports document “Interviews” [d2] at Research / Interviews" in linked_doc
+    assert "Path:" not in linked_doc and "Related documents" not in linked_doc
+
+
+def test_the_rules_pack_says_the_scope_and_is_the_same_for_every_agent() -> None:
+    cross = ProjectContext()
+    goal = _doc("g1", "Launch").model_copy(update={"kind": "goal"})
+
+    project = prompts.rules_pack(PROJECT).render()
+    everywhere = prompts.rules_pack(cross).render()
+    focused = prompts.rules_pack(PROJECT, "g1", goal).render()
+
+    assert "Scope: the project Aquaverter" in project and prompts.DOCUMENT_FIRST in project
+    assert "Scope: global" in everywhere and prompts.DOCUMENT_FIRST not in everywhere
+    assert "Scope: the goal “Launch” of the project Aquaverter" in focused
+    assert all(prompts.SAFETY in t and prompts.MODES in t for t in (project, everywhere, focused))
+    lead = _agent("chief")
+    assert prompts.TOOL_RULES in prompts.persona(_agent("seoSpecialist"), lead=lead, tools=True)
+    assert prompts.TOOL_RULES not in prompts.persona(_agent("seoSpecialist"), lead=lead)
+
+
+def test_a_small_window_drops_the_document_guidance_before_the_scope_and_safety() -> None:
+    packs = (prompts.rules_pack(PROJECT), context_packs.project_pack(PROJECT, OUTLINE))
+    rules_cost = sum(i.tokens for i in packs[0].items)
+    window = int((rules_cost - 30) / context_budget.PACKS_SHARE) + 1
+
+    fitted = fit(_parts(window + 2_000, packs=packs))
+    small = fit(_parts(window, reply=10, tools=0, packs=packs))
+
+    assert prompts.DOCUMENT_FIRST in fitted.prompt[0].content
+    system = small.prompt[0].content
+    assert prompts.SAFETY in system and "Scope: the project Aquaverter" in system
+    assert prompts.DOCUMENT_FIRST not in system
+    assert ("rules", "document guidance: 1 of 1 lines") in [
+        (d.section, d.what) for d in small.dropped
+    ]
