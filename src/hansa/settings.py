@@ -119,6 +119,10 @@ class Settings(BaseSettings):
     summary_after_tokens: int = Field(default=0, ge=0)
     """Estimated tokens (characters / 4) of the messages after the summary past which it is
     brought up to date (0: only when the prompt's history did not fit its budget)."""
+    summary_fold_share: float = Field(default=0.5, gt=0, le=1)
+    """The share of each budget (characters, tokens, the prompt's history) the messages kept
+    word for word may take after a summary: folding well below the budget that triggered it
+    makes the summary rare (folding just under it, it ran after every turn, issue 34)."""
     summary_paste_chars: int = Field(default=2_000, ge=0)
     """A user's message this long or longer is a pasted document: the rolling summary keeps
     the newest one word for word and folds the other history first (seed 002 §5.3; 0: no

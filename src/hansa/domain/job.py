@@ -126,6 +126,9 @@ class ConversationSummaryJob(Wire):
     """The payload of a conversation summary's job."""
 
     conversation_id: str
+    history_tokens: int = 0
+    """The prompt's history budget (estimated tokens) of the turn that queued the job (0:
+    unknown): the fold keeps ``summary_fold_share`` of it word for word at most."""
 
 
 class ScheduleJob(Wire):

@@ -5,11 +5,15 @@ what code keeps whatever the model writes, and how the prompt shows it.
   (``summary_after_messages``), their characters (``summary_after_chars``) or their
   estimated tokens (``summary_after_tokens``), or the prompt's history did not fit.
 - **What**: every message after the summary but the newest ``history_messages``, which
-  stay word for word (fewer when those alone pass the characters or tokens budget; the
-  newest two always stay). A pasted document (a user's message of ``summary_paste_chars``
-  or more) is the exception (seed 002 §5.3): the newest one stays word for word wherever
-  it is, its length counts against no budget, and the other history is folded around it;
-  an older paste a newer one replaced is folded then.
+  stay word for word (fewer when those alone pass ``summary_fold_share`` of the characters
+  or tokens budget, or of the prompt's history budget; the newest two always stay). The
+  fold goes well below the budget that triggered it (hysteresis, issue 34): folding just
+  under it filled the window again with the next answer, so the summary ran after every
+  turn, a call on the same embedded model that the next reply waited for. A pasted
+  document (a user's message of ``summary_paste_chars`` or more) is the exception (seed
+  002 §5.3): the newest one stays word for word wherever it is, its length counts against
+  no budget, and the other history is folded around it; an older paste a newer one
+  replaced is folded then.
 - **Kept by code** (``SummaryFacts``): the ids the messages mention (ULIDs, UUIDs, and the
   ids in their metadata), the user's decisions and approvals, the questions still open;
   carried from one version to the next.
@@ -24,6 +28,7 @@ from dataclasses import dataclass
 from hansa.domain import message
 from hansa.domain.summary import ConversationSummary, SummaryFacts
 from hansa.engine.context_budget import SummaryText
+from hansa.engine.context_packs import MESSAGE_TOKENS, estimate_tokens
 from hansa.settings import Settings
 
 MAX_IDS = 60
@@ -68,16 +73,24 @@ class Thresholds:
     """Messages that stay word for word (``history_messages``)."""
     paste: int = 0
     """The length from which a user's message is a pasted document (0: none is)."""
+    fold_share: float = 1.0
+    """The share of the characters, tokens and history budgets that the messages kept word
+    for word may take after a fold (``summary_fold_share``)."""
+    history_tokens: int = 0
+    """The prompt's history budget in estimated tokens, when the turn that asked for the
+    summary knew it (0: unknown); the fold keeps ``fold_share`` of it at most."""
 
     @classmethod
-    def of(cls, settings: Settings) -> Thresholds:
-        """The limits the settings give."""
+    def of(cls, settings: Settings, history_tokens: int = 0) -> Thresholds:
+        """The limits the settings give (and the prompt's history budget, if known)."""
         return cls(
             messages=settings.summary_after_messages,
             chars=settings.summary_after_chars,
             tokens=settings.summary_after_tokens,
             keep=settings.history_messages,
             paste=settings.summary_paste_chars,
+            fold_share=settings.summary_fold_share,
+            history_tokens=history_tokens,
         )
 
 
@@ -121,9 +134,10 @@ def to_fold(
     kept_before: Sequence[message.Message] = (),
 ) -> Fold:
     """The oldest messages of ``history`` that the next summary folds in: all but the
-    newest ``keep`` (fewer kept while those pass the characters or tokens budget), up to
-    the last answer among them; the newest paste (of ``kept_before``, the messages the last
-    summary kept, and ``history``) is never folded and counts against no budget."""
+    newest ``keep`` (fewer kept while those pass ``fold_share`` of the characters, tokens
+    or history budget), up to the last answer among them; the newest paste (of
+    ``kept_before``, the messages the last summary kept, and ``history``) is never folded
+    and counts against no budget."""
     pastes = [m for m in (*kept_before, *history) if is_paste(m, limits)]
     pinned = {m.id for m in pastes[-MAX_PASTES:]}
     rest = [m for m in history if m.id not in pinned]
@@ -142,9 +156,15 @@ def to_fold(
 
 
 def _too_long(messages: Sequence[message.Message], limits: Thresholds) -> bool:
+    """Whether ``messages`` pass ``fold_share`` of a budget: kept word for word, they would
+    bring the next summary due again within a turn or two."""
+    share = limits.fold_share
     chars = sum(len(m.content) for m in messages)
-    return (limits.chars > 0 and chars > limits.chars) or (
-        limits.tokens > 0 and chars_to_tokens(chars) > limits.tokens
+    prompt = sum(estimate_tokens(m.content) + MESSAGE_TOKENS for m in messages)
+    return (
+        (limits.chars > 0 and chars > limits.chars * share)
+        or (limits.tokens > 0 and chars_to_tokens(chars) > limits.tokens * share)
+        or (limits.history_tokens > 0 and prompt > limits.history_tokens * share)
     )
 
 

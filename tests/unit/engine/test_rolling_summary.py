@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 
 from hansa.domain.message import Author, Kind, Message
@@ -162,3 +163,35 @@ def test_a_kept_paste_is_folded_once_a_newer_paste_replaces_it() -> None:
     assert fold.folded[0].id == "m2", "the replaced paste is folded, oldest first"
     nothing = to_fold(history[-2:], PASTES, kept_before=[old])
     assert nothing.folded == [] and nothing.kept == [old], "nothing to fold: kept as it was"
+
+
+def test_the_fold_goes_down_to_its_share_of_the_budget_so_the_next_turn_needs_none() -> None:
+    history = _chat(12, chars=400)  # ~410 characters a message
+    at_once = Thresholds(messages=0, chars=3_000, tokens=0, keep=12, fold_share=1.0)
+    halfway = Thresholds(messages=0, chars=3_000, tokens=0, keep=12, fold_share=0.5)
+    assert needs_summary(12, sum(len(m.content) for m in history), halfway, overflow=False)
+
+    for limits in (at_once, halfway):
+        fold = to_fold(history, limits)
+        left = history[len(fold.folded) :]
+        chars = sum(len(m.content) for m in left)
+        # a question stays with its answer: one message over the share at most
+        assert chars <= limits.chars * limits.fold_share + 410
+        next_exchange = _chat(2, chars=400)
+        after = chars + sum(len(m.content) for m in next_exchange)
+        again = needs_summary(len(left) + 2, after, limits, overflow=False)
+        # folded just under the budget, the next exchange passes it again; halfway, not
+        assert again is (limits is at_once)
+
+
+def test_the_fold_keeps_its_share_of_the_prompts_history_budget() -> None:
+    history = _chat(12, chars=400)  # ~104 estimated tokens a message with its overhead
+    limits = Thresholds(messages=0, chars=0, tokens=0, keep=12, history_tokens=1_000)
+    whole = to_fold(history, limits)
+    half = to_fold(history, dataclasses.replace(limits, fold_share=0.5))
+
+    kept_whole = len(history) - len(whole.folded)
+    kept_half = len(history) - len(half.folded)
+    assert (kept_whole - 1) * 104 <= 1_000 < (kept_whole + 2) * 104
+    assert (kept_half - 1) * 104 <= 500 < (kept_half + 2) * 104
+    assert kept_half < kept_whole

@@ -65,10 +65,11 @@ async def run_conversation_summary_job(services: Services, claimed: Job) -> None
 
 
 async def _summarize(services: Services, claimed: Job, made: list[LlmCall]) -> None:
-    conversation_id = ConversationSummaryJob.model_validate(claimed.payload).conversation_id
+    work = ConversationSummaryJob.model_validate(claimed.payload)
+    conversation_id = work.conversation_id
     tenant_id = claimed.tenant_id
     settings = services.settings
-    limits = rolling_summary.Thresholds.of(settings)
+    limits = rolling_summary.Thresholds.of(settings, work.history_tokens)
 
     def load(conn: Connection) -> _Loaded:
         convo = conversations.get(conn, tenant_id, conversation_id)

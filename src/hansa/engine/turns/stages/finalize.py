@@ -96,7 +96,8 @@ def _summarize_if_due(ctx: TurnContext, batch: Batch, conn: Connection) -> None:
     key = summary_job.key_of(ctx.conversation_id)
     if queue.live_statuses(conn, key):
         return
-    work = job.ConversationSummaryJob(conversation_id=ctx.conversation_id)
+    budget = ctx.fitted.budgets.get("history", 0) if ctx.fitted is not None else 0
+    work = job.ConversationSummaryJob(conversation_id=ctx.conversation_id, history_tokens=budget)
     now = ctx.services.clock()
     queue.enqueue(
         conn, ctx.tenant_id, job.JobKind.CONVERSATION_SUMMARY, job.payload(work), now, key=key
