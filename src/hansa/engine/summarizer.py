@@ -96,8 +96,9 @@ def prompt(
         f"summary: at most {rolling_summary.SUMMARY_WORDS} words. keptMessageIds: at most "
         f"{MAX_KEPT} new messages the conversation still works on word for word (most often "
         "none). droppedMessageIds: the others. stateUpdates: facts, decisions or open "
-        "questions the messages establish that an agent's state lacks, as {agentId, set, "
-        "append}; never remove or merge what a state holds. Answer JSON only."
+        "questions the messages establish that an agent's state lacks, as {agentId, op, "
+        "key, value}: op append to key facts, decisions or openQuestions, op set to key "
+        "goal; never remove or merge what a state holds. Answer JSON only."
     )
     so_far = previous.text if previous else "(none yet)"
     lines = [f"Scope: {scope}", f"Summary so far:\n{so_far}", ""]
