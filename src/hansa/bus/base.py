@@ -82,3 +82,11 @@ class Bus(abc.ABC):
     @abc.abstractmethod
     def unsubscribe(self, subscription: Subscription) -> None:
         """Stop a subscription."""
+
+    @abc.abstractmethod
+    def live(self) -> int:
+        """Subscriptions open in this process."""
+
+    @abc.abstractmethod
+    def followed(self) -> int:
+        """Conversations with at least one subscription open in this process."""

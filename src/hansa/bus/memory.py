@@ -10,7 +10,12 @@ from hansa.domain.event import Event
 
 
 class MemoryBus(Bus):
-    """Rings every subscriber of a conversation in this process."""
+    """Rings every subscriber of a conversation in this process.
+
+    A conversation is kept only while it has a subscription: the last one to close (a stream
+    that ends, politely or not, closes its subscription on the way out) removes it, so the
+    map is as large as the streams open now, never as the conversations ever followed.
+    """
 
     def __init__(self) -> None:
         self._subs: defaultdict[str, set[Subscription]] = defaultdict(set)
@@ -34,3 +39,11 @@ class MemoryBus(Bus):
         subs.discard(subscription)
         if not subs:
             del self._subs[subscription.conversation_id]
+
+    def live(self) -> int:
+        """Subscriptions open in this process."""
+        return sum(len(subs) for subs in self._subs.values())
+
+    def followed(self) -> int:
+        """Conversations with at least one subscription open in this process."""
+        return len(self._subs)

@@ -11,7 +11,9 @@ one), hangs off the engine's ``Services``. It learns of outcomes where they beco
 - HTTP requests from the access log (``api/access.py``), by method, route template (the
   path as declared, ``/api/runs/{run_id}``; ``unmatched`` for a path no route has) and
   status;
-- the queue's depth from the ``jobs`` table, read when the metrics are scraped.
+- the queue's depth from the ``jobs`` table, and the live streams from the bus, read when
+  the metrics are scraped (a stream that closed, however abruptly, is no longer counted:
+  issue 35's churn test reads them).
 
 Labels are few and bounded (statuses, job kinds, providers, routes): no tenant,
 conversation or model name, so the export says nothing about any tenant's work but its
@@ -111,6 +113,17 @@ class Metrics:
             registry=r,
         )
 
+        self.streams = Gauge(
+            "hansa_live_streams",
+            "Live event streams (SSE, WebSocket) this process serves, read at scrape.",
+            registry=r,
+        )
+        self.followed = Gauge(
+            "hansa_followed_conversations",
+            "Conversations with a live event stream in this process, read at scrape.",
+            registry=r,
+        )
+
     def saw(self, stored: Sequence[event.Event]) -> None:
         """Count what the events of one committed transaction ended."""
         for ev in stored:
@@ -140,8 +153,13 @@ class Metrics:
         """Count one job this process's worker ran for ``seconds``."""
         self.jobs.labels(kind.value, "ok" if ok else "error").observe(seconds)
 
-    def render(self, depth: Mapping[tuple[JobKind, JobStatus], int]) -> bytes:
-        """The export, with the queue's ``depth`` by (kind, status) as just read."""
+    def render(
+        self, depth: Mapping[tuple[JobKind, JobStatus], int], streams: int = 0, followed: int = 0
+    ) -> bytes:
+        """The export, with the queue's ``depth`` by (kind, status) as just read, and the live
+        ``streams`` and the conversations they follow as the bus counts them."""
+        self.streams.set(streams)
+        self.followed.set(followed)
         for kind in JobKind:
             for status in QUEUE_STATES:
                 self.queue.labels(kind.value, status.value).set(depth.get((kind, status), 0))

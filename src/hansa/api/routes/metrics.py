@@ -18,7 +18,9 @@ router = APIRouter()
 
 @router.get("/metrics", include_in_schema=False)
 async def metrics(services: ServicesDep) -> Response:
-    """Turns, runs, task outcomes, jobs, model calls (tokens, cost) and the queue's depth."""
+    """Turns, runs, task outcomes, jobs, model calls (tokens, cost), the queue's depth and
+    the live streams."""
     depth = await services.db.read(queue_depth.depth)
-    body = services.metrics.render(depth)
+    bus = services.bus
+    body = services.metrics.render(depth, bus.live(), bus.followed())
     return Response(body, media_type=metrics_export.CONTENT_TYPE)
