@@ -9,6 +9,8 @@ is recorded once, with its tool's events, and its tool's effect exists once.
 Each test has a server of its own (a scripted model replays its script from the start in
 each process). A step's frame answer takes seconds, so a stop or a kill lands while the
 step is in flight; that the tool ran is read from the database, not guessed from a clock.
+A stop during the step's commit freezes a worker on PostgreSQL inside that transaction
+(``HANSA_STOP_AT=write.before_commit``), as ``test_faults.py`` does for a turn.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import psycopg
 
-from harness import FAST, Server, events_until, poll_until, running_server
+from harness import FAST, Server, events_until, poll_until, running_server, running_worker
 
 AGENT = "clientSuccess"  # may call entity.create
 DOCUMENT = "Orphan check"
@@ -259,3 +262,63 @@ def test_kill_9_while_stopping_finishes_the_step_after_the_restart(tmp_path: Pat
         "session_status:stopped"
     ]
     assert "session_status:stopping" in _told(events)
+
+
+def _frozen(pid: int, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "T":
+            return
+        time.sleep(0.05)
+    raise AssertionError("the worker never reached its stop point")
+
+
+def test_a_stop_during_the_steps_commit_on_postgres(pg_url: str, tmp_path: Path) -> None:
+    """The worker freezes inside the step's commit, the session's row locked. The stop
+    waits for the row until PostgreSQL ends the frozen transaction, finds the step's job
+    started and says ``stopping``; another worker takes the step over, runs it again (its
+    document found, not made twice), records it and stops the session. The frozen worker,
+    resumed, writes nothing."""
+    args = _script(tmp_path, _tool_then_slow_frame(seconds=0))
+    freeze = {
+        **FAST,
+        "HANSA_STOP_AT": "write.before_commit",
+        "HANSA_DB_IDLE_IN_TRANSACTION_SECONDS": "1",
+    }
+    api = running_server(
+        tmp_path, database_url=pg_url, extra_args=("--workers", "0", *args), env=FAST
+    )
+    with api as server, server.client() as client:
+        with running_worker(tmp_path, pg_url, env=freeze, extra_args=args) as frozen:
+            session = _start(client, maxSteps=5)
+            _frozen(frozen.pid)
+            try:
+                stopping = _stop(client, session["id"])
+                assert (stopping["status"], stopping["step"]) == ("stopping", 0)
+                with running_worker(tmp_path, pg_url, env=FAST, extra_args=args):
+                    events = _ended(client, session)
+                    os.kill(frozen.pid, signal.SIGCONT)
+                    time.sleep(3)  # the frozen worker wakes up and tries to commit
+            finally:
+                os.kill(frozen.pid, signal.SIGCONT)
+        assert _ended(client, session) == events, "nothing was written after the takeover"
+        (step,) = _steps(client, session["id"])
+        stopped = client.get(f"/api/agent-sessions/{session['id']}").json()
+    with psycopg.connect(pg_url) as conn:
+        documents = conn.execute(
+            "SELECT id FROM workspace_entities WHERE name = %s", (DOCUMENT,)
+        ).fetchall()
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert step["tools"] == [{"name": "entity.create", "ok": True}]
+    (result,) = [e["data"] for e in events if e["type"] == "tool_result"]
+    assert [(result["result"]["entityId"],)] == documents, "one document, the one recorded"
+    assert (stopped["status"], stopped["reason"], stopped["step"]) == ("stopped", "stopped", 1)
+    assert _told(events) == [
+        "session_status:running",
+        "session_status:stopping",
+        "tool_call",
+        "entity_patch",
+        "tool_result",
+        "session_step",
+        "session_status:stopped",
+    ]

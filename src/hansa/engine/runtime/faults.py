@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import threading
 
 from hansa.settings import Settings
 
@@ -38,4 +39,7 @@ def stop_point(settings: Settings, name: str) -> None:
     if settings.stop_at == name and name not in _stopped:
         _stopped.add(name)
         log.error("stop point %s reached: stopping", name)
-        os.kill(os.getpid(), signal.SIGSTOP)
+        # to this thread: it stops before its next instruction. Sent to the process, the
+        # signal may be taken by another thread (the loop's), and this one ran on to its
+        # COMMIT before the stop reached it on a loaded machine (decision 0037)
+        signal.pthread_kill(threading.get_ident(), signal.SIGSTOP)
