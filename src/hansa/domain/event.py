@@ -243,10 +243,10 @@ class ContextUsageData(Wire):
     plus four per message)."""
     sections: dict[str, int] = Field(default_factory=dict)
     """Estimated tokens of the first prompt by section: ``system``, ``tools``, ``global``,
-    ``project``, ``entity``, ``summary``, ``history``, ``message`` (the user's), and
-    ``reply`` (kept free for the answer)."""
+    ``project``, ``entity``, ``state`` (the agent's), ``summary``, ``history``, ``message``
+    (the user's), and ``reply`` (kept free for the answer)."""
     budgets: dict[str, int] = Field(default_factory=dict)
-    """The most each fitted section (packs, summary, history) could take."""
+    """The most each fitted section (packs, state, summary, history) could take."""
     dropped: list[ContextDrop] = Field(default_factory=list)
     """What did not fit and was left out, lowest priority first."""
     summary_version: int | None = None
