@@ -11,8 +11,8 @@ import sqlalchemy as sa
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import event
-from hansa.store import conversations, direct, notify, tables
+from hansa.domain import event, turn
+from hansa.store import conversations, direct, messages, notify, tables
 from hansa.store.db import growing
 
 _conv = tables.assistant_conversations
@@ -54,8 +54,7 @@ def _of_turn(types: tuple[str, ...]) -> sa.Select[Any]:
     return (
         sa.select(_events)
         .where(
-            _events.c.conversation_id == _B("p_conversation"),
-            _events.c.tenant_id == _B("p_tenant"),
+            *_AFTER,
             _events.c.turn_id == _B("p_turn"),
             direct.one_of(_events.c.type, types),
         )
@@ -158,27 +157,32 @@ def read_after(
 
 
 def of_turn(
-    conn: Connection, tenant_id: str, conversation_id: str, turn_id: str, types: tuple[str, ...]
+    conn: Connection, tenant_id: str, t: turn.Turn, types: tuple[str, ...]
 ) -> list[event.Event]:
-    """The events of one turn of these ``types``, in order."""
-    params = {"p_conversation": conversation_id, "p_tenant": tenant_id, "p_turn": turn_id}
+    """The events of these ``types`` that turn ``t``'s processing wrote, in order.
+
+    They all come after the turn's message, so the read starts there: by the log's key it
+    reads the events since, not the conversation's whole log (no index serves ``turn_id``;
+    decision 0043).
+    """
+    after = messages.seq_of(conn, tenant_id, t.conversation_id, t.message_id)
+    params = {
+        "p_conversation": t.conversation_id,
+        "p_tenant": tenant_id,
+        "p_turn": t.id,
+        "p_after": after or 0,
+    }
     return [_event(row) for row in direct.rows(conn, _of_turn(types), params)]
 
 
-def tools_of_turn(
-    conn: Connection, tenant_id: str, conversation_id: str, turn_id: str
-) -> list[event.Event]:
-    """The ``tool_call`` and ``tool_result`` events of one turn, in order."""
-    return of_turn(conn, tenant_id, conversation_id, turn_id, ("tool_call", "tool_result"))
+def tools_of_turn(conn: Connection, tenant_id: str, t: turn.Turn) -> list[event.Event]:
+    """The ``tool_call`` and ``tool_result`` events of turn ``t``, in order."""
+    return of_turn(conn, tenant_id, t, ("tool_call", "tool_result"))
 
 
-@growing
-def run_moves_of_turn(
-    conn: Connection, tenant_id: str, conversation_id: str, turn_id: str
-) -> list[event.Event]:
-    """The ``run_created``, ``plan`` and ``run_status`` events one turn wrote, in order."""
-    moves = ("run_created", "plan", "run_status")
-    return of_turn(conn, tenant_id, conversation_id, turn_id, moves)
+def run_moves_of_turn(conn: Connection, tenant_id: str, t: turn.Turn) -> list[event.Event]:
+    """The ``run_created``, ``plan`` and ``run_status`` events turn ``t`` wrote, in order."""
+    return of_turn(conn, tenant_id, t, ("run_created", "plan", "run_status"))
 
 
 @growing

@@ -129,8 +129,10 @@ def newest_after(
 
 _BY_ID = sa.select(_msg).where(
     _msg.c.id == _B("p_id"),
-    _msg.c.conversation_id == _B("p_conversation"),
-    _msg.c.tenant_id == _B("p_tenant"),
+    # checks of the row the key finds: PostgreSQL without statistics took
+    # ix_messages_conversation for it, every message of the conversation (decision 0043)
+    direct.only_checks(_msg.c.conversation_id) == _B("p_conversation"),
+    direct.only_checks(_msg.c.tenant_id) == _B("p_tenant"),
 )
 
 
@@ -146,6 +148,14 @@ def by_ids(
         if row is not None:
             found.append(_message(row))
     return sorted(found, key=lambda m: m.seq or 0)
+
+
+def seq_of(conn: Connection, tenant_id: str, conversation_id: str, message_id: str) -> int | None:
+    """The seq of one message of the conversation (a look-up by its id); None if it has
+    none or the conversation does not hold it."""
+    params = {"p_id": message_id, "p_conversation": conversation_id, "p_tenant": tenant_id}
+    row = direct.first(conn, _BY_ID, params)
+    return None if row is None or row["seq"] is None else int(row["seq"])
 
 
 @growing

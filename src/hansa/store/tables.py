@@ -114,6 +114,10 @@ assistant_agent_definitions = sa.Table(
     sa.UniqueConstraint("tenant_id", "agent_id"),
 )
 
+UNFINISHED_TURNS = "status IN ('queued', 'running')"
+"""The predicate of ``ix_turns_unfinished``; a query it serves says it the same way, with
+literals (a bound value proves nothing to either database's planner)."""
+
 assistant_turns = sa.Table(
     "assistant_turns",
     metadata,
@@ -132,6 +136,15 @@ assistant_turns = sa.Table(
     sa.Column("finished_at", UtcDateTime()),
     sa.Column("error", sa.Text),
     sa.Index("ix_turns_conversation", "conversation_id", "created_at"),
+    # a conversation's unfinished turns, read at every message posted: without it the
+    # read took every turn the conversation ever had (decision 0043)
+    sa.Index(
+        "ix_turns_unfinished",
+        "conversation_id",
+        "created_at",
+        sqlite_where=sa.text(UNFINISHED_TURNS),
+        postgresql_where=sa.text(UNFINISHED_TURNS),
+    ),
 )
 
 events = sa.Table(

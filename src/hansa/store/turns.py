@@ -40,11 +40,12 @@ _SET_STATUS = {
 _UNFINISHED = (
     sa.select(_turns)
     .where(
-        _turns.c.tenant_id == _B("p_tenant"),
         _turns.c.conversation_id == _B("p_conversation"),
-        direct.one_of(
-            _turns.c.status, (turn.TurnStatus.QUEUED.value, turn.TurnStatus.RUNNING.value)
-        ),
+        _turns.c.tenant_id == _B("p_tenant"),
+        # ``tables.UNFINISHED_TURNS`` in literals: then ``ix_turns_unfinished`` (partial)
+        # serves it, and the read takes the few unfinished turns, not every turn the
+        # conversation had, on either database, statistics or not (decision 0043)
+        _turns.c.status.in_([sa.literal_column("'queued'"), sa.literal_column("'running'")]),
     )
     .order_by(_turns.c.created_at)
 )

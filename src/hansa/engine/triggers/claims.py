@@ -191,7 +191,7 @@ def refuse_if_deferred(conn: Any, tenant_id: str, conversation_id: str, agent_id
     if not latest:
         return
     turn_id = latest[0].id
-    for ev in events.of_turn(conn, tenant_id, conversation_id, turn_id, _DEFERS):
+    for ev in events.of_turn(conn, tenant_id, latest[0], _DEFERS):
         data = ev.payload
         if isinstance(data, event.DeferData) and data.assistant_key == agent_id:
             raise Deferred(

@@ -68,7 +68,7 @@ def _end(conn: Connection, services: Services, tenant_id: str, current: turn.Tur
 def _seals(conn: Connection, tenant_id: str, current: turn.Turn) -> Batch:
     """A failed ``tool_result`` for each ``tool_call`` of the turn that has none."""
     seals = Batch(current.conversation_id, current.id)
-    logged = events.tools_of_turn(conn, tenant_id, current.conversation_id, current.id)
+    logged = events.tools_of_turn(conn, tenant_id, current)
     answered = {
         e.payload.tool_call_id for e in logged if isinstance(e.payload, event.ToolResultData)
     }

@@ -87,7 +87,7 @@ def _confirming(conn: Connection, run_id: str) -> tuple[str, ...]:
 def outcome(conn: Connection, tenant_id: str, turn_id: str) -> Outcome:
     """What turn ``turn_id`` came to; NotFound for a turn of another tenant."""
     t = turns.get(conn, tenant_id, turn_id)
-    moves = events.run_moves_of_turn(conn, tenant_id, t.conversation_id, t.id)
+    moves = events.run_moves_of_turn(conn, tenant_id, t)
     started_id = _started_by(moves)
     started = None if started_id is None else runs.get(conn, tenant_id, started_id)
     asked = False
@@ -178,7 +178,5 @@ def _is_summary(data: event.Payload) -> bool:
 
 def seq_of_turn(conn: Connection, tenant_id: str, t: turn.Turn) -> int:
     """The seq just before turn ``t``'s user message: following from it replays the turn."""
-    asked = messages.list_for(
-        conn, tenant_id, t.conversation_id, turn_id=t.id, kinds=(message.Kind.USER,)
-    )
-    return (asked[0].seq or 1) - 1 if asked else 0
+    seq = messages.seq_of(conn, tenant_id, t.conversation_id, t.message_id)  # by its id
+    return seq - 1 if seq else 0
