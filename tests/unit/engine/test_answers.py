@@ -211,3 +211,13 @@ def test_numbered_and_labelled_answers(text: str, expected: dict[str, str]) -> N
 )
 def test_approval(text: str, approves: bool) -> None:
     assert answers.is_approval(text) is approves
+
+
+def test_label_patterns_of_ever_new_questions_stay_bounded() -> None:
+    kept = answers.LABEL_PATTERNS_KEPT
+    for n in range(kept + 50):  # every plan its own question, as a model may write them
+        question = answers.Question(f"q{n}", f"Label {n}", aliases=(f"detail {n}",))
+        reading = answers.read([question], f"detail {n}: value {n}")
+        assert reading.values() == {f"q{n}": f"value {n}"}
+
+    assert answers._label_pattern.cache_info().currsize <= kept

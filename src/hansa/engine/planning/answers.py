@@ -229,7 +229,12 @@ def _label(questions: Sequence[Question], parts: list[_Part], strict: bool) -> l
     return parts
 
 
-@functools.cache
+LABEL_PATTERNS_KEPT = 256
+"""Compiled ``alias: value`` patterns kept, the most recently used: a plan's questions (a model
+may write them) give each plan its own aliases, so over months there is no end to them."""
+
+
+@functools.lru_cache(maxsize=LABEL_PATTERNS_KEPT)
 def _label_pattern(aliases: tuple[str, ...], strict: bool) -> re.Pattern[str]:
     """``alias: value`` (or ``alias value``) for any of ``aliases``, the longest first
     (``page title`` before ``page``)."""
