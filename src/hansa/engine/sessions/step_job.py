@@ -6,8 +6,11 @@ the next frame. The step's record, the session's new cursor and state, its tools
 its own (``session_step``, a message when the step says something, ``session_status``
 when it ends) and the next step's job commit in one transaction with
 the job's guard: after a crash the step is either recorded once or run again from the same
-frame, never twice and never skipped. A job whose session moved on (a stale job, left by
-a pause and a resume) ends without a step; one past its tenant's steps per minute
+frame, never twice and never skipped. A pause or a stop lets the step in flight finish and
+record itself with its tools' events (a stopping session is then stopped), also when its
+worker died and the step runs again (decision 0037). A job whose session moved on (a stale
+job, left by a pause and a resume) or whose step never started before a pause or a stop
+ends without a step; one past its tenant's steps per minute
 (``engine/sessions/pace.py``) is put off, and a session without a cadence of its own waits
 ``HANSA_SESSION_DEFAULT_EVERY_SECONDS`` between steps.
 """
