@@ -2,8 +2,8 @@
 
 A PostgreSQL fleet (an API process with no worker, two ``hansa worker`` processes, the
 default lease of 10 s and poll of 0.5 s, 8 runs per worker at most so that both hold some)
-gets 16 runs of short waits (groups A A B C, 0.3 s each), approved at once. Then the worker holding the most running jobs is killed
-with SIGKILL, at one of three points:
+gets 16 runs of short waits (groups A A B C, 0.3 s each), approved at once. Then the
+worker holding the most running jobs is killed with SIGKILL, at one of three points:
 
 - ``random``: 0.2-1.2 s after the approvals (mid-task or between steps, whichever it is);
 - ``mid-task``: once one of its tasks is ``in_progress``;
@@ -184,8 +184,9 @@ def main() -> None:
     load = os.getloadavg()[0]
     lines = [
         f"recovery ({args.label}): PostgreSQL fleet (API process + 2 workers, lease 10 s, poll "
-        f"0.5 s, 8 runs per worker at most), {RUNS} runs of 4 waits of 0.3 s (groups A A B C); the worker holding the "
-        f"most running jobs killed with SIGKILL; seconds from the kill to the last run's end, "
+        f"0.5 s, 8 runs per worker at most), {RUNS} runs of 4 waits of 0.3 s (groups A A B C); "
+        "the worker holding the most running jobs killed with SIGKILL; seconds from the kill "
+        "to the last run's end, "
         f"{args.trials} trials per kill point; load average {load:.1f} at the end (2 cores, "
         "shared with other work: under load)",
         "",
