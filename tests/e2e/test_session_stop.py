@@ -212,6 +212,24 @@ def test_a_stop_with_no_step_in_flight_stops_at_once(tmp_path: Path) -> None:
     assert _told(events) == ["session_status:running", "session_step", "session_status:stopped"]
 
 
+def test_a_delete_during_a_step_still_tells_what_its_tool_did(tmp_path: Path) -> None:
+    """A delete is a stop and a removal: the step in flight has no session to record
+    itself in any more, but the conversation (which a delete keeps) still gets its tool's
+    events when it commits."""
+    args = _script(tmp_path, _tool_then_slow_frame(seconds=3))
+    with running_server(tmp_path, extra_args=args) as server, server.client() as client:
+        session = _start(client, maxSteps=5)
+        entity_id = _created(server)
+        assert client.delete(f"/api/agent-sessions/{session['id']}").status_code == 204
+        events = events_until(
+            client, session["conversationId"], lambda e: e["type"] == "tool_result", timeout=30
+        )
+        assert client.get(f"/api/agent-sessions/{session['id']}").status_code == 404
+    patches = [e["data"]["entityId"] for e in events if e["type"] == "entity_patch"]
+    assert patches == [entity_id]
+    assert _documents(server) == [entity_id]
+
+
 def _kill(server: Server) -> None:
     os.kill(server.process.pid, signal.SIGKILL)
     server.process.wait(10)
