@@ -93,6 +93,31 @@ TYPED = tuple(_TYPES)
 """The typed keys, most important first (the prompt's order)."""
 
 
+def json_schema() -> dict[str, Any]:
+    """The state's JSON schema, for the API's description: the typed keys, and any other
+    key as a free note (each item's schema inline: a state is read whole)."""
+    text = {"type": "string", "minLength": 1, "maxLength": MAX_TEXT}
+    texts = {"type": "array", "items": text}
+
+    def items(model: type[BaseModel]) -> dict[str, Any]:
+        return {"type": "array", "items": model.model_json_schema(by_alias=True)}
+
+    return {
+        "type": "object",
+        "description": "Typed keys; every other key is a free note of any JSON.",
+        "properties": {
+            GOAL: text,
+            FACTS: texts,
+            DECISIONS: texts,
+            OPEN_QUESTIONS: texts,
+            ENTITIES: items(Entity),
+            DEPENDENCIES: items(Dependency),
+            ASSUMPTIONS: items(Assumption),
+        },
+        "additionalProperties": True,
+    }
+
+
 def check_types(state: dict[str, Any]) -> None:
     """InvalidInput naming the first typed key whose value is not of its type."""
     for key, adapter in _TYPES.items():

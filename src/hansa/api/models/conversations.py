@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, WithJsonSchema, field_validator
 
 from hansa.api.models.base import Masked, Out, Time
-from hansa.domain import secrets
+from hansa.domain import agent_state_fields, secrets
 from hansa.domain.agent_state import AgentState
 from hansa.domain.base import Wire
 from hansa.domain.claims import Claim
@@ -79,7 +79,9 @@ class TimelineEntry(Out):
 class AgentStateOut(AgentState, Out):
     """An agent's scratchpad; the secrets it names show as ``***``."""
 
-    state: Masked
+    state: Annotated[Masked, WithJsonSchema(agent_state_fields.json_schema())]
+    """Its typed keys (goal, facts, decisions, openQuestions, entities, dependencies,
+    assumptions) and free notes (``domain/agent_state_fields.py``)."""
 
 
 class AgentStates(Out):
