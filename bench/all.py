@@ -6,7 +6,7 @@ script's own alternating rounds). Each script ends with lines of ``key=value`` p
 prints one table of each figure, its anchor, its target and whether it is met.
 ``--record`` writes the table to docs/benchmarks.md. ``--only turns,runs`` runs a part.
 
-    python bench/all.py [--only turns,runs,server,pg,scale] [--record]
+    python bench/all.py [--only turns,runs,server,pg,recovery,scale] [--record]
 """
 
 from __future__ import annotations
@@ -153,6 +153,23 @@ BENCHMARKS = (
                 lambda f: f"{f['rows_fetched_per_run']:.0f}",
                 "<= 150",
                 lambda v: v <= 150,
+            ),
+        ),
+    ),
+    Benchmark(
+        "recovery",
+        "recovery.py",
+        ("--trials", "1"),  # one kill at each point: 3 in all, ~1 minute
+        (
+            Target(
+                "PostgreSQL: last of 16 runs after 1 of 2 workers is killed (median of 3)",
+                lambda f: f["recovery_median_s"],
+                lambda f: (
+                    f"{f['recovery_median_s']:.2f} s (max {f['recovery_max_s']:.2f} s; "
+                    "the lease: 10 s)"
+                ),
+                "<= 3 s",
+                lambda v: 0 < v <= 3,
             ),
         ),
     ),
