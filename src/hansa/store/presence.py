@@ -190,8 +190,12 @@ class FilePresence(Presence):
         if self._tried:
             return True
         self._tried = True
-        self._folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self._path(self._owner), os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            self._folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self._path(self._owner), os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:  # a read-only folder, say: this worker's jobs wait for leases
+            log.warning("worker presence not held (%s): a restart waits for leases", exc)
+            return True
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:  # a live owner's name hashes alike: leases only
@@ -214,7 +218,7 @@ class FilePresence(Presence):
             path = self._path(owner)
             try:
                 fd = os.open(path, os.O_RDWR)
-            except FileNotFoundError:  # never present here, or found dead already
+            except OSError:  # never present here, found dead already, or out of reach
                 continue
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
