@@ -261,6 +261,52 @@ def test_kill_9_after_a_tool_ran_reruns_the_step_once_without_a_second_document(
     assert _documents(server) == [entity_id], "the re-run made no second document"
 
 
+def test_kill_9_before_the_model_answers_runs_the_step_once_after_the_restart(
+    tmp_path: Path,
+) -> None:
+    """The server dies while the step's model is still answering: nothing was done, and
+    after the restart the step runs once and is recorded."""
+    frame = {"purpose": "session_step", "delaySeconds": 30, "text": json.dumps(FRAME)}
+    args = _script(tmp_path, [frame])
+    with running_server(tmp_path, extra_args=args, env=FAST) as doomed, doomed.client() as c:
+        session = _start(c, maxSteps=1)
+        time.sleep(1.5)  # the step is claimed at once; its answer takes 30 s
+        _kill(doomed)
+    args = _script(tmp_path, [{**frame, "delaySeconds": 0}])
+    with running_server(tmp_path, extra_args=args, env=FAST) as server, server.client() as c:
+        ended = _until(c, session["id"], lambda s: s["status"] == "stopped")
+        steps = _steps(c, session["id"])
+    assert (ended["reason"], ended["step"], ended["state"]) == ("max_steps", 1, {"filed": True})
+    assert [(s["iteration"], s["nextStep"]) for s in steps] == [(1, "2")]
+
+
+def test_kill_9_inside_the_steps_commit_records_the_step_once_after_the_restart(
+    tmp_path: Path,
+) -> None:
+    """The server freezes inside the step's transaction (``write.before_commit``) and is
+    killed there: nothing of the step committed, but its tool made the document. After the
+    restart the step runs again, finds the document and is recorded once."""
+    args = _script(tmp_path, _tool_then_slow_frame(seconds=0))
+    freeze = {**FAST, "HANSA_STOP_AT": "write.before_commit"}
+    with running_server(tmp_path, extra_args=args, env=freeze) as doomed, doomed.client() as c:
+        session = _start(c, maxSteps=1)
+        _frozen(doomed.process.pid)
+        entity_id = _created(doomed)
+        _kill(doomed)
+    args = _script(tmp_path, _tool_then_slow_frame(seconds=0, call_id="call_after_restart"))
+    with running_server(tmp_path, extra_args=args, env=FAST) as server, server.client() as c:
+        ended = _until(c, session["id"], lambda s: s["status"] == "stopped")
+        events = events_until(
+            c, session["conversationId"], lambda e: e["type"] == "session_step", timeout=30
+        )
+        (step,) = _steps(c, session["id"])
+    assert (ended["reason"], ended["step"]) == ("max_steps", 1)
+    assert step["tools"] == [{"name": "entity.create", "ok": True}]
+    assert [e["data"]["entityId"] for e in events if e["type"] == "entity_patch"] == [entity_id]
+    assert [e["type"] for e in events].count("session_step") == 1
+    assert _documents(server) == [entity_id], "one document, the one recorded"
+
+
 def test_kill_9_while_stopping_finishes_the_step_after_the_restart(tmp_path: Path) -> None:
     """A stop lands after the tool ran (``stopping``), then the server dies before the step
     commits. After the restart the step runs again (it acted: it is not dropped), finds
