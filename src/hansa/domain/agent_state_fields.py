@@ -191,17 +191,9 @@ def _ids(items: Any) -> set[str]:
     return {str(i["id"]) for i in items if isinstance(i, dict) and "id" in i}
 
 
-# What compaction drops first: free notes (the None entry), then these lists, oldest item
-# first. Assumptions go only once they are at confidence 0 (then any, as a last resort).
-_DROP_FIRST: tuple[str | None, ...] = (
-    None,
-    FACTS,
-    DEPENDENCIES,
-    ENTITIES,
-    ASSUMPTIONS,
-    DECISIONS,
-    OPEN_QUESTIONS,
-)
+Ref = tuple[str, int | None]
+"""An item of a state: a typed list's key and the item's index, or a key whole (a free
+note; the goal)."""
 
 
 def size(state: dict[str, Any]) -> int:
@@ -209,44 +201,56 @@ def size(state: dict[str, Any]) -> int:
     return len(json.dumps(state, ensure_ascii=False, separators=(",", ":"), default=str).encode())
 
 
+def drop_order(state: dict[str, Any]) -> list[Ref]:
+    """What a state too large loses, first first: the free notes, then the oldest facts,
+    dependencies, entities, the assumptions at confidence 0, decisions, open questions, and
+    last the other assumptions. Never the goal."""
+    order: list[Ref] = [(k, None) for k in state if k not in _TYPES]
+    for key in (FACTS, DEPENDENCIES, ENTITIES):
+        order += [(key, i) for i in range(len(_list(state, key)))]
+    assumptions = _list(state, ASSUMPTIONS)
+    spent = [i for i, a in enumerate(assumptions) if _confidence(a) == 0]
+    order += [(ASSUMPTIONS, i) for i in spent]
+    for key in (DECISIONS, OPEN_QUESTIONS):
+        order += [(key, i) for i in range(len(_list(state, key)))]
+    order += [(ASSUMPTIONS, i) for i in range(len(assumptions)) if i not in set(spent)]
+    return order
+
+
+def without(state: dict[str, Any], refs: list[Ref]) -> dict[str, Any]:
+    """``state`` less the items ``refs`` name (a new object; a list they empty goes)."""
+    gone = set(refs)
+    out: dict[str, Any] = {}
+    for key, value in state.items():
+        if (key, None) in gone:
+            continue
+        if key in _TYPES and isinstance(value, list) and value:
+            kept = [v for i, v in enumerate(value) if (key, i) not in gone]
+            if kept:
+                out[key] = kept
+            continue
+        out[key] = value
+    copied: dict[str, Any] = json.loads(json.dumps(out, default=str))
+    return copied
+
+
 def compact(state: dict[str, Any], cap: int) -> tuple[dict[str, Any], int]:
-    """``state`` shrunk to at most ``cap`` bytes (a new object) and how many items or notes
-    it lost. The goal is never dropped; a goal alone past the cap stays."""
-    out = json.loads(json.dumps(state, default=str))
-    lost = 0
-    while size(out) > cap and _drop_one(out):
-        lost += 1
-    return out, lost
+    """``state`` shrunk to at most ``cap`` bytes (a new object), items going in
+    :func:`drop_order`, and how many went. A goal alone past the cap stays."""
+    order = drop_order(state)
+    low, high = 0, len(order)  # the fewest drops that fit: removing never grows a state
+    while low < high:
+        mid = (low + high) // 2
+        if size(without(state, order[:mid])) <= cap:
+            high = mid
+        else:
+            low = mid + 1
+    return without(state, order[:low]), low
 
 
-def _drop_one(state: dict[str, Any]) -> bool:
-    for key in _DROP_FIRST:
-        if key is None:
-            notes = [k for k in state if k not in _TYPES]
-            if notes:
-                del state[notes[0]]
-                return True
-            continue
-        items = state.get(key)
-        if not isinstance(items, list) or not items:
-            continue
-        at = 0
-        if key == ASSUMPTIONS:
-            spent = [i for i, a in enumerate(items) if _confidence(a) == 0]
-            if not spent:
-                continue
-            at = spent[0]
-        del items[at]
-        if not items:
-            del state[key]
-        return True
-    assumptions = state.get(ASSUMPTIONS)
-    if isinstance(assumptions, list) and assumptions:  # the last resort: the oldest
-        del assumptions[0]
-        if not assumptions:
-            del state[ASSUMPTIONS]
-        return True
-    return False
+def _list(state: dict[str, Any], key: str) -> list[Any]:
+    value = state.get(key)
+    return value if isinstance(value, list) else []
 
 
 def _confidence(item: Any) -> float | None:

@@ -48,11 +48,7 @@ def render(notes: Notes) -> str:
     """The notes as the model reads them; empty for an empty state."""
     if not notes.state:
         return ""
-    head = (
-        f"{INTRO}, version {notes.version}; internal, never shown to the user; change them "
-        "with the agent_state.update tool when what you know changes):"
-    )
-    return "\n".join([head, *_lines(notes.state)])
+    return "\n".join([_head(notes.version), *(line for _, line in _lines(notes.state))])
 
 
 def fit(notes: Notes, budget: int, dropped: list[ContextDrop]) -> str:
@@ -63,7 +59,7 @@ def fit(notes: Notes, budget: int, dropped: list[ContextDrop]) -> str:
         return whole
     state, lost = shrink(notes, budget)
     text = render(Notes(notes.agent_id, notes.version, state))
-    if _cost(text) > budget:  # the goal alone does not fit: nothing of the notes goes in
+    if cost(text) > budget:  # the goal alone does not fit: nothing of the notes goes in
         text = ""
     what = (
         f"agent state v{notes.version}: {lost} of its items and notes (free notes and the "
@@ -77,16 +73,25 @@ def fit(notes: Notes, budget: int, dropped: list[ContextDrop]) -> str:
 
 
 def shrink(notes: Notes, budget: int) -> tuple[dict[str, Any], int]:
-    """The notes' state with items dropped, one at a time in compaction's order
-    (``agent_state_fields.compact``), until its message costs at most ``budget`` tokens, and
-    how many went; the goal stays, even alone past the budget."""
-    state, lost = notes.state, 0
-    while _cost(render(Notes(notes.agent_id, notes.version, state))) > budget:
-        state, gone = fields.compact(state, max(fields.size(state) - 1, 0))
-        if gone == 0:
-            break
-        lost += gone
-    return state, lost
+    """The notes' state with items dropped in compaction's order
+    (``agent_state_fields.drop_order``) until its message costs at most ``budget`` tokens,
+    and how many went; the goal stays, even alone past the budget. One pass: each item is
+    one line of the message, so its length says what dropping it saves."""
+    lines = _lines(notes.state)
+    if not lines and not notes.state:
+        return notes.state, 0
+    length = len(_head(notes.version)) + sum(len(line) + 1 for _, line in lines)
+    saves: dict[fields.Ref, int] = {}
+    for ref, line in lines:
+        saves[ref] = saves.get(ref, 0) + len(line) + 1
+    order = fields.drop_order(notes.state)
+    count = 0
+    while count < len(order) and (length + 3) // 4 + MESSAGE_TOKENS > budget:
+        length -= saves.get(order[count], 0)
+        count += 1
+    if count == 0:
+        return notes.state, 0
+    return fields.without(notes.state, order[:count]), count
 
 
 def cost(text: str) -> int:
@@ -98,33 +103,42 @@ def _cost(text: str) -> int:
     return estimate_tokens(text) + MESSAGE_TOKENS
 
 
-def _lines(state: dict[str, Any]) -> list[str]:
-    lines: list[str] = []
+def _head(version: int) -> str:
+    return (
+        f"{INTRO}, version {version}; internal, never shown to the user; change them "
+        "with the agent_state.update tool when what you know changes):"
+    )
+
+
+def _lines(state: dict[str, Any]) -> list[tuple[fields.Ref, str]]:
+    """One line per item, in the prompt's order, each with the item it shows."""
+    lines: list[tuple[fields.Ref, str]] = []
     if isinstance(state.get(fields.GOAL), str):
-        lines.append(f"Goal: {state[fields.GOAL]}")
+        lines.append(((fields.GOAL, None), f"Goal: {state[fields.GOAL]}"))
     for label, key in (
         ("Open question", fields.OPEN_QUESTIONS),
         ("Decision", fields.DECISIONS),
         ("Fact", fields.FACTS),
     ):
-        lines += [f"{label}: {_text(v)}" for v in _list(state, key)]
-    for a in _list(state, fields.ASSUMPTIONS):
+        lines += [((key, i), f"{label}: {_text(v)}") for i, v in enumerate(_list(state, key))]
+    for i, a in enumerate(_list(state, fields.ASSUMPTIONS)):
         if isinstance(a, dict):
-            lines.append(
-                f"Assumption {a.get('id')} (confidence {a.get('confidence')}): "
-                f"{a.get('hypothesis')}"
-            )
-    for e in _list(state, fields.ENTITIES):
+            said = f"{a.get('id')} (confidence {a.get('confidence')}): {a.get('hypothesis')}"
+            lines.append(((fields.ASSUMPTIONS, i), f"Assumption {said}"))
+    for i, e in enumerate(_list(state, fields.ENTITIES)):
         if isinstance(e, dict):
             name = f"{e['name']} " if e.get("name") else ""
-            lines.append(f"Entity in play: {name}({e.get('kind')} {e.get('id')})")
-    for d in _list(state, fields.DEPENDENCIES):
+            line = f"Entity in play: {name}({e.get('kind')} {e.get('id')})"
+            lines.append(((fields.ENTITIES, i), line))
+    for i, d in enumerate(_list(state, fields.DEPENDENCIES)):
         if isinstance(d, dict):
             rel = d.get("rel") or "links to"
-            lines.append(f"Dependency: {d.get('from')} {rel} {d.get('to')}")
+            line = f"Dependency: {d.get('from')} {rel} {d.get('to')}"
+            lines.append(((fields.DEPENDENCIES, i), line))
     for key, value in state.items():
         if key not in fields.TYPED:
-            lines.append(f"Note {key}: {json.dumps(value, ensure_ascii=False, default=str)}")
+            note = json.dumps(value, ensure_ascii=False, default=str)
+            lines.append(((key, None), f"Note {key}: {note}"))
     return lines
 
 

@@ -135,3 +135,16 @@ def test_a_state_shrunk_at_a_turns_end_fits_its_section_whole_next_time() -> Non
     assert lost > 0 and state["goal"] == STATE["goal"] and "clientMood" not in state
     assert [d for d in fitted.dropped if d.section == "state"] == [], "nothing more to cut"
     assert fitted.sections["state"] <= budget
+
+
+def test_shrinking_drops_the_fewest_items_that_fit_in_one_pass() -> None:
+    many = {"goal": "g", "facts": [f"f{i:04}" for i in range(1_500)], "mood": "calm"}
+    notes = Notes("webEngineer", 3, many)
+
+    state, lost = agent_notes.shrink(notes, 300)
+    one_less = {**state, "facts": many["facts"][-len(state["facts"]) - 1 :]}
+
+    assert "mood" not in state and state["facts"] == many["facts"][-len(state["facts"]) :]
+    assert lost == 1 + 1_500 - len(state["facts"])
+    assert agent_notes.cost(agent_notes.render(Notes("webEngineer", 3, state))) <= 300
+    assert agent_notes.cost(agent_notes.render(Notes("webEngineer", 3, one_less))) > 300
