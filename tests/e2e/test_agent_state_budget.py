@@ -1,7 +1,8 @@
 """The typed agent state with a budget (issue 32 item 3) over the real server: typed
 deltas, an assumption never deleted, the state reconciled at the turn's end to its share
 of the window, carried as a counted section of the next prompt (``promptHas``), cut and
-reported when the window is short, and cleared when the conversation is resolved."""
+reported when the window is short, and cleared (and announced) when the conversation is
+resolved."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from harness import Server, new_conversation, running_server, turn
+from harness import Server, events_until, new_conversation, running_server, turn
 
 WINDOW = 8_192
 """The scripted model's context window."""
@@ -141,11 +142,17 @@ def test_resolving_the_conversation_clears_the_agents_state(client: httpx.Client
     before = client.get(f"/api/conversations/{cid}/agent-state").json()["agentStates"]
     resolved = client.post(f"/api/handoffs/{hid}/resolve")
     after = client.get(f"/api/conversations/{cid}/agent-state").json()["agentStates"]
+    version = before[0]["version"] + 1
+    log = events_until(
+        client, cid, lambda e: e["type"] == "agent_state" and e["data"]["version"] == version
+    )
 
     assert _of(noted, "agent_state")[0]["data"]["state"] == {"goal": "Refund"}
     assert resolved.status_code == 200, resolved.text
     assert client.get(f"/api/conversations/{cid}").json()["state"] == "resolved"
     assert [(s["agentId"], s["state"]) for s in before] == [("clientSuccess", {"goal": "Refund"})]
     assert [(s["agentId"], s["version"], s["state"]) for s in after] == [
-        ("clientSuccess", before[0]["version"] + 1, {})
+        ("clientSuccess", version, {})
     ]
+    assert log[-1]["data"] == {"agentId": "clientSuccess", "version": version, "state": {}}
+    assert log[-1]["turnId"] is None, "announced with the move, outside any turn"

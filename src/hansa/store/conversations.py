@@ -128,7 +128,8 @@ def move(
 
     Staying in ``target`` is always allowed. One conditional UPDATE, no read first; a move
     to ``resolved`` or ``archived`` also empties every agent's state of the conversation
-    (each a new version; no ``agent_state`` event: the move is what clients are told).
+    (each a new version; the engine code that moves it announces them:
+    ``engine/runtime/agent_state_events.py``).
     When the move is not allowed: TransitionError if ``strict``, else False.
     """
     allowed = sources(conversation.TRANSITIONS, target) | {target}

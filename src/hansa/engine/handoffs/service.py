@@ -21,7 +21,7 @@ from hansa.domain import conversation, event, handoff, message, run, secrets
 from hansa.domain.base import Wire, new_id
 from hansa.engine import runs
 from hansa.engine.rules.enqueue import enqueue_if_ruled
-from hansa.engine.runtime import interrupt
+from hansa.engine.runtime import agent_state_events, interrupt
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations, handoffs, messages, turns
@@ -189,6 +189,7 @@ async def _move(
 def _state(services: Services, target: conversation.State) -> Callable[..., None]:
     def then(conn: Connection, batch: Batch, h: handoff.Handoff) -> None:
         conversations.move(conn, h.tenant_id, h.conversation_id, target, services.clock())
+        agent_state_events.announce_cleared(conn, batch, h.tenant_id, h.conversation_id, target)
 
     return then
 

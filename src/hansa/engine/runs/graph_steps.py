@@ -26,6 +26,7 @@ from hansa.domain import message, run
 from hansa.engine import templates
 from hansa.engine.runs import forks
 from hansa.engine.runs.scheduler import Book
+from hansa.engine.runtime import agent_state_events
 from hansa.store import conversations, runs
 from hansa.tasks.base import (
     Change,
@@ -102,6 +103,7 @@ def _make(book: Book, cid: str, asked: Change) -> str | None:
         case MoveConversation(to=target):
             if not conversations.move(conn, tenant, cid, target, now, strict=False):
                 return f"the conversation cannot move to {target.value} from where it is"
+            agent_state_events.announce_cleared(conn, change.batch, tenant, cid, target)
         case MergeContext(values=values):
             current = conversations.get(conn, tenant, cid)
             merged = {**current.context, **values}

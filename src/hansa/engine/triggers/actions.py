@@ -19,6 +19,7 @@ from hansa.domain.rules import Action, Firing, Trigger
 from hansa.engine import templates
 from hansa.engine.graphs import start
 from hansa.engine.handoffs import service
+from hansa.engine.runtime import agent_state_events
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations
@@ -304,3 +305,6 @@ def _update_context(scene: Scene, conn: Connection, changes: dict[str, Any]) -> 
 def _move(scene: Scene, conn: Connection, target: conversation.State) -> None:
     now = scene.services.clock()
     conversations.move(conn, scene.tenant_id, scene.conversation_id, target, now)
+    agent_state_events.announce_cleared(
+        conn, scene.batch, scene.tenant_id, scene.conversation_id, target
+    )

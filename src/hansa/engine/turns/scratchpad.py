@@ -14,9 +14,10 @@ from typing import Any
 from sqlalchemy import Connection
 
 from hansa import errors
-from hansa.domain import agent_state, event, secrets
+from hansa.domain import agent_state, secrets
 from hansa.engine import agent_notes
 from hansa.engine.context_budget import Fitted
+from hansa.engine.runtime import agent_state_events
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
 from hansa.models.base import ChatMessage
@@ -41,12 +42,8 @@ def change(
     return agent_states.put(conn, tenant_id, current, state, services.clock())
 
 
-def announce(batch: Batch, stored: agent_state.AgentState) -> None:
-    """Add the ``agent_state`` event of a stored change."""
-    payload = event.AgentStateData(
-        agent_id=stored.agent_id, version=stored.version, state=stored.state
-    )
-    batch.event(payload, agent_id=stored.agent_id)
+announce = agent_state_events.announce
+"""Add the ``agent_state`` event of a stored change."""
 
 
 async def clear(
