@@ -161,7 +161,9 @@ def usage_of(
 def _turn_totals_query() -> sa.Select[Any]:
     return sa.select(*_sums()).where(
         _calls.c.tenant_id == _B("p_tenant"),
-        _calls.c.conversation_id == _B("p_conversation"),  # its index finds the turn's few
+        # only checked: ``ix_llm_calls_turn`` finds the turn's few calls; the conversation's
+        # index would read all the conversation's (PostgreSQL took it without statistics)
+        direct.only_checks(_calls.c.conversation_id) == _B("p_conversation"),
         _calls.c.turn_id == _B("p_turn"),
     )
 

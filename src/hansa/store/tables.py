@@ -222,6 +222,9 @@ llm_calls = sa.Table(
     sa.Column("estimated", sa.Boolean, nullable=False, server_default=sa.false()),
     sa.Index("ix_llm_calls_conversation", "conversation_id", "created_at"),
     sa.Index("ix_llm_calls_run", "run_id"),
+    # a turn's calls, summed for the chat routes' usage at every turn: by the conversation's
+    # index the sum read every call the conversation had (decision 0043)
+    sa.Index("ix_llm_calls_turn", "turn_id"),
 )
 
 assistant_runs = sa.Table(

@@ -18,9 +18,9 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
-from hansa.domain import event, message, run, turn
+from hansa.domain import event, llm_call, message, run, turn
 from hansa.domain.base import new_id, utcnow
-from hansa.store import direct, events, messages, turns
+from hansa.store import direct, events, llm_calls, messages, turns
 from hansa.store.db import DEFAULT_TENANT_ID as T
 from hansa.store.db import Database
 
@@ -190,3 +190,48 @@ def test_a_turn_created_later_is_unfinished_after_one_created_earlier(
     first = db.write_now(earlier)
     found = db.write_now(lambda conn: turns.unfinished(conn, T, cid))
     assert [t.id for t in found] == [first.id, late.id]
+
+
+def _call(cid: str, turn_id: str, tokens: int) -> llm_call.LlmCall:
+    return llm_call.LlmCall(
+        id=new_id(),
+        tenant_id=T,
+        conversation_id=cid,
+        turn_id=turn_id,
+        run_id=None,
+        node_id=None,
+        agent_id="chief",
+        provider="scripted",
+        model="scripted",
+        prompt_tokens=tokens,
+        completion_tokens=1,
+        total_tokens=tokens + 1,
+        latency_ms=1.0,
+        success=True,
+        error=None,
+        cost_usd=0.0,
+        created_at=utcnow(),
+    )
+
+
+def test_a_turns_model_calls_are_summed_from_its_own(
+    db: Database, new_conversation: Callable[[], str]
+) -> None:
+    cid = new_conversation()
+
+    def calls_of_a_turn(conn: Connection) -> str:
+        turn_id = new_id()
+        for tokens in (10, 20):
+            llm_calls.record(conn, _call(cid, turn_id, tokens))
+        return turn_id
+
+    first = db.write_now(calls_of_a_turn)
+    short, totals = cost(db, lambda conn: llm_calls.turn_totals(conn, T, cid, first))
+    db.write_now(lambda conn: [calls_of_a_turn(conn) for _ in range(GROWTH)])
+    long, again = cost(db, lambda conn: llm_calls.turn_totals(conn, T, cid, first))
+
+    assert totals.prompt_tokens == again.prompt_tokens == 30
+    assert totals.calls == again.calls == 2
+    assert long <= short * 1.1 + 10, f"{short} before, {long} after {GROWTH} more turns"
+    other = db.write_now(lambda conn: llm_calls.turn_totals(conn, T, "other", first))
+    assert other.calls == 0, "another conversation's turn id sums nothing"
