@@ -28,6 +28,12 @@ MESSAGES = [
     ChatMessage("user", "Name three colours of the rainbow."),
 ]
 SETTINGS = ModelSettings(temperature=0.0, max_tokens=48)
+SUMMARY_SCHEMA = {
+    "type": "object",
+    "properties": {"summary": {"type": "string", "maxLength": 80}},
+    "required": ["summary"],
+    "additionalProperties": False,
+}
 ROUTE_SCHEMA = {
     "type": "object",
     "properties": {"agent": {"type": "string", "enum": ["chief", "growthLead"]}},
@@ -105,6 +111,35 @@ async def test_concurrent_calls_take_turns_on_one_model(model: LocalModel) -> No
                 tasks.start_soon(job)
 
     assert len(replies) == 3 and all(text.strip() for text in replies)
+
+
+@pytest.mark.slow
+@pytest.mark.anyio
+async def test_a_summary_waits_behind_a_reply_until_its_first_text(model: LocalModel) -> None:
+    summary_prompt = [
+        ChatMessage("system", "Summarize the conversation in JSON."),
+        ChatMessage("user", "User: we sell bread.\nAssistant: Write one page per bread."),
+    ]
+    summary_params = RequestParams(output_schema=SUMMARY_SCHEMA, purpose="summary")
+    reply_settings = ModelSettings(temperature=0.0, max_tokens=24)
+    with anyio.fail_after(300):
+        async with anyio.create_task_group() as tasks:
+            summaries: list[ModelResponse] = []
+
+            async def summarize() -> None:
+                summaries.append(await model.request(summary_prompt, SETTINGS, summary_params))
+
+            tasks.start_soon(summarize)  # starts once this task awaits: after the reply's start
+            stream = model.stream(MESSAGES, reply_settings, RequestParams())
+            assert isinstance(stream, AsyncGenerator)
+            first = await anext(stream)
+            assert isinstance(first, TextDelta) and first.text
+            assert summaries == [], "the summary evaluated nothing before the reply's first text"
+            rest = [item async for item in stream]
+
+    assert isinstance(rest[-1], ModelResponse) and rest[-1].text.startswith(first.text)
+    (summary,) = summaries
+    assert isinstance(json.loads(summary.text)["summary"], str)
 
 
 def test_packaged_gguf_is_found() -> None:
