@@ -30,7 +30,7 @@ async def _answer(ctx: TurnContext, agent: AgentDefinition) -> Then:
     await ctx.flush()
     crash_point(ctx.services.settings, "turn.after_route")
     services = ctx.services
-    if ctx.fitted is not None:  # another agent than the one routed to answers: its notes
+    if ctx.fitted is not None:  # handed over since the context was built: the answerer's notes
         ctx.prompt = await scratchpad.carry(
             services, ctx.tenant_id, ctx.conversation_id, agent.id, ctx.prompt, ctx.fitted
         )
