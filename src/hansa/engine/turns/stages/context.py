@@ -127,19 +127,25 @@ def plain_prompt(services: Services, text: str) -> list[ChatMessage]:
     agent = services.supervisor
     model = services.model_for(agent)
     project = build_project_context(None, "", None, None)
+    tools = model.agent_tools and services.settings.max_tool_rounds > 0  # as the turn's
     parts = context_budget.PromptParts(
         window=model.context_window,
         reply=agent.model_settings.max_tokens,
         system=prompts.base_rules(agent),
-        agent=prompts.persona(agent, lead=agent),
+        agent=prompts.persona(agent, lead=agent, tools=tools),
         tools=0,  # counts for the budget only: a plain prompt leaves nothing out
         message=text,
-        packs=tuple(_packs(services, project, None, None, None, None)),
+        packs=tuple(_packs(services, project, None, _NO_PROJECTS, None, None)),
         summary=None,
         history=(),
         unread=0,
     )
     return context_budget.fit(parts).prompt
+
+
+_NO_PROJECTS = TenantOverview(projects=(), total=0)
+"""The warm-up's overview: a new server's first plain turn finds no project either, so the
+global pack it evaluates is the one that turn sends."""
 
 
 def _chat(m: message.Message) -> ChatMessage:
