@@ -12,7 +12,8 @@ import sqlalchemy as sa
 
 from hansa.api.routes.stream import WS_SEND_TIMED_OUT
 from hansa.domain.job import JobKind
-from hansa.store import queue, tables
+from hansa.domain.session import AgentSession, SessionStatus
+from hansa.store import queue, sessions, tables
 from inprocess.asgi import Hansa, running_app
 
 pytestmark = pytest.mark.anyio
@@ -140,3 +141,48 @@ async def test_a_poison_job_ends_and_its_conversation_answers_the_next_message(
     )
     assert stored.status == "failed" and stored.attempts == 3
     assert "ValidationError" in stored.last_error
+
+
+async def test_a_poison_session_step_fails_its_session(hansa: Hansa) -> None:
+    """A session step's job given up fails its session (reason ``job_failed``, with a
+    ``session_status``): the session no longer stays ``running`` with no step to come."""
+    services = hansa.app.state.services
+    cid = await hansa.conversation()
+    now = services.clock()
+    session = AgentSession(
+        id="ses_poison",
+        tenant_id="default",
+        agent_id="chief",
+        conversation_id=cid,
+        goal="watch the site",
+        status=SessionStatus.RUNNING,
+        iteration=0,
+        step="start",
+        state={},
+        guidance=None,
+        max_steps=10,
+        max_runtime_seconds=None,
+        next_run_at=None,
+        reason=None,
+        created_at=now,
+        updated_at=now,
+    )
+
+    def poison(conn: Any) -> int:
+        sessions.create(conn, session)
+        payload = {"sessionId": session.id}  # no iteration: SessionStepJob cannot parse it
+        return queue.enqueue(
+            conn, "default", JobKind.SESSION_STEP, payload, now, key=f"session:{session.id}"
+        )
+
+    await services.db.write(poison)
+    events = await hansa.follow(cid, lambda e: e["type"] == "session_status")
+
+    assert events[-1]["data"] == {
+        "sessionId": session.id,
+        "status": "failed",
+        "reason": "job_failed",
+    }
+    assert any(e["type"] == "error" and e["data"]["code"] == "job_failed" for e in events)
+    stored = await services.db.read(lambda conn: sessions.get(conn, "default", session.id))
+    assert stored.status is SessionStatus.FAILED and stored.reason == "job_failed"

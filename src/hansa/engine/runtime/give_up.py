@@ -6,20 +6,25 @@ for ever, and every later message of that conversation would wait behind it. The
 gives such a job back to the queue at once; after ``max_attempts`` it calls
 :func:`give_up`: the job fails with its error recorded and, when it belongs to a
 conversation, an ``error`` tells it so; a turn's job also ends its turn (``done``
-``failed``) and frees the conversation, so its next job runs.
+``failed``) and frees the conversation, so its next job runs; a session step's job fails
+its session (reason ``job_failed``, with a ``session_status``), which would otherwise stay
+``running`` (or ``stopping``) with no step to come.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from sqlalchemy import Connection
 
+from hansa import errors
 from hansa.domain import conversation, event, turn
 from hansa.domain.job import Job, JobKind
+from hansa.domain.session import SessionStatus
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
-from hansa.store import conversations, queue, turns
+from hansa.store import conversations, queue, sessions, turns
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +35,8 @@ GAVE_UP = "job_failed"
 async def give_up(services: Services, job: Job, error: str) -> None:
     """Fail ``job`` for good (its epoch still held) and tell its conversation."""
     conversation_id = job.payload.get("conversationId")
+    if job.kind is JobKind.SESSION_STEP:  # its payload names the session, not the conversation
+        conversation_id = await _session_conversation(services, job)
     if isinstance(conversation_id, str):
         try:
             await _tell(services, job, conversation_id, error)
@@ -69,7 +76,31 @@ async def _tell(services: Services, job: Job, conversation_id: str, error: str) 
                 strict=False,
                 only_from=(conversation.State.AI_ACTIVE,),
             )
+        if job.kind is JobKind.SESSION_STEP:
+            _fail_session(conn, batch, job, now)
         queue.finish(conn, job, now, error=error)
 
     batch.then(close)
     await Recorder(services, job.tenant_id, conversation_id, job).write(batch)
+
+
+async def _session_conversation(services: Services, job: Job) -> str | None:
+    session_id = job.payload.get("sessionId")
+    if not isinstance(session_id, str):
+        return None
+    try:
+        found = await services.db.read(lambda conn: sessions.get(conn, job.tenant_id, session_id))
+    except errors.NotFound:
+        return None
+    return found.conversation_id
+
+
+def _fail_session(conn: Connection, batch: Batch, job: Job, now: datetime) -> None:
+    session = sessions.get(conn, job.tenant_id, job.payload["sessionId"], lock=True)
+    if session.status.final:
+        return
+    update = {"status": SessionStatus.FAILED, "reason": GAVE_UP, "updated_at": now}
+    failed = session.model_copy(update=update)
+    sessions.save(conn, failed)
+    data = event.SessionStatusData(session_id=failed.id, status=failed.status.value, reason=GAVE_UP)
+    batch.event(data, agent_id=failed.agent_id)
