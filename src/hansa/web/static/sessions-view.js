@@ -294,10 +294,13 @@ export class SessionsView {
     const final = FINAL.has(status);
     this.controls.pause.disabled = status !== "running";
     this.controls.resume.disabled = status !== "paused";
+    // A stopping session finishes its step in flight, then stops: no guidance would be read
+    // (the API answers 409), but a second stop may still end it.
+    const ending = final || status === "stopping";
     this.controls.stop.disabled = final;
-    this.guidance.disabled = final;
-    this.interruptButton.disabled = final;
-    this.waiting.textContent = session.guidance && !final
+    this.guidance.disabled = ending;
+    this.interruptButton.disabled = ending;
+    this.waiting.textContent = session.guidance && !ending
       ? `Guidance waiting for the next step: “${session.guidance}”` : "";
     const count = this.steps.children.length;
     this.stepsStatus.textContent = count ? "" : final ? "No step was recorded." : "Waiting for the first step…";
