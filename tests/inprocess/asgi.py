@@ -42,7 +42,8 @@ DRAFT_SEO = "Water softeners installed in Quebec by Aquaverter\nwater softeners,
 def answer(messages: list[ChatMessage], settings: ModelSettings, params: RequestParams) -> str:
     """The default model's answers: a draft for a run's step, else a reply naming the request."""
     if params.purpose == "draft":
-        return DRAFT_SEO if "SEO brief" in messages[0].content else DRAFT_COPY
+        own = "\n".join(m.content for m in messages if m.role == "system")  # instructions: last
+        return DRAFT_SEO if "SEO brief" in own else DRAFT_COPY
     if params.purpose == "plan":
         return "{}"  # no usable plan: requests without a playbook get a plain answer
     asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
