@@ -123,6 +123,10 @@ class Settings(BaseSettings):
     """The share of each budget (characters, tokens, the prompt's history) the messages kept
     word for word may take after a summary: folding well below the budget that triggered it
     makes the summary rare (folding just under it, it ran after every turn, issue 34)."""
+    summary_before_share: float = Field(default=0.8, gt=0, le=1)
+    """The share of the prompt's history budget past which a turn queues the summary before
+    the history overflows: it runs while the history still fits, and no turn in between
+    evaluates a prompt whose cut moved (keep it above ``summary_fold_share``)."""
     summary_paste_chars: int = Field(default=2_000, ge=0)
     """A user's message this long or longer is a pasted document: the rolling summary keeps
     the newest one word for word and folds the other history first (seed 002 §5.3; 0: no

@@ -108,6 +108,14 @@ def needs_summary(total: int, chars: int, limits: Thresholds, overflow: bool) ->
     )
 
 
+def nearly_full(used: int, budget: int, share: float) -> bool:
+    """Whether a prompt's history of ``used`` estimated tokens passes ``share`` of its
+    ``budget``: the summary is queued then, so it lands before the history overflows (an
+    overflowing history moves its cut every turn, and the embedded model evaluates the
+    whole prompt again each time)."""
+    return budget > 0 and used > budget * share
+
+
 def chars_to_tokens(chars: int) -> int:
     """The estimate of ``context_packs.estimate_tokens`` for a length."""
     return (chars + 3) // 4

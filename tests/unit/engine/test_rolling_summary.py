@@ -195,3 +195,11 @@ def test_the_fold_keeps_its_share_of_the_prompts_history_budget() -> None:
     assert (kept_whole - 1) * 104 <= 1_000 < (kept_whole + 2) * 104
     assert (kept_half - 1) * 104 <= 500 < (kept_half + 2) * 104
     assert kept_half < kept_whole
+
+
+def test_a_history_nearly_full_asks_for_the_summary_before_it_overflows() -> None:
+    assert not rolling_summary.nearly_full(800, 1_000, 0.8)
+    assert rolling_summary.nearly_full(801, 1_000, 0.8)
+    assert not rolling_summary.nearly_full(5_000, 0, 0.8), "no budget known: overflow decides"
+    # folded down to half the budget, the history is far from asking again
+    assert not rolling_summary.nearly_full(500, 1_000, 0.8)

@@ -90,7 +90,20 @@ def _summarize_if_due(ctx: TurnContext, batch: Batch, conn: Connection) -> None:
     limits = rolling_summary.Thresholds.of(ctx.services.settings)
     total = ctx.history_total + 1  # the answer written with this
     chars = sum(len(m.content) for m in ctx.history) + len(ctx.reply_text)
-    overflow = ctx.fitted is not None and ctx.fitted.history_overflow
+    fitted = ctx.fitted
+    # the next prompt's history: this one's, this turn's message and its answer
+    this_turn = sum(
+        context_packs.estimate_tokens(t) + context_packs.MESSAGE_TOKENS
+        for t in (ctx.user_text, ctx.reply_text)
+    )
+    overflow = fitted is not None and (
+        fitted.history_overflow
+        or rolling_summary.nearly_full(
+            fitted.sections.get("history", 0) + fitted.sections.get("kept", 0) + this_turn,
+            fitted.budgets.get("history", 0),
+            ctx.services.settings.summary_before_share,
+        )
+    )
     if not rolling_summary.needs_summary(total, chars, limits, overflow):
         return
     key = summary_job.key_of(ctx.conversation_id)
