@@ -17,6 +17,8 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from hansa import errors
+
 if TYPE_CHECKING:
     from llama_cpp import Llama
 
@@ -37,6 +39,14 @@ class Urgency:
         """Nothing is urgent."""
         self._changed = threading.Condition()
         self._urgent = 0
+        self._closed = False
+
+    def close(self) -> None:
+        """Stop background work at its next chunk (``wait`` raises): the model is closing,
+        and freeing its context must not wait for a summary to finish."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
 
     def begin(self) -> Callable[[], None]:
         """Mark one foreground call urgent; the function returned ends that (once, however
@@ -62,9 +72,16 @@ class Urgency:
 
     def wait(self, timeout: float = MAX_YIELD_SECONDS) -> bool:
         """Block until no foreground call is urgent (at most ``timeout`` seconds); whether
-        none is."""
+        none is.
+
+        Raises:
+            errors.ProviderError: The model is closing (``close``).
+        """
         with self._changed:
-            return self._changed.wait_for(lambda: self._urgent == 0, timeout)
+            idle = self._changed.wait_for(lambda: self._urgent == 0 or self._closed, timeout)
+            if self._closed:
+                raise errors.ProviderError("the embedded model is closing: background work stopped")
+            return idle
 
 
 def yield_to(llm: Llama, urgency: Urgency, chunk: int = CHUNK_TOKENS) -> None:

@@ -253,6 +253,8 @@ class LocalModel(Model):
 
     async def aclose(self) -> None:
         """Free the weights; the next call loads them again."""
+        self._urgency.close()  # a summary under way stops at its next chunk
+        self._urgency = _local_priority.Urgency()
         llm, self._llm = self._llm, None
         if llm is not None:
             await anyio.to_thread.run_sync(self._free, llm, self._infer_lock)

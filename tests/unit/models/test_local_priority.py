@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from hansa import errors
 from hansa.engine import summarizer
 from hansa.models import _local_priority
 from hansa.models._local_priority import Urgency, yield_to
@@ -76,3 +77,25 @@ def test_the_background_context_evaluates_in_chunks_each_after_the_foreground() 
 def test_the_rolling_summary_is_a_background_purpose_and_a_reply_is_not() -> None:
     assert summarizer.PURPOSE in _local_priority.BACKGROUND_PURPOSES
     assert RequestParams().purpose not in _local_priority.BACKGROUND_PURPOSES
+
+
+def test_closing_stops_background_work_at_its_next_chunk() -> None:
+    urgency = Urgency()
+    context = _Context(urgency)
+    yield_to(context, urgency, chunk=4)  # type: ignore[arg-type]  # the seam's stand-in
+    end = urgency.begin()
+    failed: list[BaseException] = []
+
+    def summarize() -> None:
+        try:
+            context.eval(list(range(8)))
+        except errors.ProviderError as exc:
+            failed.append(exc)
+
+    behind = threading.Thread(target=summarize)
+    behind.start()
+    urgency.close()  # the model closes while a reply is urgent: no chunk waits it out
+    behind.join(60)
+    end()
+    assert context.chunks == [] and len(failed) == 1
+    assert "closing" in str(failed[0])
