@@ -17,9 +17,10 @@ from hansa import errors
 from hansa.domain.agent import AgentDefinition
 from hansa.domain.llm_call import LlmCall
 from hansa.domain.project import ProjectContext
-from hansa.engine import context_budget, context_packs, llm, project_context, prompts
+from hansa.engine import llm, prompts
 from hansa.engine.llm import CallScope
 from hansa.engine.runtime.services import Services
+from hansa.engine.scoped_prompt import scoped_prompt
 from hansa.models.base import ChatMessage, Model, ModelSettings, RequestParams
 from hansa.tasks.base import Complete, TaskFailed
 
@@ -108,28 +109,19 @@ async def _scoped(
     material: str,
     settings: ModelSettings,
 ) -> list[ChatMessage]:
-    """The shared rules and packs of ``project``'s scope, then ``own`` (who answers, and
-    how), then ``material``, fitted to ``model``'s window."""
-    project = project or ProjectContext()
-    digest, overview = await project_context.workspace_of(
-        services.context_cache, services.db, tenant_id, project.project_id, overview=True
+    return await scoped_prompt(
+        services.context_cache,
+        services.db,
+        services.clock,
+        services.roster,
+        services.supervisor,
+        tenant_id,
+        project,
+        model,
+        settings.max_tokens or 0,
+        own,
+        material,
     )
-    documents = digest.documents if digest else ()
-    packs = (
-        prompts.rules_pack(project),
-        context_packs.global_pack(services.clock(), services.roster, overview),
-        context_packs.project_pack(project, documents, digest),
-    )
-    parts = context_budget.PromptParts(
-        window=model.context_window,
-        reply=settings.max_tokens or 0,
-        system=prompts.base_rules(services.supervisor),
-        tools=0,
-        message=material,
-        packs=packs,
-        agent=own,
-    )
-    return context_budget.fit(parts).prompt
 
 
 async def _acting(services: Services, tenant_id: str, doer: Doer) -> AgentDefinition:

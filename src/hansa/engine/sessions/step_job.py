@@ -25,8 +25,8 @@ from sqlalchemy import Connection
 
 from hansa import errors
 from hansa.domain import event, message, secrets
-from hansa.domain.agent import AgentDefinition
 from hansa.domain.job import Job, SessionStepJob
+from hansa.domain.project import ProjectContext
 from hansa.domain.session import (
     AgentSession,
     FrameOut,
@@ -39,6 +39,7 @@ from hansa.engine import llm, prompts
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
+from hansa.engine.scoped_prompt import scoped_prompt
 from hansa.engine.sessions.pace import pace_of
 from hansa.engine.sessions.service import announce, ended, queue_step
 from hansa.engine.sessions.step_tools import StepAnswer, StepCall
@@ -77,7 +78,7 @@ async def run_session_step_job(services: Services, claimed: Job) -> None:
             if agent is None:  # a registered agent removed while its session ran
                 raise errors.NotFound(f"agent {session.agent_id} no longer exists")
             call = StepCall(services, session, agent, project)
-            await call.answer(_prompt(agent, session), answer)
+            await call.answer(await _prompt(services, call, project), answer)
             frame = parse_frame(answer.text, session.step, session.state)
             error = "the step's state is too large" if state_too_large(frame.state) else None
         except errors.HansaError as exc:  # a model call failed (after its attempts) or a limit
@@ -171,12 +172,18 @@ def _failed(session: AgentSession, code: str, error: str) -> FrameOut:
     return FrameOut(next_step=session.step, state=session.state, data={"error": failure})
 
 
-def _prompt(agent: AgentDefinition, session: AgentSession) -> list[ChatMessage]:
+async def _prompt(services: Services, call: StepCall, project: ProjectContext) -> list[ChatMessage]:
+    """The step's prompt: the rules and packs of the conversation's project scope (as a
+    turn's begins, decision 0039), then who the agent is (with the tool rules when it is
+    offered tools) and the session's instructions, then the frame."""
+    agent, session = call.agent, call.session
     frame: dict[str, object] = {"step": session.step, "state": session.state}
     if session.guidance:
         frame["guidance"] = session.guidance
+    tools = call.model.agent_tools and call.toolbox.tokens() > 0
     system = (
-        f"{prompts.persona(agent)}\n\nYou are working through a long-running session, one "
+        f"{prompts.persona(agent, tools=tools)}\n\nYou are working through a long-running "
+        "session, one "
         f"step at a time, towards this goal: {session.goal}\n"
         "You are given the current step, your state, and sometimes guidance from a person "
         "(follow it). Answer with one JSON object: nextStep (the step to do next), state "
@@ -184,10 +191,19 @@ def _prompt(agent: AgentDefinition, session: AgentSession) -> list[ChatMessage]:
         "anything), data, done (true when the goal is reached), notes, delaySeconds (to "
         "wait before the next step)."
     )
-    return [
-        ChatMessage(role="system", content=system),
-        ChatMessage(role="user", content=json.dumps(frame)),
-    ]
+    return await scoped_prompt(
+        services.context_cache,
+        services.db,
+        services.clock,
+        services.roster,
+        services.supervisor,
+        session.tenant_id,
+        project,
+        call.model,
+        call.model_settings.max_tokens,
+        system,
+        json.dumps(frame),
+    )
 
 
 def _record(
