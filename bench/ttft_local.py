@@ -126,15 +126,21 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def _cross_agent(client: httpx.Client, turns: int) -> list[Timing]:
-    """``turns`` turns of one conversation, each routed to another agent than the last."""
+def _cross_agent(
+    client: httpx.Client, turns: int
+) -> tuple[list[Timing], list[float], list[dict[str, object]]]:
+    """``turns`` turns of one conversation, each routed to another agent than the last; the
+    latencies (ms) of the rolling summary's calls recorded by then, and its versions."""
     cid = client.post("/api/conversations", json={}).raise_for_status().json()["id"]
     timings: list[Timing] = []
     for i in range(turns):
         subject = CROSS_SUBJECTS[i // len(CROSS_AGENT) % len(CROSS_SUBJECTS)]
         question = CROSS_AGENT[i % len(CROSS_AGENT)].format(subject)
         timings.append(_turn(client, question, cid, timings[-1].seq if timings else 0))
-    return timings
+    calls = client.get("/api/llm-calls", params={"conversationId": cid}).raise_for_status()
+    summaries = [c["latencyMs"] for c in calls.json() if c.get("nodeId") == "summary"]
+    versions = client.get(f"/api/conversations/{cid}/summaries").raise_for_status().json()
+    return timings, summaries, versions
 
 
 def main() -> None:
@@ -153,7 +159,7 @@ def main() -> None:
                 _turn(client, f"Give me one tip about {TOPICS[(i + 1) % len(TOPICS)]}.")
                 for i in range(args.turns)
             ]
-            cross = _cross_agent(client, args.cross)
+            cross, summaries, versions = _cross_agent(client, args.cross)
         log = (Path(tmp) / "server.log").read_text()
     warmed = re.search(r"model \S+ (warmed in \d+ ms)", log)
     warm_note = (
@@ -195,6 +201,16 @@ def main() -> None:
         "Cross-agent turns' TTFT in order (SEO, brand, hosting, ...): "
         + ", ".join(f"{t.ttft_ms:.0f}{'r' if t.retried else ''}" for t in cross)
         + ".",
+        "",
+        f"Rolling summary by the end of the cross-agent turns: {len(versions)} versions "
+        f"({sum(1 for v in versions if v.get('modelFailed'))} with the model failed), "
+        f"{len(summaries)} calls recorded"
+        + (
+            f" ({', '.join(f'{ms:.0f}' for ms in summaries)} ms; since issue 34 they run on a "
+            "second llama.cpp context that waits while a reply's first text is due)."
+            if summaries
+            else "."
+        ),
         "",
         "TTFT: POST of the message -> the turn's first `text_delta` on the SSE stream (the "
         "agent loop and the quality gate in place; deltas coalesced at 64 characters or 50 ms).",
