@@ -6,7 +6,8 @@ real server: the scripted model checks each prompt (``promptHas``/``promptLacks`
   recent activity and document tree; a document created between two turns is in the
   second (the cached digest was dropped when the write committed);
 - entity scope: the focused document's path and the documents around it;
-- an executor's draft (``draft_content``) is scoped the same way, not by its persona only.
+- an executor's draft (``draft_content``) and a session's step are scoped the same way,
+  not by their persona only.
 """
 
 from __future__ import annotations
@@ -18,10 +19,19 @@ from typing import Any
 import httpx
 import pytest
 
-from harness import Server, execute_task, hans_says, new_conversation, running_server, turn
+from harness import (
+    Server,
+    execute_task,
+    hans_says,
+    new_conversation,
+    poll_until,
+    running_server,
+    turn,
+)
 
 AGENT = "researchAgent"
 WRITER = "creativeLead"
+RUNNER = "growthLead"
 SAFETY = "Never invent ids, names, figures or results"
 DOC_FIRST = "Documents first: the tree below maps what is known"
 TOOL_RULES = "Tools: call one only when the request needs it"
@@ -83,12 +93,26 @@ DRAFT: list[dict[str, Any]] = [
     },
 ]
 
+FRAME = {"nextStep": "report", "state": {"checked": 1}, "text": "Checked.", "done": True}
+SESSION: list[dict[str, Any]] = [
+    {  # a session step in a project's conversation: scoped like a turn
+        "purpose": "session_step",
+        "promptHas": [
+            "Scope: the project Solo",
+            "Workspace: no entities yet.",
+            SAFETY,
+            "You are working through a long-running session",
+        ],
+        "text": json.dumps(FRAME),
+    },
+]
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("context-packs")
     config = []
-    for agent, steps in ((AGENT, SCRIPT), (WRITER, DRAFT)):
+    for agent, steps in ((AGENT, SCRIPT), (WRITER, DRAFT), (RUNNER, SESSION)):
         script = tmp / f"{agent}.json"
         script.write_text(json.dumps(steps))
         config.append(f'[agents.{agent}]\nmodel = "scripted:{script}"\n')
@@ -164,3 +188,23 @@ def test_each_scope_gets_its_rules_and_packs_and_a_change_is_seen_at_once(
     usage = [e for e in third if e["type"] == "context_usage"][-1]["data"]
     assert usage["sections"]["rules"] > 0 and usage["sections"]["project"] > 0
     assert not usage["dropped"], "a large window keeps every pack whole"
+
+
+def test_a_session_step_is_scoped_to_its_conversations_project(server: Server) -> None:
+    with server.client() as client:
+        cid = new_conversation(client, projectId=_project(client, "Solo"))
+        started = client.post(
+            "/api/agent-sessions",
+            json={"agentId": RUNNER, "goal": "Check the rankings", "conversationId": cid},
+        )
+        assert started.status_code == 201, started.text
+        sid = started.json()["id"]
+        done = poll_until(
+            client,
+            f"/api/agent-sessions/{sid}",
+            lambda s: s["status"] in ("completed", "failed"),
+            seconds=30,
+        )
+
+    assert (done["status"], done["reason"]) == ("completed", "done"), done
+    assert done["state"] == {"checked": 1}
