@@ -68,9 +68,7 @@ def test_a_project_digest_is_its_outline_counts_and_latest_changes(db: Database)
     later = START + timedelta(minutes=9)
     db.write_now(lambda conn: workspace.update(conn, T, brand, {"name": "Brand guide"}, later))
 
-    digest = db.write_now(
-        lambda conn: workspace_digest.project_digest(conn, T, pid, recent=3)
-    )
+    digest = db.write_now(lambda conn: workspace_digest.project_digest(conn, T, pid, recent=3))
 
     outline = {d.id: (d.name, d.parent_id, d.chars) for d in digest.documents}
     assert set(outline) == {research, brand, interviews}, "live documents of the project"
