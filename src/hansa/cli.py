@@ -85,7 +85,7 @@ def serve(
     """Run the API, the panel and an in-process worker."""
     import uvicorn
 
-    from hansa import logs, malloc, tracing
+    from hansa import logs, tracing
     from hansa.api.app import create_app
     from hansa.engine.runtime.setup import build_model
 
@@ -99,7 +99,6 @@ def serve(
         log_format=log_format,
         log_level=log_level,
     )
-    malloc.bound_arenas(settings.malloc_arenas)  # before any thread allocates
     logs.configure(settings.log_format, settings.log_level)
     tracing.configure()
     try:
@@ -150,7 +149,7 @@ def worker(
 
     from prometheus_client import start_http_server
 
-    from hansa import logs, malloc, tracing
+    from hansa import logs, tracing
     from hansa.engine.running import running
     from hansa.engine.runtime.setup import build_model
 
@@ -161,7 +160,6 @@ def worker(
         log_format=log_format,
         log_level=log_level,
     )
-    malloc.bound_arenas(settings.malloc_arenas)  # before any thread allocates
     logs.configure(settings.log_format, settings.log_level)
     tracing.configure()
     try:

@@ -145,9 +145,6 @@ class Settings(BaseSettings):
     chat_timeout_seconds: float = Field(default=300.0, gt=0)
     """How long ``POST /api/assistant/chat`` waits for its turn to finish."""
     sse_keepalive_seconds: float = Field(default=15.0, gt=0)
-    malloc_arenas: int = Field(default=2, ge=0, le=64)
-    """glibc malloc arenas this process may use (0: glibc's default, 8 per core); few keep a
-    process's memory flat over months (``hansa/malloc.py``, decision 0042)."""
 
     # Limits (docs/security.md, "Limits"): each answers in the API error shape.
     max_json_depth: int = Field(default=32, ge=2, le=256)
