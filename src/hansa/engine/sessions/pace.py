@@ -16,6 +16,10 @@ from collections import deque
 from hansa.engine.runtime.services import Services
 
 WINDOW_SECONDS = 60.0
+SWEEP_PAST = 256
+"""Tenants tracked past which the ones with no step in the last minute are forgotten (their
+count is zero anyway): the map holds the tenants of the last minute, not every tenant that
+ever stepped (issue 35)."""
 
 
 class StepPace:
@@ -30,6 +34,8 @@ class StepPace:
         until it may."""
         at = time.monotonic() if now is None else now
         with self._lock:
+            if len(self._starts) > SWEEP_PAST:
+                self._forget_idle(at)
             starts = self._starts.setdefault(tenant_id, deque())
             while starts and starts[0] <= at - WINDOW_SECONDS:
                 starts.popleft()
@@ -37,6 +43,18 @@ class StepPace:
                 starts.append(at)
                 return 0.0
             return max(0.01, starts[0] + WINDOW_SECONDS - at)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def _forget_idle(self, at: float) -> None:
+        idle = [
+            t
+            for t, starts in self._starts.items()
+            if not starts or starts[-1] <= at - WINDOW_SECONDS
+        ]
+        for tenant_id in idle:
+            del self._starts[tenant_id]
 
 
 _PACES: weakref.WeakKeyDictionary[object, StepPace] = weakref.WeakKeyDictionary()
