@@ -43,6 +43,10 @@ MAX_PASTES = 1
 """Pasted documents kept word for word: the newest (the one the conversation is about)."""
 SUMMARY_WORDS = 250
 """How long the summarizer is asked to be at most."""
+EXTRACT_CHARS = 8_000
+"""The longest extract written when the model failed (a summary's budget is at most 2,000
+tokens, ~8,000 characters): its oldest lines go first. Each version is stored whole and read
+at every turn; unbounded, the extract grew ~175 bytes a turn for good (issue 35)."""
 
 _ID = re.compile(
     r"\b(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
@@ -232,10 +236,15 @@ def _line(text: str) -> str:
 
 def extract_text(previous: ConversationSummary | None, folded: Sequence[message.Message]) -> str:
     """The summary's prose when the model failed: the earlier prose and the new messages'
-    openings, one line each."""
-    lines = [previous.text] if previous else []
+    openings, one line each, the oldest lines dropped past ``EXTRACT_CHARS``."""
+    lines = previous.text.splitlines() if previous else []
     lines += [f"{speaker(m)}: {_line(m.content)}" for m in folded]
-    return "\n".join(lines)
+    total, start = len(lines) - 1, 0  # the newlines
+    total += sum(len(line) for line in lines)
+    while total > EXTRACT_CHARS and start < len(lines) - 1:
+        total -= len(lines[start]) + 1
+        start += 1
+    return "\n".join(lines[start:])[-EXTRACT_CHARS:]
 
 
 def speaker(m: message.Message) -> str:

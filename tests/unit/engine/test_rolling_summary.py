@@ -203,3 +203,23 @@ def test_a_history_nearly_full_asks_for_the_summary_before_it_overflows() -> Non
     assert not rolling_summary.nearly_full(5_000, 0, 0.8), "no budget known: overflow decides"
     # folded down to half the budget, the history is far from asking again
     assert not rolling_summary.nearly_full(500, 1_000, 0.8)
+
+
+def test_an_extract_keeps_its_newest_lines_within_its_bound() -> None:
+    text = ""
+    for round_ in range(200):  # a model that keeps failing: each version extends the last
+        previous = ConversationSummary(
+            conversation_id="c",
+            version=round_ + 1,
+            covered_through_seq=round_ * 4,
+            covered_messages=round_ * 4,
+            text=text,
+            facts=SummaryFacts(ids=[], decisions=[], open_questions=[]),
+            created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        )
+        folded = [_msg(round_ * 4 + i, m.kind, m.content) for i, m in enumerate(_chat(4))]
+        text = rolling_summary.extract_text(previous if text else None, folded)
+
+    assert len(text) <= rolling_summary.EXTRACT_CHARS
+    assert text.splitlines()[-1] == "Assistant (chief): m4 xxxxxxxxxx", "the newest line stays"
+    assert len(text) > rolling_summary.EXTRACT_CHARS - 100, "it drops whole old lines only"
