@@ -27,6 +27,10 @@ _jobs = tables.jobs
 _QUEUED = job.JobStatus.QUEUED.value
 _RUNNING = job.JobStatus.RUNNING.value
 _B = sa.bindparam
+_IS = {status: sa.literal_column(f"'{status}'") for status in (_QUEUED, _RUNNING)}
+"""The live statuses as literals: a condition on a key's live jobs written with them is
+served by the partial index ``ix_jobs_live_key`` (a bound value proves nothing to the
+planner), so it reads the key's live jobs, not every job the key ever had."""
 
 # Statements are built once (building one costs ten times more than running it) and run
 # through store.direct (decision 0007).
@@ -38,8 +42,8 @@ _LIVE_SAME_KEY = (
     .where(_other.c.key == _jobs.c.key, _other.c.id != _jobs.c.id)
     .where(
         sa.or_(
-            sa.and_(_other.c.status == _RUNNING, _other.c.lease_until >= Now()),
-            sa.and_(_other.c.status == _QUEUED, _other.c.id < _jobs.c.id),
+            sa.and_(_other.c.status == _IS[_RUNNING], _other.c.lease_until >= Now()),
+            sa.and_(_other.c.status == _IS[_QUEUED], _other.c.id < _jobs.c.id),
         )
     )
 )
@@ -102,7 +106,7 @@ _HEARTBEAT_UNLESS_BUSY = (
     )
     .values(lease_until=LeaseEnd(), updated_at=Now())
 )
-_LIVE = direct.one_of(_jobs.c.status, (_QUEUED, _RUNNING))
+_LIVE = _jobs.c.status.in_([_IS[_QUEUED], _IS[_RUNNING]])
 _LIVE_OF_KEY = sa.select(_jobs.c.status).where(_jobs.c.key == _B("p_key"), _LIVE)
 _LIVE_JOBS_OF_KEY = sa.select(_jobs.c.id, _jobs.c.status, _jobs.c.attempts, _jobs.c.payload).where(
     _jobs.c.key == _B("p_key"), _LIVE
@@ -124,7 +128,7 @@ _RELEASE = (
 )
 _HURRY = (
     sa.update(_jobs)
-    .where(_jobs.c.key == _B("p_key"), _jobs.c.status == _QUEUED, _jobs.c.run_at > Now())
+    .where(_jobs.c.key == _B("p_key"), _jobs.c.status == _IS[_QUEUED], _jobs.c.run_at > Now())
     .values(run_at=Now())
 )
 _CANCEL = (

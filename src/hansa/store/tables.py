@@ -115,8 +115,9 @@ assistant_agent_definitions = sa.Table(
 )
 
 UNFINISHED_TURNS = "status IN ('queued', 'running')"
-"""The predicate of ``ix_turns_unfinished``; a query it serves says it the same way, with
-literals (a bound value proves nothing to either database's planner)."""
+"""The predicate of ``ix_turns_unfinished`` and of ``ix_jobs_live_key`` (turns and jobs name
+their live statuses alike); a query it serves says it the same way, with literals (a bound
+value proves nothing to either database's planner)."""
 
 assistant_turns = sa.Table(
     "assistant_turns",
@@ -187,7 +188,15 @@ jobs = sa.Table(
     _created(),
     sa.Column("updated_at", UtcDateTime(), nullable=False),
     sa.Index("ix_jobs_claim", "status", "run_at"),
-    sa.Index("ix_jobs_key", "key", "status"),
+    # A key's live jobs only: every turn of a conversation is a job of its key, and a read
+    # of the key's jobs at each claim and post must not grow with the ones that ended
+    # (issue 35, decision 0043). Queries it serves say its predicate with literals.
+    sa.Index(
+        "ix_jobs_live_key",
+        "key",
+        sqlite_where=sa.text(UNFINISHED_TURNS),
+        postgresql_where=sa.text(UNFINISHED_TURNS),
+    ),
     # At most one running job per serialization key, enforced by the database itself.
     sa.Index(
         "ux_jobs_running_key",
