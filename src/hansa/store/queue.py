@@ -27,7 +27,9 @@ _jobs = tables.jobs
 _QUEUED = job.JobStatus.QUEUED.value
 _RUNNING = job.JobStatus.RUNNING.value
 _B = sa.bindparam
-_IS = {status: sa.literal_column(f"'{status}'") for status in (_QUEUED, _RUNNING)}
+_IS: dict[str, sa.ColumnElement[str]] = {
+    status: sa.literal_column(f"'{status}'") for status in (_QUEUED, _RUNNING)
+}
 """The live statuses as literals: a condition on a key's live jobs written with them is
 served by the partial index ``ix_jobs_live_key`` (a bound value proves nothing to the
 planner), so it reads the key's live jobs, not every job the key ever had."""
