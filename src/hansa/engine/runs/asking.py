@@ -4,9 +4,10 @@ the step's run and node, for the run job to store with the step's outcome.
 An executor's prompt is scoped as a turn's is (seed 002 §10.4): the base rules, the rules
 pack of its project's scope (document-first guidance, the safety block), the date and the
 project's pack (facts, summary, document tree; a line of each project without one), then
-the agent's own part (its persona and the step's instructions, or the caller's system
-prompt) and the material, fitted to the model's window by ``context_budget.fit``. No tool
-rules: these calls offer the model no tools."""
+the agent's own part (its persona and the step's instructions) and the material, fitted to
+the model's window by ``context_budget.fit``. No tool rules: these calls offer the model no
+tools. A ``complete`` call with a system prompt of its own (a graph's ``llm.invoke``) is
+the exception: its author wrote the whole prompt, sent as written."""
 
 from __future__ import annotations
 
@@ -68,7 +69,9 @@ def completer(
 ) -> Complete:
     """``complete(prompt, system=, model=, temperature=, max_tokens=)``: the caller's own
     prompt, by the model named (a ``provider:model`` spec) or the acting agent's, at the
-    agent's settings where the caller gives none."""
+    agent's settings where the caller gives none. A caller's ``system`` prompt is sent as
+    written (seed 001: a graph's ``llm.invoke`` node says its whole prompt); without one,
+    the agent's persona is scoped as ``generate``'s prompt is."""
 
     async def complete(
         prompt: str,
@@ -91,8 +94,11 @@ def completer(
                 code="model_not_allowed",
             )
         chosen = services.model_for(agent, None, model)
-        system = system or prompts.persona(agent)
-        messages = await _scoped(services, tenant_id, project, chosen, system, prompt, settings)
+        if system is not None:  # the graph's author wrote the whole prompt: sent as written
+            messages = [ChatMessage("system", system), ChatMessage("user", prompt)]
+        else:
+            own = prompts.persona(agent)
+            messages = await _scoped(services, tenant_id, project, chosen, own, prompt, settings)
         return await _ask(
             services, tenant_id, doer, chosen, messages, settings, "graph_node", calls
         )
