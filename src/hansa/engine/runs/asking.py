@@ -97,8 +97,10 @@ def completer(
         if system is not None:  # the graph's author wrote the whole prompt: sent as written
             messages = [ChatMessage("system", system), ChatMessage("user", prompt)]
         else:
-            own = prompts.persona(agent)
-            messages = await _scoped(services, tenant_id, project, chosen, own, prompt, settings)
+            persona = prompts.persona(agent)
+            messages = await _scoped(
+                services, tenant_id, project, chosen, persona, prompt, settings
+            )
         return await _ask(
             services, tenant_id, doer, chosen, messages, settings, "graph_node", calls
         )
