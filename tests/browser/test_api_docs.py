@@ -26,7 +26,7 @@ def _offline(page: Page, server: Server) -> list[str]:
 def test_swagger_ui_renders_offline(page: Page, server: Server) -> None:
     refused = _offline(page, server)
     page.goto(server.url + "/docs")
-    expect(page.locator(".swagger-ui .info .title")).to_contain_text("Hansa")
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("Hansa", timeout=30_000)
     expect(page.locator("#operations-runs-createRun")).to_be_visible()
     expect(page.locator(".opblock-tag-section").first).to_be_visible()
     assert page.locator("text=Unable to render this definition").count() == 0
