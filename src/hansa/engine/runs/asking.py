@@ -21,7 +21,6 @@ from hansa.domain.project import ProjectContext
 from hansa.engine import llm, prompts
 from hansa.engine.llm import CallScope
 from hansa.engine.runtime.services import Services
-from hansa.engine.scoped_prompt import scoped_prompt
 from hansa.models.base import ChatMessage, Model, ModelSettings, RequestParams
 from hansa.tasks.base import Complete, TaskFailed
 
@@ -117,18 +116,8 @@ async def _scoped(
     material: str,
     settings: ModelSettings,
 ) -> list[ChatMessage]:
-    return await scoped_prompt(
-        services.context_cache,
-        services.db,
-        services.clock,
-        services.roster,
-        services.supervisor,
-        tenant_id,
-        project,
-        model,
-        settings.max_tokens or 0,
-        own,
-        material,
+    return await services.scoped_prompt(
+        tenant_id, project, model, settings.max_tokens or 0, own, material
     )
 
 

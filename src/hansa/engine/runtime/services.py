@@ -18,7 +18,8 @@ from hansa.engine.context_cache import ContextCache
 from hansa.engine.metrics import Metrics
 from hansa.engine.routing import Router
 from hansa.engine.runtime.agent_directory import AgentDirectory
-from hansa.models.base import Model
+from hansa.engine.scoped_prompt import scoped_prompt
+from hansa.models.base import ChatMessage, Model
 from hansa.models.pool import ModelPool
 from hansa.settings import Settings
 from hansa.store.db import Database
@@ -116,6 +117,31 @@ class Services:
     def supervisor(self) -> AgentDefinition:
         """Hans: the agent that routes, plans and validates."""
         return self.agents.supervisor
+
+    async def scoped_prompt(
+        self,
+        tenant_id: str,
+        project: ProjectContext | None,
+        model: Model,
+        reply: int,
+        own: str,
+        material: str,
+    ) -> list[ChatMessage]:
+        """An executor's or a session step's prompt: the shared rules and packs of
+        ``project``'s scope, then ``own``, then ``material`` (``engine.scoped_prompt``)."""
+        return await scoped_prompt(
+            self.context_cache,
+            self.db,
+            self.clock,
+            self.roster,
+            self.supervisor,
+            tenant_id,
+            project,
+            model,
+            reply,
+            own,
+            material,
+        )
 
     def may_name_model(self, spec: str) -> bool:
         """Whether a tenant's own config (a graph node's ``model``) may name ``spec``: a

@@ -39,7 +39,6 @@ from hansa.engine import llm, prompts
 from hansa.engine.project_context import build_project_context
 from hansa.engine.runtime.recorder import Batch, Recorder
 from hansa.engine.runtime.services import Services
-from hansa.engine.scoped_prompt import scoped_prompt
 from hansa.engine.sessions.pace import pace_of
 from hansa.engine.sessions.service import announce, ended, queue_step
 from hansa.engine.sessions.step_tools import StepAnswer, StepCall
@@ -191,12 +190,7 @@ async def _prompt(services: Services, call: StepCall, project: ProjectContext) -
         "anything), data, done (true when the goal is reached), notes, delaySeconds (to "
         "wait before the next step)."
     )
-    return await scoped_prompt(
-        services.context_cache,
-        services.db,
-        services.clock,
-        services.roster,
-        services.supervisor,
+    return await services.scoped_prompt(
         session.tenant_id,
         project,
         call.model,
