@@ -17,12 +17,20 @@ _s = tables.conversation_summaries
 _B = sa.bindparam
 
 # Statements are built once and run through store.direct (decision 0007).
-_LATEST = (
+_NEWEST = (
     sa.select(_s)
-    .where(_s.c.conversation_id == _B("p_conversation"), _s.c.tenant_id == _B("p_tenant"))
+    .where(_s.c.conversation_id == _B("p_conversation"))
     .order_by(_s.c.version.desc())
-    .limit(1)
+    .limit(sa.literal_column("1"))
+    .subquery("newest")
 )
+_LATEST = sa.select(_NEWEST).where(_NEWEST.c.tenant_id == _B("p_tenant"))
+"""The newest version, one row read: a backward scan of the primary key from the
+conversation's greatest version. The tenant is checked on that row, outside the ``LIMIT``
+(and the ``LIMIT`` is written, not a parameter): with the tenant a condition of the scan,
+or an unknown limit, PostgreSQL estimated one matching row before the table's first
+ANALYZE and read every version by a bitmap scan, then sorted them (300 rows a turn after
+300 summaries; ``max(version)`` in a subquery was planned the same way)."""
 _INSERT = _s.insert()
 _OF_CONVERSATION = (_s.c.conversation_id == _B("p_conversation"), _s.c.tenant_id == _B("p_tenant"))
 _PAGE = (

@@ -18,10 +18,10 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy import Connection
 
-from hansa.domain import event, llm_call, message, run, turn
+from hansa.domain import event, llm_call, message, run, summary, turn
 from hansa.domain.base import new_id, utcnow
 from hansa.domain.job import JobKind
-from hansa.store import direct, events, llm_calls, messages, queue, turns
+from hansa.store import direct, events, llm_calls, messages, queue, summaries, turns
 from hansa.store.db import DEFAULT_TENANT_ID as T
 from hansa.store.db import Database
 
@@ -316,3 +316,40 @@ def test_a_claim_reads_the_same_however_many_jobs_its_key_finished(
 
     assert [j.key for j in claimed] == [key]
     assert long <= short * 1.1 + 10, f"{short} before, {long} after {GROWTH} more finished jobs"
+
+
+def _summaries(db: Database, cid: str, versions: range) -> None:
+    """Versions of a summary's size (a few hundred characters: with a few dozen, the table's
+    few pages made PostgreSQL pick the right plan anyway)."""
+
+    def write(conn: Connection) -> None:
+        summaries.lock(conn, T, cid)
+        for v in versions:
+            new = summary.ConversationSummary(
+                conversation_id=cid,
+                version=v,
+                covered_through_seq=v,
+                covered_messages=2 * v,
+                text=f"version {v}: " + "what was said and decided so far. " * 16,
+                facts=summary.SummaryFacts(),
+                created_at=utcnow(),
+            )
+            summaries.add(conn, T, new)
+
+    db.write_now(write)
+
+
+def test_the_latest_summary_is_read_without_the_older_versions(
+    db: Database, new_conversation: Callable[[], str]
+) -> None:
+    cid = new_conversation()
+    _summaries(db, cid, range(1, 4))
+    short, found = cost(db, lambda conn: summaries.latest(conn, T, cid))
+    assert found is not None and found.version == 3
+
+    _summaries(db, cid, range(4, 4 + GROWTH))
+    long, found = cost(db, lambda conn: summaries.latest(conn, T, cid))
+
+    assert found is not None and found.version == 3 + GROWTH
+    assert long <= short, f"{short} before, {long} after {GROWTH} more versions"
+    assert db.write_now(lambda conn: summaries.latest(conn, "another", cid)) is None
