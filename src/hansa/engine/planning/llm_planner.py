@@ -3,6 +3,10 @@
 The model gets the roster, the task types with their parameter schemas and the
 project context, and must answer JSON matching ``DRAFT_SCHEMA``. The result goes
 through the same validation as a playbook's plan (``runs.store_run``: the laws).
+
+The answer streams: as the model completes each step, a thinking entry names it
+(``drafting``), committed at once, so the user sees the plan take shape while the model
+writes. The plan is read from the whole answer only.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ from hansa import errors
 from hansa.domain.plan import Plan, PlanStage, PlanStep
 from hansa.engine import llm
 from hansa.engine.llm import CallScope
+from hansa.engine.planning import drafting
 from hansa.engine.planning.request import PlanningRequest
-from hansa.models.base import ChatMessage, ModelSettings, RequestParams
+from hansa.models.base import ChatMessage, ModelResponse, ModelSettings, RequestParams
 
 
 class _Step(BaseModel):
@@ -43,6 +48,9 @@ class PlanDraft(BaseModel):
 
 
 DRAFT_SCHEMA = PlanDraft.model_json_schema(by_alias=True)
+_MODEL_FAILED = (errors.ProviderError, errors.ScriptExhausted, errors.ConfigError)
+"""What the model layer raises when no plan comes; an error of the writes made meanwhile
+(the turn's lease lost) is not one of them: it ends the turn."""
 
 
 def _instructions(req: PlanningRequest) -> str:
@@ -75,22 +83,30 @@ async def draft_plan(req: PlanningRequest) -> Plan | None:
     prompt = [ChatMessage("system", _instructions(req)), ChatMessage("user", req.text)]
     params = RequestParams(output_schema=DRAFT_SCHEMA, purpose="plan")
     services = req.services
-    try:
-        answer = await llm.ask(
-            model,
-            scope,
-            prompt,
-            ModelSettings(temperature=0, max_tokens=800),
-            params,
-            clock=services.clock,
-            retry=llm.Retry.of(services.settings),
-            calls=req.calls,
-            observe=services.metrics.called,
-        )
+    settings = ModelSettings(temperature=0, max_tokens=800)
+    progress = drafting.Progress()
+    hans = req.supervisor.display_name
+
+    async def attempt() -> ModelResponse:
+        """One call, streamed: each step it completes is said as it comes."""
+        call = llm.RecordedCall(model, scope, services.clock, services.metrics.called)
+        progress.restart()
+        try:
+            async for piece in call.stream(prompt, settings, params):
+                for summary in progress.add(piece):
+                    req.think(drafting.entry(hans, len(progress.announced), summary))
+                    await req.flush()
+        finally:
+            if (record := call.settled()) is not None:
+                req.calls.append(record)
+        assert call.response is not None
+        return call.response
+
+    await req.flush()  # what the turn decided so far comes before the plan's steps
+    try:  # the steps said are not the plan: a call that fails may go again, as ``llm.ask``'s
+        answer = await llm.Retry.of(services.settings).run(attempt, lambda: False)
         draft = PlanDraft.model_validate_json(answer.text)
-    except (errors.HansaError, ValidationError, ValueError):
-        draft = None
-    if draft is None:
+    except (*_MODEL_FAILED, ValidationError, ValueError):
         return None
     project_id = req.project.project_id
     return Plan(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
@@ -15,6 +16,22 @@ from hansa.domain.project import ProjectContext
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.runtime.services import Services
 from hansa.store import conversations
+
+
+class Speak(Protocol):
+    """Adds an assistant message said whole to a batch as streamed text reaches a client:
+    its ``text_delta`` events, then the message under the same id (the turn passes
+    ``turns/deltas.py``'s ``say_whole``, the path a reply's text takes); the message's id."""
+
+    def __call__(
+        self,
+        batch: Batch,
+        text: str,
+        *,
+        agent_id: str,
+        max_chars: int,
+        metadata: dict[str, Any] | None = None,
+    ) -> str: ...
 
 
 @dataclass
@@ -29,6 +46,11 @@ class PlanningRequest:
     project: ProjectContext
     batch: Batch
     """The turn's pending batch: what the protocol says, thinks and changes commits with it."""
+    speak: Speak
+    """How Hans's messages stream (``say``)."""
+    flush: Callable[[], Awaitable[None]]
+    """Commits the turn's pending batch now (it stays the turn's, emptied): for what the
+    user should see while the planner waits on a model."""
     calls: list[LlmCall] = field(default_factory=list)
     """Model calls made while planning, stored with the turn's end."""
 
@@ -38,12 +60,17 @@ class PlanningRequest:
         return self.services.supervisor
 
     def say(self, text: str, **metadata: Any) -> None:
-        """Hans's answer to the user."""
-        self.batch.message(
-            message.Kind.ASSISTANT,
-            message.Author.ASSISTANT,
+        """Hans's answer to the user: it streams as a reply's text does (``text_delta``
+        events under the message's id, then the message), in the turn's transaction."""
+        self.say_in(self.batch, text, **metadata)
+
+    def say_in(self, batch: Batch, text: str, **metadata: Any) -> None:
+        """``say`` into ``batch``: a step's, whose events name its run."""
+        self.speak(
+            batch,
             text,
             agent_id=self.supervisor.id,
+            max_chars=self.services.settings.delta_flush_chars,
             metadata=metadata,
         )
 

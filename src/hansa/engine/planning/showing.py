@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from hansa import errors
-from hansa.domain import event, message, secrets
+from hansa.domain import event, secrets
 from hansa.domain.base import new_id
 from hansa.domain.plan import Plan, PlanningState
 from hansa.engine import laws, runs
@@ -82,13 +82,8 @@ def show(
         _announce(req, escalated)
         plan = secrets.mask(full.model_dump(mode="json", by_alias=True))
         change.batch.event(event.PlanData(plan=plan, run_id=run_id), agent_id=hans.id)
-        change.batch.message(
-            message.Kind.ASSISTANT,
-            message.Author.ASSISTANT,
-            said(notes or [], _plan_text(req, full, state.site)),
-            agent_id=hans.id,
-            metadata={"planning": "approval", "runId": run_id},
-        )
+        text = said(notes or [], _plan_text(req, full, state.site))
+        req.say_in(change.batch, text, planning="approval", runId=run_id)
         req.remember(change.conn, shown, waiting=True)
 
     req.batch.then(runs.on_run(req.services, req.tenant_id, run_id, req.batch, create))

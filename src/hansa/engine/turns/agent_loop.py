@@ -22,7 +22,7 @@ from hansa.domain.base import new_id
 from hansa.engine import quality_gate, runs, thinking
 from hansa.engine.runtime.recorder import Batch
 from hansa.engine.toolbox import Settled, Toolbox, Waits
-from hansa.engine.turns import quality, scratchpad
+from hansa.engine.turns import deltas, quality, scratchpad
 from hansa.engine.turns.deltas import DeltaCoalescer
 from hansa.engine.turns.pipeline import TurnContext
 from hansa.models.base import ChatMessage, ModelSettings, RequestParams, ToolCall
@@ -168,8 +168,7 @@ class AgentLoop:
         await self.ctx.recorder.write(batch)
 
     def _delta(self, batch: Batch, text: str) -> None:
-        payload = event.TextDeltaData(message_id=self.ctx.reply_message_id, delta=text)
-        batch.event(payload, agent_id=self.agent.id)
+        deltas.delta(batch, self.ctx.reply_message_id, text, agent_id=self.agent.id)
 
     async def settled(self, answer: Settled, done: runs.ToolDone) -> Settled:
         """Write the call's answer (``performed`` when it succeeded) with what its executor

@@ -1,12 +1,53 @@
-"""Coalesce text deltas before they are persisted: never one transaction per token."""
+"""How text streams (``text_delta`` events): coalesced before it is persisted, never one
+transaction per token, and under the id its message then carries.
+
+A reply's text comes from its model piece by piece (``DeltaCoalescer``). A message said
+whole, as Hans's planning messages are (``say_whole``), streams the same way: its deltas,
+each at most what the coalescer holds before it writes, then the message, under one id.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
+
+from hansa.domain import event, message
+from hansa.domain.base import new_id
+from hansa.engine.runtime.recorder import Batch
 
 Flush = Callable[[str], Awaitable[None]]
+
+
+def delta(batch: Batch, message_id: str, text: str, *, agent_id: str) -> None:
+    """Add a ``text_delta`` of message ``message_id`` to ``batch``."""
+    batch.event(event.TextDeltaData(message_id=message_id, delta=text), agent_id=agent_id)
+
+
+def say_whole(
+    batch: Batch,
+    text: str,
+    *,
+    agent_id: str,
+    max_chars: int,
+    metadata: dict[str, Any] | None = None,
+) -> str:
+    """Add an assistant message said whole as any streamed text reaches a client: its
+    ``text_delta`` events (``max_chars`` at most each, the size a ``DeltaCoalescer`` writes),
+    then the message under the same id, in ``batch`` (so in one transaction); the message's
+    id."""
+    message_id = new_id()
+    for start in range(0, len(text), max_chars):
+        delta(batch, message_id, text[start : start + max_chars], agent_id=agent_id)
+    return batch.message(
+        message.Kind.ASSISTANT,
+        message.Author.ASSISTANT,
+        text,
+        agent_id=agent_id,
+        metadata=metadata,
+        message_id=message_id,
+    )
 
 
 class DeltaCoalescer:

@@ -31,6 +31,7 @@ from hansa.engine.planning.request import (
 )
 from hansa.engine.planning.triage import Cadence, Triage
 from hansa.engine.sessions import service as sessions
+from hansa.engine.turns import deltas
 from hansa.engine.turns.pipeline import Then, TurnContext
 from hansa.engine.turns.stages.workspace_agent import hand_to_workspace_agent
 
@@ -46,6 +47,8 @@ async def plan(ctx: TurnContext) -> Then:
         text=ctx.user_text,
         project=ctx.project_context,
         batch=ctx.batch(),
+        speak=deltas.say_whole,
+        flush=ctx.flush,
         calls=ctx.planner_calls,
     )
     outcome, decision = await _decide(req, ctx.conversation.planning, ctx.triage)
@@ -150,11 +153,11 @@ def _take_on(ctx: TurnContext, cadence: Cadence) -> None:
         every_seconds=cadence.seconds,
     )
     session = sessions.opening(ctx.services, ctx.tenant_id, new, batch, ctx.conversation_id)
-    batch.message(
-        message.Kind.ASSISTANT,
-        message.Author.ASSISTANT,
+    deltas.say_whole(
+        batch,
         f"{agent.display_name} will keep an eye on this and check in {cadence.words}, "
         "starting now. You can pause, guide or stop this work from Sessions.",
         agent_id=agent.id,
+        max_chars=ctx.services.settings.delta_flush_chars,
         metadata={"sessionId": session.id},
     )
