@@ -148,6 +148,12 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10, help="warm turns after the first")
     parser.add_argument("--cross", type=int, default=12, help="turns of the cross-agent case")
     parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
+    parser.add_argument(
+        "--server-log",
+        type=Path,
+        help="copy the server's log here (with HANSA_LOG_LEVEL=debug it says, per call of the "
+        "model, how many prompt tokens were kept, moved and evaluated)",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         started = time.perf_counter()
@@ -161,6 +167,8 @@ def main() -> None:
             ]
             cross, summaries, versions = _cross_agent(client, args.cross)
         log = (Path(tmp) / "server.log").read_text()
+        if args.server_log:
+            args.server_log.write_text(log)
     warmed = re.search(r"model \S+ (warmed in \d+ ms)", log)
     warm_note = (
         f"the model {warmed.group(1)} at start-up, before serving"

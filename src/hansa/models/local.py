@@ -7,6 +7,9 @@ is not thread-safe, so every call into it holds one lock; inference runs off
 the event loop, and ``stream`` bridges llama.cpp's chunk iterator from its
 worker thread into the async generator through an ``asyncio.Queue``.
 
+A prompt's tokens that were evaluated before, even where a gap moved them (the previous
+agent's system message left out, the oldest message dropped), are kept (``_local_reuse``).
+
 Background purposes (the rolling summary) run on a second llama.cpp context that yields
 to the replies (``_local_priority``): they neither evict the prompt prefix the replies'
 context evaluated nor hold up a reply's first text.
@@ -32,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import anyio.to_thread
 
 from hansa import errors
-from hansa.models import _local_priority, _local_tools
+from hansa.models import _local_priority, _local_reuse, _local_tools
 from hansa.models._local_grammar import grammar as _grammar
 from hansa.models._local_grammar import longest
 from hansa.models.base import (
@@ -286,7 +289,7 @@ class LocalModel(Model):
                 f"The local model needs llama-cpp-python: {_INSTALL_HINT}."
             ) from exc
         try:
-            return Llama(
+            llm = Llama(
                 model_path=str(self.path),
                 n_ctx=self._n_ctx,
                 n_threads=self._n_threads,
@@ -295,6 +298,8 @@ class LocalModel(Model):
             )
         except (OSError, ValueError, RuntimeError) as exc:
             raise errors.ConfigError(f"llama.cpp cannot load {self.path}: {exc}") from exc
+        _local_reuse.reuse_moved(llm)
+        return llm
 
     def _complete(self, llm: Llama, arguments: dict[str, Any]) -> dict[str, Any]:
         with self._infer_lock, _translated_errors():
