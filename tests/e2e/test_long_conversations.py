@@ -7,6 +7,11 @@ over a few turns at turn ~10 and again at turn ~250 of the same conversation. A 
 scanned the conversation's messages, events, turns, jobs or summary versions would read
 hundreds of rows more a turn at the second count.
 
+What a turn reads must not grow in size either: the newest summary version (read at every
+turn, folded into the next) stays within its bound. Unbounded, the scripted model's extract
+grew ~175 bytes a turn (40 KB at turn 250), and a PostgreSQL worker's C memory with it: its
+database threads' malloc arenas kept the largest results they had received (decision 0042).
+
 Backends report their counts when they go idle, at most once a second, or ten seconds after
 (PostgreSQL 15's ``PGSTAT_IDLE_INTERVAL``): each count is taken after the server has been
 quiet for longer than that, and both windows last about as long (the worker's polls read a
@@ -22,6 +27,7 @@ from urllib.parse import parse_qs, unquote, urlparse
 import httpx
 import psycopg
 
+from hansa.engine.rolling_summary import EXTRACT_CHARS
 from harness import new_conversation, running_server, turn
 from pg import BASE
 
@@ -73,6 +79,10 @@ def test_a_turns_reads_do_not_grow_with_its_conversation(tmp_path: Path, pg_url:
         for i in range(SHORT + MEASURED, LONG):
             turn(client, cid, f"Message {i}: and after that, what next?")
         long, long_tables = _per_turn(client, cid, schema)
+        newest = client.get(f"/api/conversations/{cid}/summaries", params={"limit": 1}).json()
+
+    assert newest and newest[0]["version"] > 1, "the conversation was summarized, again"
+    assert len(newest[0]["text"]) <= EXTRACT_CHARS, f"{len(newest[0]['text'])} characters"
 
     grown = {t: (short_tables.get(t, 0), n) for t, n in long_tables.items()}
     assert long <= short * 1.2 + 20, (
