@@ -7,8 +7,9 @@ is not thread-safe, so every call into it holds one lock; inference runs off
 the event loop, and ``stream`` bridges llama.cpp's chunk iterator from its
 worker thread into the async generator through an ``asyncio.Queue``.
 
-A prompt's tokens that were evaluated before, even where a gap moved them (the previous
-agent's system message left out, the oldest message dropped), are kept (``_local_reuse``).
+A prompt's tokens that were evaluated before are kept even where they moved (the previous
+agent's system message left out, the oldest message dropped, a new summary before the
+history): only new text is evaluated (``_local_reuse``).
 
 Background purposes (the rolling summary) run on a second llama.cpp context that yields
 to the replies (``_local_priority``): they neither evict the prompt prefix the replies'
@@ -27,7 +28,7 @@ import itertools
 import json
 import threading
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterator
-from contextlib import aclosing, contextmanager
+from contextlib import aclosing, contextmanager, nullcontext
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -274,14 +275,16 @@ class LocalModel(Model):
             if not background:
                 return self._llm
             if self._background is None:
-                behind = await anyio.to_thread.run_sync(
-                    partial(self._load, n_batch=_local_priority.CHUNK_TOKENS)
+                behind = await anyio.to_thread.run_sync(  # its evaluation yields in chunks
+                    partial(self._load, n_batch=_local_priority.CHUNK_TOKENS, gaps=False)
                 )
                 _local_priority.yield_to(behind, self._urgency)
                 self._background = behind
             return self._background
 
-    def _load(self, n_batch: int = 512) -> Llama:
+    def _load(self, n_batch: int = 512, *, gaps: bool = True) -> Llama:
+        """A context of the weights; one that evaluates a prompt's gaps in place (the
+        replies') has a second sequence (``_local_reuse``)."""
         try:
             from llama_cpp import Llama
         except ImportError as exc:
@@ -289,13 +292,14 @@ class LocalModel(Model):
                 f"The local model needs llama-cpp-python: {_INSTALL_HINT}."
             ) from exc
         try:
-            llm = Llama(
-                model_path=str(self.path),
-                n_ctx=self._n_ctx,
-                n_threads=self._n_threads,
-                n_batch=n_batch,
-                verbose=False,
-            )
+            with _local_reuse.two_sequences() if gaps else nullcontext():
+                llm = Llama(
+                    model_path=str(self.path),
+                    n_ctx=self._n_ctx,
+                    n_threads=self._n_threads,
+                    n_batch=n_batch,
+                    verbose=False,
+                )
         except (OSError, ValueError, RuntimeError) as exc:
             raise errors.ConfigError(f"llama.cpp cannot load {self.path}: {exc}") from exc
         _local_reuse.reuse_moved(llm)

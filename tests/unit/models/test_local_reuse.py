@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -38,10 +38,22 @@ def test_runs_shorter_than_the_minimum_are_evaluated_again() -> None:
     assert runs(cached, prompt, min_run=3) == [Run(0, 0, 2), Run(6, 2, 4)]
 
 
-def test_new_text_in_the_middle_ends_the_reuse() -> None:
+def test_new_text_in_the_middle_is_a_gap_and_what_follows_moves() -> None:
     cached = [1, 2, 3, 4, 5, 6]
     prompt = [1, 2, 70, 71, 3, 4, 5, 6, 9]  # 70-71 are new: what follows moves right
-    assert runs(cached, prompt, min_run=2) == [Run(0, 0, 2)]
+    assert runs(cached, prompt, min_run=2) == [Run(0, 0, 2), Run(2, 4, 4)]
+
+
+def test_without_gaps_new_text_in_the_middle_ends_the_reuse() -> None:
+    cached = [1, 2, 3, 4, 5, 6]
+    prompt = [1, 2, 70, 71, 3, 4, 5, 6, 9]
+    assert runs(cached, prompt, min_run=2, gaps=False) == [Run(0, 0, 2)]
+
+
+def test_a_run_is_found_only_after_the_previous_one() -> None:
+    cached = [7, 8, 9, 1, 2, 3]
+    prompt = [1, 2, 3, 7, 8, 9, 0]  # both runs are cached, in the other order
+    assert runs(cached, prompt, min_run=3) == [Run(3, 0, 3)]
 
 
 def test_nothing_in_common_reuses_nothing() -> None:
@@ -57,14 +69,16 @@ def model() -> Iterator[LocalModel]:
 
 
 def _evaluated(llm: Any) -> list[int]:
+    """The tokens each ``llama_decode`` of ``llm`` is handed from now on: the gaps' and the
+    rest of the prompt's, then one per generated token."""
     counts: list[int] = []
-    evaluate = llm.eval
+    decode = llm._ctx.decode
 
-    def counting(tokens: Sequence[int]) -> None:
-        counts.append(len(tokens))
-        evaluate(tokens)
+    def counting(batch: Any) -> None:
+        counts.append(batch.batch.n_tokens)
+        decode(batch)
 
-    llm.eval = counting
+    llm._ctx.decode = counting
     return counts
 
 
@@ -94,6 +108,49 @@ def test_a_turn_to_another_agent_evaluates_only_its_persona_and_the_question(
     headers = 20  # the answer's last token and its end, three role headers
     assert exchange > headers  # evaluating the earlier exchange again would fail below
     assert counts[0] <= own + headers  # counts[0]: the prompt; then one per generated token
+
+
+def test_a_new_summary_before_the_history_evaluates_the_summary_not_the_history(
+    model: LocalModel,
+) -> None:
+    llm = model._load()
+    try:
+        rules = {"role": "system", "content": "Team rules: be plain and kind. " * 12}
+        earlier = [
+            {"role": "user", "content": f"Question {n} about the bakery's bread and cakes? " * 3}
+            if n % 2 == 0
+            else {"role": "assistant", "content": f"Answer {n}: bake early, sell fresh. " * 3}
+            for n in range(6)
+        ]
+        persona = {"role": "system", "content": "You are the SEO Specialist: search traffic."}
+        question = {"role": "user", "content": "What should the front page say?"}
+        _answer(llm, [rules, *earlier, persona, question])
+        counts = _evaluated(llm)
+        summary = "Summary so far: the user runs a bakery and asked about its site. " * 2
+        summarised = [{"role": "system", "content": rules["content"] + summary}, *earlier[2:]]
+        answer = _answer(llm, [*summarised, persona, question])
+        gap_and_rest = sum(counts[: len(counts) - _generated(llm, answer)])
+        followed = _evaluated(llm)
+        more = {"role": "user", "content": "And the about page?"}
+        _answer(
+            llm, [*summarised, persona, question, {"role": "assistant", "content": answer}, more]
+        )
+        kept_history = len(
+            llm.tokenize("".join(m["content"] for m in earlier[2:]).encode(), add_bos=False)
+        )
+        new_text = len(llm.tokenize((summary + persona["content"]).encode(), add_bos=False))
+    finally:
+        llm.close()
+    headers = 40  # role headers, the question and tokens at the runs' edges
+    assert kept_history > headers  # evaluating the history again would fail below
+    assert gap_and_rest <= new_text + headers
+    assert followed[0] <= 30  # the next prompt extends this one: its cache is consistent
+
+
+def _generated(llm: Any, answer: str) -> int:
+    """The decodes a completion of ``answer`` took after its prompt (one per token but the
+    last)."""
+    return max(len(llm.tokenize(answer.encode(), add_bos=False)) - 1, 0)
 
 
 def test_a_model_whose_cache_cannot_shift_is_left_as_it_is() -> None:
