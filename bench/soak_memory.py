@@ -19,11 +19,14 @@ Targets: <= 0.5 KB per turn, and the last round at >= 0.95x the first.
 ``--tracemalloc`` starts the processes through bench/_traced.py (nothing in Hansa reads
 a tracing switch) and prints, after each round, the allocation sites whose memory grew
 most since the last round. Its figures include tracemalloc's own cost: a diagnosis, not
-a measurement.
+a measurement. What tracemalloc cannot see (C libraries' memory, the allocator's
+fragments) shows in ``--maps``: after each round, each process's anonymous memory by
+mapping, the main heap, malloc's thread arenas (where a PostgreSQL process's database
+threads allocate: decision 0042) and the rest, read from ``/proc/<pid>/smaps``.
 
     python bench/soak_memory.py [--turns 50000] [--round 5000] [--db sqlite,postgres]
         [--growing 20] [--fresh 10] [--concurrency 10] [--churn 200] [--resume 100]
-        [--warmup 1] [--tracemalloc] [--top 12] [--record]
+        [--warmup 1] [--tracemalloc] [--maps] [--top 12] [--record]
 Last line: ``kb_per_turn_<db>=<f> trend_kb_per_turn_<db>=<f> rate_ratio_<db>=<f> …``.
 """
 
@@ -54,6 +57,8 @@ from _soak_client import Conversation, churn_one
 
 HERE = Path(__file__).resolve().parent
 KB_PER_TURN_TARGET = 0.5
+_GLIBC_HEAP_ALIGN = 64 * 2**20
+"""glibc's thread arenas grow in heaps aligned to their largest size (64 MB on 64-bit)."""
 RATE_RATIO_TARGET = 0.95
 
 
@@ -72,6 +77,27 @@ class Process:
             if line.startswith("RssAnon:"):
                 return int(line.split()[1]) / 1024
         raise RuntimeError(f"no RssAnon for process {self.pid}")
+
+    def anon_by_mapping(self) -> str:
+        """Anonymous memory (MB) by kind of mapping: the main heap (``brk``, the main
+        thread's malloc), malloc's thread arenas (glibc's heaps start at a multiple of 64 MB)
+        and the rest (Python's own arenas, large blocks, stacks)."""
+        kinds = {"main heap": 0, "thread arenas": 0, "the rest": 0}
+        kind = "the rest"
+        for line in Path(f"/proc/{self.pid}/smaps").read_text().splitlines():
+            head = line.split(maxsplit=5)
+            if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):
+                start = int(head[0].split("-", 1)[0], 16)
+                name = head[5] if len(head) > 5 else ""
+                if name == "[heap]":
+                    kind = "main heap"
+                elif not name and start % _GLIBC_HEAP_ALIGN == 0:
+                    kind = "thread arenas"
+                else:
+                    kind = "the rest"
+            elif line.startswith("Anonymous:"):
+                kinds[kind] += int(line.split()[1])
+        return ", ".join(f"{k} {kb / 1024:.1f} MB" for k, kb in kinds.items())
 
     def grown(self, top: int) -> list[str]:
         """Take a snapshot; the ``top`` sites that grew most since the last one."""
@@ -251,6 +277,9 @@ async def _soak(url: str, processes: list[Process], args: argparse.Namespace) ->
                 rounds.append(r)
                 rss = " ".join(f"{k} {v:.1f} MB" for k, v in r.rss.items())
                 print(f"  {done:>7} turns: {r.rate:6.1f} turns/s, RssAnon {rss}", flush=True)
+                if args.maps:
+                    for p in processes:
+                        print(f"    {p.role}: {p.anon_by_mapping()}", flush=True)
                 for p in processes:
                     for line in await asyncio.to_thread(p.grown, args.top):
                         print(line, flush=True)
@@ -316,6 +345,9 @@ def main() -> None:
     parser.add_argument("--resume", type=int, default=100, help="turns between stream resumes")
     parser.add_argument("--warmup", type=int, default=1, help="rounds of warm-up")
     parser.add_argument("--tracemalloc", action="store_true", help="print growing sites")
+    parser.add_argument(
+        "--maps", action="store_true", help="print anonymous memory by mapping after each round"
+    )
     parser.add_argument("--top", type=int, default=12, help="sites printed per snapshot")
     parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
     args = parser.parse_args()
