@@ -319,8 +319,8 @@ def test_a_claim_reads_the_same_however_many_jobs_its_key_finished(
 
 
 def _summaries(db: Database, cid: str, versions: range) -> None:
-    """Versions of a summary's size (a few hundred characters: with a few dozen, the table's
-    few pages made PostgreSQL pick the right plan anyway)."""
+    """Versions of a summary's size, a few hundred characters: with versions of a dozen, the
+    table's few pages made PostgreSQL pick the right plan anyway."""
 
     def write(conn: Connection) -> None:
         summaries.lock(conn, T, cid)
