@@ -51,7 +51,8 @@ def say_whole(
 
 
 class DeltaCoalescer:
-    """Buffers text; flushes when it holds ``max_chars`` or is ``max_age`` seconds old.
+    """Buffers text; flushes when it holds ``max_chars`` or is ``max_age`` seconds old. The
+    first text is flushed at once: it is what the time to first text waits for.
 
     A timer flushes a stalled buffer. ``take()`` hands the rest to the caller,
     which writes it with the final message in one transaction.
@@ -67,6 +68,7 @@ class DeltaCoalescer:
         self._timer: asyncio.TimerHandle | None = None
         self._pending: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self._first = True
 
     async def add(self, text: str) -> None:
         """Buffer ``text``; flush if the buffer is full or old."""
@@ -77,7 +79,12 @@ class DeltaCoalescer:
             self._timer = asyncio.get_running_loop().call_later(self._max_age, self._on_timer)
         self._buffer.append(text)
         self._size += len(text)
-        if self._size >= self._max_chars or time.monotonic() - self._since >= self._max_age:
+        first, self._first = self._first, False
+        if (
+            first
+            or self._size >= self._max_chars
+            or time.monotonic() - self._since >= self._max_age
+        ):
             await self._flush_now()
 
     def _on_timer(self) -> None:
