@@ -143,93 +143,144 @@ def _cross_agent(
     return timings, summaries, versions
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--turns", type=int, default=10, help="warm turns after the first")
-    parser.add_argument("--cross", type=int, default=12, help="turns of the cross-agent case")
-    parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
-    parser.add_argument(
-        "--server-log",
-        type=Path,
-        help="copy the server's log here (with HANSA_LOG_LEVEL=debug it says, per call of the "
-        "model, how many prompt tokens were kept, moved and evaluated)",
-    )
-    args = parser.parse_args()
+@dataclass
+class Trial:
+    """One server's figures: the first turn, the warm ones, the cross-agent ones."""
+
+    ready_ms: float
+    first: Timing
+    warm: list[Timing]
+    cross: list[Timing]
+    summaries: list[float]
+    versions: list[dict[str, object]]
+    log: str
+
+
+def _trial(turns: int, cross_turns: int, env: dict[str, str] | None = None) -> Trial:
+    """A fresh server (``env`` added to its environment): the first turn, ``turns`` warm
+    ones, then the cross-agent conversation."""
     with tempfile.TemporaryDirectory() as tmp, contextlib.ExitStack() as stack:
         started = time.perf_counter()
-        url = stack.enter_context(hansa_server(Path(tmp), "--model", "local"))
+        url = stack.enter_context(hansa_server(Path(tmp), "--model", "local", env=env))
         ready_ms = (time.perf_counter() - started) * 1000
         with httpx.Client(base_url=url, timeout=TURN_TIMEOUT_SECONDS) as client:
             first = _turn(client, f"Give me one tip about {TOPICS[0]}.")
             warm = [
                 _turn(client, f"Give me one tip about {TOPICS[(i + 1) % len(TOPICS)]}.")
-                for i in range(args.turns)
+                for i in range(turns)
             ]
-            cross, summaries, versions = _cross_agent(client, args.cross)
+            cross, summaries, versions = _cross_agent(client, cross_turns)
         log = (Path(tmp) / "server.log").read_text()
-        if args.server_log:
-            args.server_log.write_text(log)
-    warmed = re.search(r"model \S+ (warmed in \d+ ms)", log)
+    return Trial(ready_ms, first, warm, cross, summaries, versions, log)
+
+
+def _in_order(timings: list[Timing]) -> str:
+    return ", ".join(f"{t.ttft_ms:.0f}{'r' if t.retried else ''}" for t in timings)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=10, help="warm turns after the first")
+    parser.add_argument("--cross", type=int, default=12, help="turns of the cross-agent case")
+    parser.add_argument("--runs", type=int, default=1, help="fresh servers; medians reported")
+    parser.add_argument(
+        "--anchor",
+        action="store_true",
+        help="each run also on a server with HANSA_LOCAL_CACHE_REUSE=false (decision 0045)",
+    )
+    parser.add_argument("--record", action="store_true", help="write docs/benchmarks.md")
+    parser.add_argument(
+        "--server-log",
+        type=Path,
+        help="copy the (last) server's log here (with HANSA_LOG_LEVEL=debug it says, per call "
+        "of the model, how many prompt tokens were kept, evaluated in gaps and left)",
+    )
+    args = parser.parse_args()
+    trials: list[Trial] = []
+    anchors: list[Trial] = []
+    load_before = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    for _ in range(args.runs):
+        trials.append(_trial(args.turns, args.cross))
+        if args.anchor:
+            anchors.append(_trial(2, args.cross, {"HANSA_LOCAL_CACHE_REUSE": "false"}))
+    if args.server_log:
+        args.server_log.write_text(trials[-1].log)
+    report = _report(trials, anchors, load_before)
+    print(report)
+    print("sample answer:", json.dumps(trials[-1].warm[0].text[:160]))
+    if args.record:
+        record("ttft_local", report)
+
+
+def _report(trials: list[Trial], anchors: list[Trial], load_before: str) -> str:
+    last = trials[-1]
+    warmed = re.search(r"model \S+ (warmed in \d+ ms)", last.log)
     warm_note = (
         f"the model {warmed.group(1)} at start-up, before serving"
         if warmed
         else "no warm-up logged"
     )
-    ttft = [t.ttft_ms for t in warm]
-    done = [t.done_ms for t in warm]
-    p50 = statistics.median(ttft)
-    cross_ttft = [t.ttft_ms for t in cross]
-    cross_p95 = _pct(cross_ttft, 0.95)
+    med = statistics.median
+    first = med(t.first.ttft_ms for t in trials)
+    p50 = med(med(w.ttft_ms for w in t.warm) for t in trials)
+    p95 = med(_pct([w.ttft_ms for w in t.warm], 0.95) for t in trials)
+    done = med(med(w.done_ms for w in t.warm) for t in trials)
+    cross_p50 = med(med(c.ttft_ms for c in t.cross) for t in trials)
+    cross_p95 = med(_pct([c.ttft_ms for c in t.cross], 0.95) for t in trials)
+    cross_done = med(med(c.done_ms for c in t.cross) for t in trials)
     cross_met = cross_p95 <= TARGET_CROSS_P95_MS
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    runs = f"medians of {len(trials)} runs" if len(trials) > 1 else "one run"
     lines = [
         f"ttft_local: `hansa serve --model local` (SmolLM2-135M-Instruct, llama.cpp, 2 threads), "
         f"SQLite file, one plain question per new conversation, one at a time; "
-        f"then one conversation of {len(cross)} turns rotating over three agents; "
-        f"{platform.machine()}, {os.cpu_count()} cores, load average {load} at the end; "
-        f"server ready (`/healthz`) "
-        f"{ready_ms:.0f} ms after launch; {warm_note}",
+        f"then one conversation of {len(last.cross)} turns rotating over three agents; "
+        f"{runs}, each on a fresh server; "
+        f"{platform.machine()}, {os.cpu_count()} cores, load average {load_before} at the "
+        f"start, {load} at the end; server ready (`/healthz`) "
+        f"{med(t.ready_ms for t in trials):.0f} ms after launch; {warm_note}",
         "",
         "| turn | TTFT p50 ms | TTFT p95 ms | `done` p50 ms | target TTFT p50 |",
         "| --- | --- | --- | --- | --- |",
-        f"| first after start-up (sent as soon as `/healthz` answers) | {first.ttft_ms:.0f} | - "
-        f"| {first.done_ms:.0f} | - |",
-        f"| next {len(warm)} (warm) | {p50:.0f} | {_pct(ttft, 0.95):.0f} | "
-        f"{statistics.median(done):.0f} | <= {TARGET_P50_MS:.0f} ms "
+        f"| first after start-up (sent as soon as `/healthz` answers) | {first:.0f} | - "
+        f"| {med(t.first.done_ms for t in trials):.0f} | - |",
+        f"| next {len(last.warm)} (warm) | {p50:.0f} | {p95:.0f} | "
+        f"{done:.0f} | <= {TARGET_P50_MS:.0f} ms "
         f"({'met' if p50 <= TARGET_P50_MS else 'missed'}) |",
-        f"| {len(cross)} in one conversation, each to another agent | "
-        f"{statistics.median(cross_ttft):.0f} | {cross_p95:.0f} | "
-        f"{statistics.median(t.done_ms for t in cross):.0f} | p95 <= "
+        f"| {len(last.cross)} in one conversation, each to another agent | "
+        f"{cross_p50:.0f} | {cross_p95:.0f} | {cross_done:.0f} | p95 <= "
         f"{TARGET_CROSS_P95_MS:.0f} ms ({'met' if cross_met else 'missed'}) |",
-        "",
-        "Warm turns' TTFT in order (ms; `r`: the quality gate retried it): "
-        + ", ".join(f"{t.ttft_ms:.0f}{'r' if t.retried else ''}" for t in warm)
-        + ".",
-        "",
-        "Cross-agent turns' TTFT in order (SEO, brand, hosting, ...): "
-        + ", ".join(f"{t.ttft_ms:.0f}{'r' if t.retried else ''}" for t in cross)
-        + ".",
-        "",
-        f"Rolling summary by the end of the cross-agent turns: {len(versions)} versions "
-        f"({sum(1 for v in versions if v.get('modelFailed'))} with the model failed), "
-        f"{len(summaries)} calls recorded"
-        + (
-            f" ({', '.join(f'{ms:.0f}' for ms in summaries)} ms; since issue 34 they run on a "
-            "second llama.cpp context that waits while a reply's first text is due)."
-            if summaries
-            else "."
-        ),
+    ]
+    if anchors:
+        lines.append(
+            f"| the same, `HANSA_LOCAL_CACHE_REUSE=false` (anchor: only the unchanged "
+            f"beginning reused) | {med(med(c.ttft_ms for c in t.cross) for t in anchors):.0f} | "
+            f"{med(_pct([c.ttft_ms for c in t.cross], 0.95) for t in anchors):.0f} | "
+            f"{med(med(c.done_ms for c in t.cross) for t in anchors):.0f} | - |"
+        )
+    lines += ["", "Warm turns' TTFT in order (ms; `r`: the quality gate retried it):"]
+    lines += [f"- run {i + 1}: {_in_order(t.warm)}." for i, t in enumerate(trials)]
+    lines += ["", "Cross-agent turns' TTFT in order (SEO, brand, hosting, ...):"]
+    lines += [f"- run {i + 1}: {_in_order(t.cross)}." for i, t in enumerate(trials)]
+    lines += [f"- anchor {i + 1}: {_in_order(t.cross)}." for i, t in enumerate(anchors)]
+    lines.append("")
+    for i, t in enumerate(trials):
+        lines.append(
+            f"Rolling summary by the end of run {i + 1}'s cross-agent turns: "
+            f"{len(t.versions)} versions "
+            f"({sum(1 for v in t.versions if v.get('modelFailed'))} with the model failed), "
+            f"{len(t.summaries)} calls recorded"
+            + (f" ({', '.join(f'{ms:.0f}' for ms in t.summaries)} ms)." if t.summaries else ".")
+        )
+    lines += [
         "",
         "TTFT: POST of the message -> the turn's first `text_delta` on the SSE stream (the "
-        "agent loop and the quality gate in place; deltas coalesced at 64 characters or 50 ms).",
+        "agent loop and the quality gate in place; a message's first text is written at once, "
+        "the rest coalesced). p95 by rank: of 12 turns or fewer, the slowest.",
         "",
-        "Reproduce: `.venv/bin/python bench/ttft_local.py --record`.",
+        "Reproduce: `.venv/bin/python bench/ttft_local.py --runs 3 --anchor --record`.",
     ]
-    report = "\n".join(lines)
-    print(report)
-    print("sample answer:", json.dumps(warm[0].text[:160]))
-    if args.record:
-        record("ttft_local", report)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

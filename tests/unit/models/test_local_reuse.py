@@ -164,3 +164,29 @@ def test_a_model_whose_cache_cannot_shift_is_left_as_it_is() -> None:
     before = llm.generate
     _local_reuse.reuse_moved(llm)  # type: ignore[arg-type]  # the seam's stand-in
     assert llm.generate == before
+
+
+def test_with_reuse_off_the_context_reuses_only_the_unchanged_beginning() -> None:
+    llm = LocalModel(cache_reuse=False)._load()
+    try:
+        counts = _evaluated(llm)
+        rules = {"role": "system", "content": "Team rules: be plain and kind. " * 12}
+        first = {"role": "user", "content": "How do I get more visitors to my bakery's site? " * 3}
+        _answer(llm, [rules, {"role": "system", "content": "You are the SEO Specialist."}, first])
+        counts.clear()
+        brand = {"role": "system", "content": "You are the Creative Lead."}
+        _answer(llm, [rules, first, brand, {"role": "user", "content": "Which colours?"}])
+        exchange = len(llm.tokenize(first["content"].encode(), add_bos=False))
+    finally:
+        llm.close()
+    assert llm.context_params.n_seq_max == 1
+    assert counts[0] > exchange  # the question after the left-out persona is evaluated again
+
+
+def test_the_setting_reaches_the_embedded_model() -> None:
+    from hansa.models.registry import infer_model
+
+    off = infer_model("local", local_model_path=None, local_cache_reuse=False)
+    on = infer_model("local", local_model_path=None)
+    assert isinstance(off, LocalModel) and isinstance(on, LocalModel)
+    assert off._cache_reuse is False and on._cache_reuse is True

@@ -39,6 +39,7 @@ def provider_options(settings: Settings) -> ProviderOptions:
         anthropic_base_url=settings.anthropic_base_url,
         anthropic_api_key=settings.anthropic_api_key,
         local_model_path=settings.local_model_path,
+        local_cache_reuse=settings.local_cache_reuse,
     )
 
 
