@@ -14,25 +14,10 @@ async def test_flushes_when_the_buffer_reaches_its_size() -> None:
         flushed.append(text)
 
     c = DeltaCoalescer(flush, max_chars=10, max_age=60)
-    for piece in ["first", "abc", "def", "ghij", "k"]:
+    for piece in ["abc", "def", "ghij", "k"]:
         await c.add(piece)
-    assert flushed == ["first", "abcdefghij"]
+    assert flushed == ["abcdefghij"]
     assert await c.take() == "k"
-
-
-async def test_the_first_text_goes_out_at_once() -> None:
-    flushed: list[str] = []
-
-    async def flush(text: str) -> None:
-        flushed.append(text)
-
-    c = DeltaCoalescer(flush, max_chars=1000, max_age=60)
-    await c.add("")  # nothing is not a first text
-    await c.add("Hello")
-    assert flushed == ["Hello"]
-    await c.add(", world")
-    assert flushed == ["Hello"]
-    assert await c.take() == ", world"
 
 
 async def test_a_stalled_buffer_is_flushed_by_the_timer() -> None:
@@ -44,11 +29,9 @@ async def test_a_stalled_buffer_is_flushed_by_the_timer() -> None:
         flushed.set()
 
     c = DeltaCoalescer(flush, max_chars=1000, max_age=0.02)
-    await c.add("first")
-    flushed.clear()
     await c.add("slow")
     await asyncio.wait_for(flushed.wait(), 2)
-    assert seen == ["first", "slow"]
+    assert seen == ["slow"]
     assert await c.take() == ""
 
 
@@ -63,3 +46,36 @@ async def test_take_returns_everything_not_flushed_and_nothing_twice() -> None:
         await c.add(piece)
     rest = await c.take()
     assert "".join(seen) + rest == "hello world"
+
+
+async def test_the_first_text_is_written_within_milliseconds_not_the_flush_age() -> None:
+    flushed = asyncio.Event()
+    seen: list[str] = []
+
+    async def flush(text: str) -> None:
+        seen.append(text)
+        flushed.set()
+
+    c = DeltaCoalescer(flush, max_chars=1000, max_age=60)
+    await c.add("")  # nothing is not a first text
+    await c.add("Hello")
+    await asyncio.wait_for(flushed.wait(), 2)  # not the 60 s of max_age
+    assert seen == ["Hello"]
+    await c.add(", world")
+    await asyncio.sleep(0.05)
+    assert seen == ["Hello"]  # later text waits for max_age (or max_chars) again
+    assert await c.take() == ", world"
+
+
+async def test_a_reply_whole_at_once_is_all_taken_with_its_message() -> None:
+    seen: list[str] = []
+
+    async def flush(text: str) -> None:
+        seen.append(text)
+
+    c = DeltaCoalescer(flush, max_chars=1000, max_age=60)
+    for piece in ["All ", "at ", "once."]:
+        await c.add(piece)
+    assert await c.take() == "All at once."
+    await asyncio.sleep(0.05)
+    assert seen == []  # no transaction of its own for a reply that came whole

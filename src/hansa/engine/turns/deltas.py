@@ -50,9 +50,15 @@ def say_whole(
     )
 
 
+FIRST_AGE = 0.005
+"""Seconds a message's first text waits before it is written (not ``max_age``): the time to
+first text waits for it, while a reply whole within this time (a scripted or cached model)
+is still written once, with its message."""
+
+
 class DeltaCoalescer:
-    """Buffers text; flushes when it holds ``max_chars`` or is ``max_age`` seconds old. The
-    first text is flushed at once: it is what the time to first text waits for.
+    """Buffers text; flushes when it holds ``max_chars`` or is ``max_age`` seconds old (the
+    first text: ``FIRST_AGE``).
 
     A timer flushes a stalled buffer. ``take()`` hands the rest to the caller,
     which writes it with the final message in one transaction.
@@ -76,15 +82,12 @@ class DeltaCoalescer:
             return
         if not self._buffer:
             self._since = time.monotonic()
-            self._timer = asyncio.get_running_loop().call_later(self._max_age, self._on_timer)
+            age = min(FIRST_AGE, self._max_age) if self._first else self._max_age
+            self._first = False
+            self._timer = asyncio.get_running_loop().call_later(age, self._on_timer)
         self._buffer.append(text)
         self._size += len(text)
-        first, self._first = self._first, False
-        if (
-            first
-            or self._size >= self._max_chars
-            or time.monotonic() - self._since >= self._max_age
-        ):
+        if self._size >= self._max_chars or time.monotonic() - self._since >= self._max_age:
             await self._flush_now()
 
     def _on_timer(self) -> None:
