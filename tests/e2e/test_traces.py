@@ -146,12 +146,17 @@ def test_an_approval_trace_holds_its_run_and_the_runs_tools(
                 if s.attributes.get("hansa.run_id") == run["id"]
             ]
 
-        poll_until(client, "/healthz", lambda _: len(tools()) == 2, seconds=30)
+        def driven(_: Any = None) -> list[Span]:
+            return [
+                s
+                for s in receiver.named("hansa.run")
+                if s.name == "hansa.run" and s.attributes.get("hansa.run_id") == run["id"]
+            ]
+
+        # the run's span ends after its tools' and may be exported in a later batch
+        poll_until(client, "/healthz", lambda _: len(tools()) == 2 and driven(), seconds=30)
     spans = list(receiver.spans)
-    driven = [
-        s for s in spans if s.name == "hansa.run" and s.attributes.get("hansa.run_id") == run["id"]
-    ]
-    the_run = driven[0]  # its first job's (a later job of the run would be another span)
+    the_run = driven()[0]  # its first job's (a later job of the run would be another span)
     approvals = [s for s in _ancestors(the_run, spans) if s.name.startswith("POST ")]
 
     assert approvals and "approve" in approvals[0].name, "the run is in its approval's trace"
