@@ -13,6 +13,7 @@ attempt is a call of its own, recorded as such. The provider SDKs retry nothing 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -118,16 +119,21 @@ async def ask(
     retry: Retry,
     calls: list[LlmCall],
     observe: Callable[[LlmCall], None] | None = None,
+    heard: Callable[[int, str], Awaitable[None]] | None = None,
 ) -> ModelResponse:
     """The model's whole answer to ``prompt``, for a caller that streams nothing on: a call
     that fails transiently is made again as ``retry`` says, and every attempt's record
-    joins ``calls`` (failed or cut ones too)."""
+    joins ``calls`` (failed or cut ones too). ``heard`` gets each piece of text as it comes,
+    with its attempt's number (from 1), for a caller that shows progress but not the text."""
+    attempts = itertools.count(1)
 
     async def attempt() -> ModelResponse:
+        number = next(attempts)
         call = RecordedCall(model, scope, clock, observe)
         try:
-            async for _ in call.stream(prompt, settings, params):
-                pass
+            async for piece in call.stream(prompt, settings, params):
+                if heard is not None:
+                    await heard(number, piece)
         finally:
             if (record := call.settled()) is not None:
                 calls.append(record)

@@ -63,13 +63,18 @@ class Progress:
 
     text: str = ""
     announced: set[tuple[int, int]] = field(default_factory=set)
+    attempt: int = 1
 
     def restart(self) -> None:
         """A new attempt's text begins."""
         self.text = ""
 
-    def add(self, piece: str) -> list[str]:
-        """Take the next piece of the answer: the summaries of the steps it completes."""
+    def add(self, piece: str, attempt: int = 1) -> list[str]:
+        """Take the next piece of attempt ``attempt``'s answer (another attempt than the last
+        piece's restarts the text): the summaries of the steps it completes."""
+        if attempt != self.attempt:
+            self.attempt = attempt
+            self.restart()
         self.text += piece
         if '"' not in piece:  # no string closed: nothing new is complete
             return []

@@ -22,7 +22,7 @@ from hansa.engine import llm
 from hansa.engine.llm import CallScope
 from hansa.engine.planning import drafting
 from hansa.engine.planning.request import PlanningRequest
-from hansa.models.base import ChatMessage, ModelResponse, ModelSettings, RequestParams
+from hansa.models.base import ChatMessage, ModelSettings, RequestParams
 
 
 class _Step(BaseModel):
@@ -83,28 +83,29 @@ async def draft_plan(req: PlanningRequest) -> Plan | None:
     prompt = [ChatMessage("system", _instructions(req)), ChatMessage("user", req.text)]
     params = RequestParams(output_schema=DRAFT_SCHEMA, purpose="plan")
     services = req.services
-    settings = ModelSettings(temperature=0, max_tokens=800)
     progress = drafting.Progress()
     hans = req.supervisor.display_name
 
-    async def attempt() -> ModelResponse:
-        """One call, streamed: each step it completes is said as it comes."""
-        call = llm.RecordedCall(model, scope, services.clock, services.metrics.called)
-        progress.restart()
-        try:
-            async for piece in call.stream(prompt, settings, params):
-                for summary in progress.add(piece):
-                    req.think(drafting.entry(hans, len(progress.announced), summary))
-                    await req.flush()
-        finally:
-            if (record := call.settled()) is not None:
-                req.calls.append(record)
-        assert call.response is not None
-        return call.response
+    async def heard(attempt: int, piece: str) -> None:
+        """Each step the model completes is said as it comes."""
+        for summary in progress.add(piece, attempt):
+            req.think(drafting.entry(hans, len(progress.announced), summary))
+            await req.flush()
 
     await req.flush()  # what the turn decided so far comes before the plan's steps
-    try:  # the steps said are not the plan: a call that fails may go again, as ``llm.ask``'s
-        answer = await llm.Retry.of(services.settings).run(attempt, lambda: False)
+    try:  # the steps said are not the plan: a call that fails may go again
+        answer = await llm.ask(
+            model,
+            scope,
+            prompt,
+            ModelSettings(temperature=0, max_tokens=800),
+            params,
+            clock=services.clock,
+            retry=llm.Retry.of(services.settings),
+            calls=req.calls,
+            observe=services.metrics.called,
+            heard=heard,
+        )
         draft = PlanDraft.model_validate_json(answer.text)
     except (*_MODEL_FAILED, ValidationError, ValueError):
         return None
