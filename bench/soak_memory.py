@@ -44,7 +44,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +71,11 @@ class Process:
     snapshots: Path | None = None
     taken: int = 0
     last: tracemalloc.Snapshot | None = None
+
+    def cpu_seconds(self) -> float:
+        """User and system CPU the process has used so far."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def rss_anon_mb(self) -> float:
         for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
@@ -196,12 +201,14 @@ def _fleet(db: str, tmp: Path, tracing: bool) -> Iterator[tuple[str, list[Proces
 
 @dataclass
 class Round:
-    """One round: turns done in it, its seconds, each process's RssAnon (MB) after it."""
+    """One round: turns done in it, its seconds, each process's RssAnon (MB) after it and
+    CPU (ms per turn) in it, the load client's included."""
 
     turns_so_far: int
     turns: int
     seconds: float
     rss: dict[str, float] = field(default_factory=dict)
+    cpu: dict[str, float] = field(default_factory=dict)
 
     @property
     def rate(self) -> float:
@@ -268,15 +275,20 @@ async def _soak(url: str, processes: list[Process], args: argparse.Namespace) ->
                 await c.open()
             done = 0
             while done < args.turns:
-                started = time.perf_counter()
+                started, used = time.perf_counter(), _cpu(processes)
                 turns = await soak.round(min(args.round, args.turns - done))
                 seconds = time.perf_counter() - started
+                cpu = {k: (v - used[k]) * 1000 / turns for k, v in _cpu(processes).items()}
                 done += turns
                 await asyncio.sleep(1)  # streams closed a moment ago finish on the server
-                r = Round(done, turns, seconds, {p.role: p.rss_anon_mb() for p in processes})
+                r = Round(done, turns, seconds, {p.role: p.rss_anon_mb() for p in processes}, cpu)
                 rounds.append(r)
                 rss = " ".join(f"{k} {v:.1f} MB" for k, v in r.rss.items())
-                print(f"  {done:>7} turns: {r.rate:6.1f} turns/s, RssAnon {rss}", flush=True)
+                ms = " ".join(f"{k} {v:.2f}" for k, v in r.cpu.items())
+                print(
+                    f"  {done:>7} turns: {r.rate:6.1f} turns/s, RssAnon {rss}, CPU ms/turn {ms}",
+                    flush=True,
+                )
                 if args.maps:
                     for p in processes:
                         print(f"    {p.role}: {p.anon_by_mapping()}", flush=True)
@@ -288,27 +300,52 @@ async def _soak(url: str, processes: list[Process], args: argparse.Namespace) ->
     return rounds
 
 
-def _slope_kb(rounds: list[Round], role: str) -> float:
-    """Least-squares slope of RssAnon over turns, KB per turn (0 with fewer than 2)."""
-    if len(rounds) < 2:
+def _cpu(processes: list[Process]) -> dict[str, float]:
+    """CPU seconds used so far by each process and by this load client."""
+    return {**{p.role: p.cpu_seconds() for p in processes}, "client": time.process_time()}
+
+
+def _slope(xs: list[float], ys: list[float]) -> float:
+    """Least-squares slope of ``ys`` over ``xs`` (0 with fewer than 2 points)."""
+    if len(xs) < 2:
         return 0.0
-    xs = [float(r.turns_so_far) for r in rounds]
-    ys = [r.rss[role] * 1024 for r in rounds]
     mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
     den = sum((x - mx) ** 2 for x in xs)
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / den
 
 
+def _slope_kb(rounds: list[Round], role: str) -> float:
+    """Least-squares slope of RssAnon over turns, KB per turn."""
+    return _slope([float(r.turns_so_far) for r in rounds], [r.rss[role] * 1024 for r in rounds])
+
+
+def _fitted_ratio(rounds: list[Round], value: Callable[[Round], float]) -> float:
+    """The least-squares line of ``value`` over the rounds: its value at the last round
+    against its value at the first (one round's noise, +-8 % here, weighs less than in the
+    ratio of the two rounds themselves)."""
+    xs, ys = [float(r.turns_so_far) for r in rounds], [value(r) for r in rounds]
+    slope = _slope(xs, ys)
+    mean_x, mean_y = sum(xs) / len(xs), sum(ys) / len(ys)
+    at_first, at_last = (mean_y + slope * (x - mean_x) for x in (xs[0], xs[-1]))
+    return at_last / at_first
+
+
 def _report(db: str, rounds: list[Round], warmup: int) -> tuple[list[str], list[str]]:
-    roles = list(rounds[0].rss)
+    roles, users = list(rounds[0].rss), list(rounds[0].cpu)
     lines = [
         f"**{db}**",
         "",
-        "| turns | turns/s | " + " | ".join(f"{r} RssAnon MB" for r in roles) + " |",
-        "| --- | --- |" + " --- |" * len(roles),
+        "| turns | turns/s | "
+        + " | ".join(f"{r} RssAnon MB" for r in roles)
+        + " | "
+        + " | ".join(f"{u} CPU ms/turn" for u in users)
+        + " |",
+        "| --- | --- |" + " --- |" * (len(roles) + len(users)),
     ]
     for r in rounds:
-        cells = " | ".join(f"{r.rss[role]:.1f}" for role in roles)
+        cells = " | ".join(
+            [*(f"{r.rss[role]:.1f}" for role in roles), *(f"{r.cpu[u]:.2f}" for u in users)]
+        )
         mark = " (warm-up)" if rounds.index(r) < warmup else ""
         lines.append(f"| {r.turns_so_far}{mark} | {r.rate:.1f} | {cells} |")
     after = rounds[warmup:]
@@ -330,6 +367,15 @@ def _report(db: str, rounds: list[Round], warmup: int) -> tuple[list[str], list[
         else "- throughput: no round after warm-up"
     )
     figures.append(f"rate_ratio_{db}={ratio:.2f}")
+    if len(after) >= 2:
+        fitted = _fitted_ratio(after, lambda r: r.rate)
+        cpu = {u: _fitted_ratio(after, lambda r, u=u: r.cpu[u]) for u in users}
+        lines.append(
+            "- fitted over the rounds after warm-up, last against first: "
+            f"throughput {fitted:.2f}x, "
+            + ", ".join(f"{u} CPU per turn {v:.2f}x" for u, v in cpu.items())
+        )
+        figures.append(f"fitted_rate_ratio_{db}={fitted:.2f}")
     return [*lines, ""], figures
 
 
