@@ -35,12 +35,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import platform
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -206,7 +204,6 @@ class Round:
     seconds: float
     rss: dict[str, float] = field(default_factory=dict)
     cpu: dict[str, float] = field(default_factory=dict)
-    probe_ms: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -280,13 +277,12 @@ async def _soak(url: str, processes: list[Process], args: argparse.Namespace) ->
                 done += turns
                 await asyncio.sleep(1)  # streams closed a moment ago finish on the server
                 rss = {p.role: p.rss_anon_mb() for p in processes}
-                r = Round(done, turns, seconds, rss, cpu, _probe_ms())
+                r = Round(done, turns, seconds, rss, cpu)
                 rounds.append(r)
                 mb = " ".join(f"{k} {v:.1f} MB" for k, v in r.rss.items())
                 ms = " ".join(f"{k} {v:.2f}" for k, v in r.cpu.items())
                 print(
-                    f"  {done:>7} turns: {r.rate:6.1f} turns/s, RssAnon {mb}, CPU ms/turn {ms}, "
-                    f"probe {r.probe_ms:.1f} ms",
+                    f"  {done:>7} turns: {r.rate:6.1f} turns/s, RssAnon {mb}, CPU ms/turn {ms}",
                     flush=True,
                 )
                 if args.maps:
@@ -303,28 +299,6 @@ async def _soak(url: str, processes: list[Process], args: argparse.Namespace) ->
 def _cpu(processes: list[Process]) -> dict[str, float]:
     """CPU seconds used so far by each process and by this load client."""
     return {**{p.role: cpu_seconds(p.pid) for p in processes}, "client": time.process_time()}
-
-
-def _probe_ms() -> float:
-    """The machine's speed now: the fastest of 3 runs of a fixed piece of work like a turn's
-    (JSON, a SQLite table in memory), in ms, run between rounds while the server is idle.
-    A round's rate times its probe does not move with the machine's own drift (a shared
-    host's cores ran the same work up to 30 % slower late in a soak than early)."""
-    record = {"type": "message", "text": "Improve our SEO " * 8, "seq": 1, "meta": [1, 2.5, None]}
-    best = float("inf")
-    for _ in range(3):
-        started = time.perf_counter()
-        db = sqlite3.connect(":memory:")
-        db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, k TEXT, body TEXT)")
-        db.execute("CREATE INDEX ix_k ON t (k)")
-        for i in range(4000):
-            body = json.dumps({**record, "seq": i})
-            db.execute("INSERT INTO t (k, body) VALUES (?, ?)", (f"c{i % 50}", body))
-            json.loads(body)
-        db.execute("SELECT count(*), max(length(body)) FROM t WHERE k = 'c7'").fetchone()
-        db.close()
-        best = min(best, (time.perf_counter() - started) * 1000)
-    return best
 
 
 def _slope(xs: list[float], ys: list[float]) -> float:
@@ -361,15 +335,14 @@ def _report(db: str, rounds: list[Round], warmup: int) -> tuple[list[str], list[
         + " | ".join(f"{r} RssAnon MB" for r in roles)
         + " | "
         + " | ".join(f"{u} CPU ms/turn" for u in users)
-        + " | probe ms |",
-        "| --- | --- |" + " --- |" * (len(roles) + len(users) + 1),
+        + " |",
+        "| --- | --- |" + " --- |" * (len(roles) + len(users)),
     ]
     for r in rounds:
         cells = " | ".join(
             [
                 *(f"{r.rss[role]:.1f}" for role in roles),
                 *(f"{r.cpu[u]:.2f}" for u in users),
-                f"{r.probe_ms:.1f}",
             ]
         )
         mark = " (warm-up)" if rounds.index(r) < warmup else ""
@@ -393,14 +366,6 @@ def _report(db: str, rounds: list[Round], warmup: int) -> tuple[list[str], list[
         else "- throughput: no round after warm-up"
     )
     figures.append(f"rate_ratio_{db}={ratio:.2f}")
-    if after:
-        probed = ratio * after[-1].probe_ms / after[0].probe_ms
-        lines.append(
-            f"- the same against the machine's speed (rate x probe): {probed:.2f}x; the probe "
-            f"took {after[0].probe_ms:.1f} ms after the first round, {after[-1].probe_ms:.1f} "
-            "after the last"
-        )
-        figures.append(f"probed_rate_ratio_{db}={probed:.2f}")
     if len(after) >= 2:
         fitted = _fitted_ratio(after, lambda r: r.rate)
         cpu = {u: _fitted_ratio(after, lambda r, u=u: r.cpu[u]) for u in users}

@@ -50,12 +50,8 @@ SQLITE_PRAGMAS = (
     "PRAGMA synchronous=NORMAL",
     "PRAGMA foreign_keys=ON",
     "PRAGMA busy_timeout=10000",
-    f"PRAGMA mmap_size={256 * 1024 * 1024}",
 )
-"""Set on every SQLite connection (bench/storage_floor.py replays with the same). Reads
-come from up to 256 MB of the file mapped into memory rather than through each connection's
-2 MB page cache: a conversation's turn costs the same at 50,000 turns as at 5,000 (issue 35,
-docs/benchmarks.md's soak); mapped pages are the file's, shared and not anonymous memory."""
+"""Set on every SQLite connection (bench/storage_floor.py replays with the same)."""
 
 _SQLITE_READERS = 2
 _POSTGRES_THREADS = 8
