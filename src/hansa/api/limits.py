@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -38,17 +39,28 @@ SUBSCRIBER_RETRY_SECONDS = 10
 WAIT_RETRY_SECONDS = 5
 """The ``Retry-After`` of a waiting request refused because its key has too many open."""
 _MAX_BUCKETS = 10_000
-"""Past this many keys, the buckets that have refilled (idle keys) are forgotten."""
+"""The buckets kept at most: a new key past it forgets the least recently seen one (whose
+next request starts with a full bucket: it can matter only with more than this many keys
+active at once, each of which gets its own burst anyway)."""
 
 
 class RequestRate:
     """A token bucket per key: ``per_minute`` requests, in bursts of up to as many."""
 
-    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        per_minute: int,
+        clock: Callable[[], float] = time.monotonic,
+        max_keys: int = _MAX_BUCKETS,
+    ) -> None:
         self.per_minute = per_minute
+        self.max_keys = max_keys
         self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}
-        """Key -> (tokens left, when they were counted)."""
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
+        """Key -> (tokens left, when they were counted), least recently seen first."""
+
+    def __len__(self) -> int:
+        return len(self._buckets)
 
     def take(self, key: str) -> float:
         """Spend one request of ``key``'s: 0 if allowed, else the seconds until one is."""
@@ -56,24 +68,14 @@ class RequestRate:
             return 0.0
         now = self._clock()
         per_second = self.per_minute / 60
-        tokens, then = self._buckets.get(key, (float(self.per_minute), now))
+        counted = self._buckets.pop(key, None)
+        tokens, then = counted or (float(self.per_minute), now)
         tokens = min(float(self.per_minute), tokens + (now - then) * per_second)
-        if tokens < 1:
-            self._buckets[key] = (tokens, now)
-            return (1 - tokens) / per_second
-        if key not in self._buckets and len(self._buckets) >= _MAX_BUCKETS:
-            self._forget_idle(now, per_second)
-        self._buckets[key] = (tokens - 1, now)
-        return 0.0
-
-    def _forget_idle(self, now: float, per_second: float) -> None:
-        full = [
-            k
-            for k, (tokens, then) in self._buckets.items()
-            if tokens + (now - then) * per_second >= self.per_minute
-        ]
-        for k in full:
-            del self._buckets[k]
+        if counted is None and len(self._buckets) >= self.max_keys:
+            self._buckets.popitem(last=False)
+        allowed = tokens >= 1
+        self._buckets[key] = (tokens - 1 if allowed else tokens, now)
+        return 0.0 if allowed else (1 - tokens) / per_second
 
 
 @dataclass

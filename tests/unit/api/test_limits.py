@@ -31,6 +31,20 @@ def test_a_key_gets_its_burst_then_one_request_per_share_of_the_minute() -> None
     assert rate.take("a") > 0
 
 
+def test_the_buckets_kept_are_bounded_forgetting_the_least_recently_seen_key() -> None:
+    clock = Clock()
+    rate = limits.RequestRate(per_minute=2, clock=clock, max_keys=3)
+    assert [rate.take("limited") for _ in range(2)] == [0.0, 0.0]
+    for key in ("b", "c"):
+        rate.take(key)
+    assert rate.take("limited") > 0, "seen again: now the most recently seen"
+    for i in range(1000):  # a flood of new keys (addresses) never holds more than the bound
+        rate.take(f"new-{i}")
+        assert len(rate) <= 3
+    assert rate.take("new-999") == 0.0 and rate.take("new-999") > 0, "recent keys are kept"
+    assert rate.take("limited") == 0.0, "forgotten after 1,000 newer keys: a full bucket again"
+
+
 def test_zero_turns_the_request_limit_off() -> None:
     rate = limits.RequestRate(per_minute=0)
     assert all(rate.take("a") == 0.0 for _ in range(1000))
