@@ -8,7 +8,7 @@ where ``data`` is the payload without its tag.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
 
@@ -18,6 +18,9 @@ from hansa.domain.claims import ClaimTerms, Justification
 from hansa.domain.message import Author, Kind, Phase
 from hansa.domain.rules import Firing
 from hansa.domain.run import RunStatus, TaskStatus
+
+if TYPE_CHECKING:
+    from hansa.domain.session import AgentSession
 
 EVENTS_CHANNEL = "hansa_events"
 """The PostgreSQL NOTIFY channel announcing committed events ("sender:conversation:seq")."""
@@ -383,6 +386,11 @@ class SessionStatusData(Wire):
     session_id: str
     status: str
     reason: str | None = None
+
+    @classmethod
+    def of(cls, session: AgentSession) -> SessionStatusData:
+        """The event for ``session`` as it is now."""
+        return cls(session_id=session.id, status=session.status.value, reason=session.reason)
 
 
 Payload = Annotated[

@@ -102,5 +102,4 @@ def _fail_session(conn: Connection, batch: Batch, job: Job, now: datetime) -> No
     update = {"status": SessionStatus.FAILED, "reason": GAVE_UP, "updated_at": now}
     failed = session.model_copy(update=update)
     sessions.save(conn, failed)
-    data = event.SessionStatusData(session_id=failed.id, status=failed.status.value, reason=GAVE_UP)
-    batch.event(data, agent_id=failed.agent_id)
+    batch.event(event.SessionStatusData.of(failed), agent_id=failed.agent_id)

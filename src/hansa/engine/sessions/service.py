@@ -73,12 +73,7 @@ def queue_step(conn: Connection, session: AgentSession, now: datetime, delay: fl
 
 def announce(batch: Batch, session: AgentSession, agent_id: str) -> None:
     """A ``session_status`` event for the session as it is now."""
-    batch.event(
-        event.SessionStatusData(
-            session_id=session.id, status=session.status.value, reason=session.reason
-        ),
-        agent_id=agent_id,
-    )
+    batch.event(event.SessionStatusData.of(session), agent_id=agent_id)
 
 
 async def create(services: Services, tenant_id: str, new: NewSession) -> AgentSession:
