@@ -7,27 +7,30 @@ from hansa.engine.turns.deltas import DeltaCoalescer
 pytestmark = pytest.mark.anyio
 
 
+class Flushes:
+    """What a coalescer flushed, in order, and an event set at each flush."""
+
+    def __init__(self) -> None:
+        self.seen: list[str] = []
+        self.flushed = asyncio.Event()
+
+    async def __call__(self, text: str) -> None:
+        self.seen.append(text)
+        self.flushed.set()
+
+
 async def test_flushes_when_the_buffer_reaches_its_size() -> None:
-    flushed: list[str] = []
-
-    async def flush(text: str) -> None:
-        flushed.append(text)
-
+    flush = Flushes()
     c = DeltaCoalescer(flush, max_chars=10, max_age=60)
     for piece in ["abc", "def", "ghij", "k"]:
         await c.add(piece)
-    assert flushed == ["abcdefghij"]
+    assert flush.seen == ["abcdefghij"]
     assert await c.take() == "k"
 
 
 async def test_a_stalled_buffer_is_flushed_by_the_timer() -> None:
-    flushed = asyncio.Event()
-    seen: list[str] = []
-
-    async def flush(text: str) -> None:
-        seen.append(text)
-        flushed.set()
-
+    flush = Flushes()
+    seen, flushed = flush.seen, flush.flushed
     c = DeltaCoalescer(flush, max_chars=1000, max_age=0.02)
     await c.add("slow")
     await asyncio.wait_for(flushed.wait(), 2)
@@ -36,11 +39,8 @@ async def test_a_stalled_buffer_is_flushed_by_the_timer() -> None:
 
 
 async def test_take_returns_everything_not_flushed_and_nothing_twice() -> None:
-    seen: list[str] = []
-
-    async def flush(text: str) -> None:
-        seen.append(text)
-
+    flush = Flushes()
+    seen = flush.seen
     c = DeltaCoalescer(flush, max_chars=4, max_age=60)
     for piece in "hello world":
         await c.add(piece)
@@ -49,13 +49,8 @@ async def test_take_returns_everything_not_flushed_and_nothing_twice() -> None:
 
 
 async def test_the_first_text_is_written_within_milliseconds_not_the_flush_age() -> None:
-    flushed = asyncio.Event()
-    seen: list[str] = []
-
-    async def flush(text: str) -> None:
-        seen.append(text)
-        flushed.set()
-
+    flush = Flushes()
+    seen, flushed = flush.seen, flush.flushed
     c = DeltaCoalescer(flush, max_chars=1000, max_age=60)
     await c.add("")  # nothing is not a first text
     await c.add("Hello")
@@ -68,11 +63,8 @@ async def test_the_first_text_is_written_within_milliseconds_not_the_flush_age()
 
 
 async def test_a_reply_whole_at_once_is_all_taken_with_its_message() -> None:
-    seen: list[str] = []
-
-    async def flush(text: str) -> None:
-        seen.append(text)
-
+    flush = Flushes()
+    seen = flush.seen
     c = DeltaCoalescer(flush, max_chars=1000, max_age=60)
     for piece in ["All ", "at ", "once."]:
         await c.add(piece)
